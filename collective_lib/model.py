@@ -1,0 +1,76 @@
+"""The cost model: what one transfer costs and which transfers may overlap.
+
+Grama writes the time of an m-word message over l links as
+``t_s + t_h l + t_w m`` with cut-through routing and ``t_s + (t_w m + t_h) l``
+with store-and-forward (Grama §2.5.1); Sanders writes ``alpha + beta n`` for a
+neighbour (Sanders §13, Table 13.1).  ``ts``/``alpha`` and ``tw``/``beta`` are the
+same numbers under two names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Real
+
+__all__ = ["CostModel", "PORTS", "ROUTINGS"]
+
+PORTS = ("half-duplex", "full-duplex", "all")
+ROUTINGS = ("cut-through", "store-and-forward")
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Startup, per-word and per-hop costs, the port model and the routing.
+
+    Parameters
+    ----------
+    ts : float
+        Startup time of a message (Grama's t_s, Sanders' alpha).
+    tw : float
+        Time per word (Grama's t_w, Sanders' beta).
+    th : float, default 0
+        Time per hop of a routed message (Grama's t_h).
+    ports : {"half-duplex", "full-duplex", "all"}
+        ``"half-duplex"``: a PE sends *or* receives one message at a time
+        (Sanders, Lemma 13.2).  ``"full-duplex"``: one send *and* one receive
+        at a time (Grama's default, Sanders' ``||``).  ``"all"``: every link of
+        a PE at once (the CM-200).
+    routing : {"cut-through", "store-and-forward"}
+
+    Examples
+    --------
+    >>> CostModel(ts=1.0, tw=0.0).transfer_time(words=100, hops=1)
+    1.0
+    >>> CostModel(ts=10, tw=1, th=2, routing="store-and-forward").transfer_time(4, 3)
+    28
+    """
+    ts: float = 1.0
+    tw: float = 0.0
+    th: float = 0.0
+    ports: str = "full-duplex"
+    routing: str = "cut-through"
+
+    def __post_init__(self):
+        for name in ("ts", "tw", "th"):
+            value = getattr(self, name)
+            if not isinstance(value, Real) or isinstance(value, bool) or not value >= 0:
+                raise ValueError(f"CostModel {name} must be a non-negative number, got {value!r}")
+        if self.ports not in PORTS:
+            raise ValueError(f"unknown ports {self.ports!r}; choose one of {PORTS}")
+        if self.routing not in ROUTINGS:
+            raise ValueError(f"unknown routing {self.routing!r}; choose one of {ROUTINGS}")
+
+    @property
+    def alpha(self) -> float:
+        """Sanders' name for ``ts``."""
+        return self.ts
+
+    @property
+    def beta(self) -> float:
+        """Sanders' name for ``tw``."""
+        return self.tw
+
+    def transfer_time(self, words: int, hops: int = 1):
+        """Duration of one message of ``words`` words crossing ``hops`` links."""
+        if self.routing == "cut-through":
+            return self.ts + self.th * hops + self.tw * words
+        return self.ts + (self.tw * words + self.th) * hops

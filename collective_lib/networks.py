@@ -1,0 +1,262 @@
+"""Interconnection networks: who is wired to whom, and how a message is routed.
+
+A network maps a transfer from ``src`` to ``dst`` to the directed links it
+crosses (:meth:`Network.path`).  The simulator lets one transfer at a time use
+a directed link, so two messages routed over the same link in the same
+direction are serialized: this is how contention (Grama Fig. 4.12) shows up.
+
+PEs of a mesh are numbered row by row: PE ``r * cols + c`` sits in row ``r``,
+column ``c``.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+__all__ = ["Network", "FullyConnected", "Ring", "LinearArray", "Mesh", "Hypercube"]
+
+
+def _check_count(name: str, value, least: int = 1) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    return value
+
+
+class Network:
+    """Base class: ``p`` PEs, directed links, and a routing function."""
+
+    p: int
+    #: True when every pair of PEs is joined by a link of its own.
+    direct = False
+
+    def path(self, src: int, dst: int) -> tuple:
+        """The directed links ``(u, v)`` a message from ``src`` to ``dst`` crosses."""
+        return self._route(src, dst)
+
+    def hops(self, src: int, dst: int) -> int:
+        """Number of links between ``src`` and ``dst`` on the routed path."""
+        return len(self.path(src, dst))
+
+    def links(self) -> list:
+        """Every directed link ``(u, v)`` of the network."""
+        raise NotImplementedError
+
+    def positions(self) -> dict:
+        """Drawing coordinates ``{pe: (x, y)}`` for the pictures in ``viz``."""
+        return {i: (math.cos(2 * math.pi * i / self.p), math.sin(2 * math.pi * i / self.p))
+                for i in range(self.p)}
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._key()))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(map(repr, self._key()))})"
+
+
+class FullyConnected(Network):
+    """Every PE has a link to every other PE; no contention between pairs.
+
+    >>> FullyConnected(4).path(0, 3)
+    ((0, 3),)
+    """
+    direct = True
+
+    def __init__(self, p: int):
+        self.p = _check_count("p", p)
+
+    def _key(self):
+        return (self.p,)
+
+    def _route(self, src, dst):
+        return ((src, dst),)
+
+    def links(self):
+        return [(u, v) for u in range(self.p) for v in range(self.p) if u != v]
+
+
+class LinearArray(Network):
+    """PEs ``0 .. p-1`` in a line with bidirectional links between neighbours.
+
+    >>> LinearArray(8).path(1, 4)
+    ((1, 2), (2, 3), (3, 4))
+    """
+
+    def __init__(self, p: int):
+        self.p = _check_count("p", p)
+        self._route = lru_cache(maxsize=None)(self._walk)
+
+    def _key(self):
+        return (self.p,)
+
+    def _walk(self, src, dst):
+        step = 1 if dst > src else -1
+        return tuple((u, u + step) for u in range(src, dst, step))
+
+    def links(self):
+        return [(u, u + 1) for u in range(self.p - 1)] + [(u + 1, u) for u in range(self.p - 1)]
+
+    def positions(self):
+        return {i: (float(i), 0.0) for i in range(self.p)}
+
+
+class Ring(Network):
+    """A linear array with a wrap-around link; messages take the shorter way.
+
+    When both ways are equally long (p even, distance p/2) the message goes
+    the increasing way, so routing is deterministic.
+
+    >>> Ring(8).path(6, 1)
+    ((6, 7), (7, 0), (0, 1))
+    """
+
+    def __init__(self, p: int):
+        self.p = _check_count("p", p)
+        self._route = lru_cache(maxsize=None)(self._walk)
+
+    def _key(self):
+        return (self.p,)
+
+    def _walk(self, src, dst):
+        p = self.p
+        forward = (dst - src) % p
+        step = 1 if forward <= p - forward else -1
+        links, u = [], src
+        while u != dst:
+            v = (u + step) % p
+            links.append((u, v))
+            u = v
+        return tuple(links)
+
+    def links(self):
+        if self.p == 1:
+            return []
+        if self.p == 2:
+            return [(0, 1), (1, 0)]
+        return [(u, (u + 1) % self.p) for u in range(self.p)] + \
+               [((u + 1) % self.p, u) for u in range(self.p)]
+
+
+class Mesh(Network):
+    """A ``rows x cols`` mesh, with wrap-around links when ``wrap=True`` (a torus).
+
+    Messages use XY routing: first along the row to the target column, then
+    along the column (Grama §2.6).  With wrap-around each dimension takes its
+    shorter way, the increasing one on a tie.
+
+    >>> Mesh(3, 3).path(0, 8)
+    ((0, 1), (1, 2), (2, 5), (5, 8))
+    """
+
+    def __init__(self, rows: int, cols: int, wrap: bool = False):
+        self.rows = _check_count("rows", rows)
+        self.cols = _check_count("cols", cols)
+        if not isinstance(wrap, bool):
+            raise ValueError(f"wrap must be True or False, got {wrap!r}")
+        self.wrap = wrap
+        self.p = rows * cols
+        self._route = lru_cache(maxsize=None)(self._walk)
+
+    def _key(self):
+        return (self.rows, self.cols, self.wrap)
+
+    def _steps(self, a, b, size):
+        """Coordinates visited going from a to b in one dimension."""
+        if self.wrap:
+            forward = (b - a) % size
+            step = 1 if forward <= size - forward else -1
+        else:
+            step = 1 if b >= a else -1
+        out, u = [], a
+        while u != b:
+            u = (u + step) % size
+            out.append(u)
+        return out
+
+    def _walk(self, src, dst):
+        (r0, c0), (r1, c1) = divmod(src, self.cols), divmod(dst, self.cols)
+        links, u = [], src
+        for c in self._steps(c0, c1, self.cols):
+            v = r0 * self.cols + c
+            links.append((u, v))
+            u = v
+        for r in self._steps(r0, r1, self.rows):
+            v = r * self.cols + c1
+            links.append((u, v))
+            u = v
+        return tuple(links)
+
+    def links(self):
+        out = set()
+        for u in range(self.p):
+            r, c = divmod(u, self.cols)
+            for dr, dc in ((0, 1), (1, 0)):
+                r2, c2 = r + dr, c + dc
+                if self.wrap:
+                    r2, c2 = r2 % self.rows, c2 % self.cols
+                if r2 < self.rows and c2 < self.cols and (r2, c2) != (r, c):
+                    v = r2 * self.cols + c2
+                    out.add((u, v))
+                    out.add((v, u))
+        return sorted(out)
+
+    def positions(self):
+        return {i: (float(i % self.cols), -float(i // self.cols)) for i in range(self.p)}
+
+
+class Hypercube(Network):
+    """A ``d``-dimensional hypercube of ``2**d`` PEs with E-cube routing.
+
+    PEs are linked when their numbers differ in one bit.  E-cube routing fixes
+    the differing bits from the least significant upwards (Grama §4.5.3).
+    ``Hypercube.of_size(p)`` builds one from ``p`` and rejects a ``p`` that is
+    not a power of two.
+
+    >>> Hypercube(3).path(0, 7)
+    ((0, 1), (1, 3), (3, 7))
+    """
+
+    def __init__(self, d: int):
+        self.d = _check_count("d", d, least=0)
+        self.p = 1 << d
+        self._route = lru_cache(maxsize=None)(self._walk)
+
+    @classmethod
+    def of_size(cls, p: int) -> "Hypercube":
+        _check_count("p", p)
+        if p & (p - 1):
+            raise ValueError(f"a hypercube needs p to be a power of two, got p={p}")
+        return cls(p.bit_length() - 1)
+
+    def _key(self):
+        return (self.d,)
+
+    def _walk(self, src, dst):
+        links, u, diff, bit = [], src, src ^ dst, 1
+        while diff:
+            if diff & bit:
+                links.append((u, u ^ bit))
+                u ^= bit
+                diff ^= bit
+            bit <<= 1
+        return tuple(links)
+
+    def links(self):
+        return [(u, u ^ (1 << i)) for u in range(self.p) for i in range(self.d)]
+
+    def positions(self):
+        # Each dimension moves a node by its own vector; dimensions 0 and 1 form a
+        # square, 2 and 3 a larger square tilted against it, and so on.
+        pos = {}
+        for u in range(self.p):
+            x = y = 0.0
+            for i in range(self.d):
+                if u >> i & 1:
+                    scale = 1.0 + 1.2 * (i // 2)
+                    angle = (i % 2) * math.pi / 2 + (i // 2) * math.pi / 7
+                    x += scale * math.cos(angle)
+                    y += scale * math.sin(angle)
+            pos[u] = (x, y)
+        return pos
