@@ -1,0 +1,303 @@
+"""Drive nbgrader the way an instructor would, for the exercise tests.
+
+Typical round trip::
+
+    course = copy_course(tmp_path / "course")
+    released = generate_assignment(course, "ps1")
+    good = autograde(course, "ps1", source_notebook(course, "ps1", "ps1.ipynb"))
+    assert good.total == good.max_score
+
+    bad_nb = replace_solution(source_notebook(course, "ps1", "ps1.ipynb"),
+                              "broadcast_solution", "def broadcast(me, p, x):\\n    return x")
+    bad = autograde(course, "ps1", bad_nb, student="wrong", notebook_name="ps1.ipynb")
+    assert bad.total < bad.max_score
+    print(bad.messages("broadcast_tests"))
+
+Every nbgrader command runs as ``python -m nbgrader`` with the interpreter
+that runs the tests, inside a copy of the course directory, so the real
+``exercises/`` tree is never touched. This module is a helper, not a test.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import nbformat
+from nbformat import NotebookNode
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXERCISES_DIR = REPO_ROOT / "exercises"
+
+# Generated state of a course directory; never copied into a scratch course.
+_COURSE_STATE = (
+    "release",
+    "autograded",
+    "submitted",
+    "feedback",
+    "gradebook.db",
+    ".ipynb_checkpoints",
+    "__pycache__",
+)
+
+_BEGIN_SOLUTION = "### BEGIN SOLUTION"
+_END_SOLUTION = "### END SOLUTION"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+# Generous upper bound for one nbgrader command; the per-cell limit is
+# nbgrader's own timeout (see exercises/nbgrader_config.py).
+COMMAND_TIMEOUT = 900
+
+
+class NbgraderError(RuntimeError):
+    """An nbgrader command exited with a non-zero status."""
+
+
+def copy_course(dest: os.PathLike | str, source: os.PathLike | str = EXERCISES_DIR) -> Path:
+    """Copy the course directory ``source`` to ``dest`` (which must not exist).
+
+    Generated state (release/, submitted/, autograded/, feedback/, the
+    gradebook) is left behind, so the copy starts from a clean course.
+    """
+    dest = Path(dest)
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*_COURSE_STATE))
+    (dest / "source").mkdir(exist_ok=True)
+    return dest
+
+
+def run_nbgrader(
+    course_dir: os.PathLike | str,
+    *args: str,
+    timeout: float = COMMAND_TIMEOUT,
+) -> subprocess.CompletedProcess:
+    """Run ``nbgrader <args>`` in ``course_dir``; raise NbgraderError on failure.
+
+    The user's own Jupyter configuration directory is replaced by an empty one
+    so that only the course's nbgrader_config.py applies (plus any config of
+    the virtualenv itself).
+    """
+    course_dir = Path(course_dir).resolve()
+    isolated_cfg = course_dir.parent / f".{course_dir.name}-jupyter-config"
+    isolated_cfg.mkdir(exist_ok=True)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(isolated_cfg))
+    # nbgrader runs helper programs (e.g. `alembic` when it creates the
+    # gradebook) by name: find them next to this interpreter.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    cmd = [sys.executable, "-m", "nbgrader", *args]
+    proc = subprocess.run(
+        cmd,
+        cwd=course_dir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        raise NbgraderError(
+            f"`{' '.join(cmd[2:])}` exited with status {proc.returncode} in {course_dir}:\n"
+            f"{proc.stdout}"
+        )
+    return proc
+
+
+def source_notebook(course_dir: os.PathLike | str, assignment: str, name: str) -> Path:
+    """Path of an instructor (source) notebook of ``assignment``."""
+    return Path(course_dir) / "source" / assignment / name
+
+
+def generate_assignment(
+    course_dir: os.PathLike | str,
+    assignment: str,
+    extra_args: Sequence[str] = (),
+) -> list[Path]:
+    """Run ``nbgrader generate_assignment <assignment> --force``.
+
+    Returns the paths of the released (student) notebooks, sorted.
+    """
+    run_nbgrader(course_dir, "generate_assignment", assignment, "--force", *extra_args)
+    release = Path(course_dir) / "release" / assignment
+    return sorted(release.glob("*.ipynb"))
+
+
+@dataclass
+class GradeResult:
+    """Outcome of autograding one submitted notebook."""
+
+    scores: dict[str, float]
+    """Score of every graded cell, keyed by its nbgrader grade_id."""
+    max_scores: dict[str, float]
+    """Points available in every graded cell, keyed by grade_id."""
+    total: float
+    max_score: float
+    notebook: NotebookNode
+    """The autograded notebook, with the outputs the grader produced."""
+    notebook_path: Path
+    log: str = field(repr=False, default="")
+    """Everything ``nbgrader autograde`` printed."""
+
+    def cell(self, grade_id: str) -> NotebookNode:
+        """The autograded cell whose nbgrader grade_id is ``grade_id``."""
+        return find_cell(self.notebook, grade_id)
+
+    def messages(self, grade_id: str | None = None) -> str:
+        """Error text (exception name, message, traceback) the grader recorded.
+
+        For one cell if ``grade_id`` is given, else for the whole notebook.
+        ANSI colour codes are stripped, so tests can search the text.
+        """
+        cells = [self.cell(grade_id)] if grade_id else self.notebook.cells
+        parts = []
+        for c in cells:
+            for out in c.get("outputs", []):
+                if out.get("output_type") == "error":
+                    parts.append(f"{out.get('ename', '')}: {out.get('evalue', '')}")
+                    parts.extend(out.get("traceback", []))
+                elif out.get("output_type") == "stream" and out.get("name") == "stderr":
+                    parts.append(out.get("text", ""))
+        return _ANSI.sub("", "\n".join(parts))
+
+
+def autograde(
+    course_dir: os.PathLike | str,
+    assignment: str,
+    submission: os.PathLike | str | NotebookNode,
+    student: str = "student",
+    notebook_name: str | None = None,
+    timeout: int | None = None,
+    extra_args: Sequence[str] = (),
+) -> GradeResult:
+    """Submit ``submission`` as ``student`` and autograde it.
+
+    ``submission`` is a notebook file or an in-memory notebook; it is stored as
+    ``submitted/<student>/<assignment>/<notebook_name>`` (``notebook_name``
+    defaults to the file's name and is required for an in-memory notebook; it
+    must match the source notebook's name). ``timeout`` overrides the per-cell
+    execution timeout of the course configuration for this run only.
+
+    A submission that fails, crashes or never finishes must still be graded:
+    nbgrader interrupts a cell that exceeds the timeout and goes on, so this
+    raises NbgraderError only if the grading command itself fails.
+    """
+    course_dir = Path(course_dir)
+    if isinstance(submission, (str, os.PathLike)):
+        notebook_name = notebook_name or Path(submission).name
+        nb = nbformat.read(submission, as_version=4)
+    else:
+        if notebook_name is None:
+            raise ValueError("notebook_name is required for an in-memory submission")
+        nb = submission
+    target_dir = course_dir / "submitted" / student / assignment
+    target_dir.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target_dir / notebook_name)
+
+    args = ["autograde", assignment, "--force", f"--student={student}"]
+    if timeout is not None:
+        args.append(f"--Execute.timeout={int(timeout)}")
+    proc = run_nbgrader(course_dir, *args, *extra_args)
+
+    graded_path = course_dir / "autograded" / student / assignment / notebook_name
+    if not graded_path.exists():
+        raise NbgraderError(f"autograde wrote no {graded_path}:\n{proc.stdout}")
+    scores, max_scores, total, max_score = read_scores(
+        course_dir, assignment, Path(notebook_name).stem, student
+    )
+    return GradeResult(
+        scores=scores,
+        max_scores=max_scores,
+        total=total,
+        max_score=max_score,
+        notebook=nbformat.read(graded_path, as_version=4),
+        notebook_path=graded_path,
+        log=proc.stdout,
+    )
+
+
+def read_scores(
+    course_dir: os.PathLike | str, assignment: str, notebook_id: str, student: str
+) -> tuple[dict[str, float], dict[str, float], float, float]:
+    """Per-cell scores, per-cell maxima, total and maximum from the gradebook."""
+    from nbgrader.api import Gradebook  # imported late: it is slow to import
+
+    db_url = f"sqlite:///{Path(course_dir).resolve() / 'gradebook.db'}"
+    with Gradebook(db_url) as gb:
+        sub = gb.find_submission_notebook(notebook_id, assignment, student)
+        scores = {g.name: float(g.score) for g in sub.grades}
+        max_scores = {g.name: float(g.max_score) for g in sub.grades}
+        return scores, max_scores, float(sub.score), float(sub.max_score)
+
+
+def find_cell(nb: NotebookNode, cell: str | int) -> NotebookNode:
+    """A cell by nbgrader grade_id (str) or by position (int)."""
+    if isinstance(cell, int):
+        return nb.cells[cell]
+    for c in nb.cells:
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == cell:
+            return c
+    ids = [
+        c["metadata"]["nbgrader"]["grade_id"]
+        for c in nb.cells
+        if "grade_id" in c.get("metadata", {}).get("nbgrader", {})
+    ]
+    raise KeyError(f"no cell with grade_id {cell!r}; the notebook has {ids}")
+
+
+def replace_solution(
+    notebook: os.PathLike | str | NotebookNode,
+    cell: str | int,
+    new_code: str,
+    region: int | None = None,
+) -> NotebookNode:
+    """A copy of ``notebook`` whose solution in ``cell`` is ``new_code``.
+
+    The lines from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` (markers
+    included) are replaced by ``new_code``, indented like the marker, which is
+    what a student's cell looks like. Use it to build wrong, crashing,
+    deadlocking or endless submissions from a source notebook. If the cell has
+    several solution regions, ``region`` (0-based) says which one.
+    """
+    if isinstance(notebook, (str, os.PathLike)):
+        nb = nbformat.read(notebook, as_version=4)
+    else:
+        nb = copy.deepcopy(notebook)
+    target = find_cell(nb, cell)
+    lines = target.source.splitlines()
+    regions = _solution_regions(lines)
+    if not regions:
+        raise ValueError(f"cell {cell!r} has no {_BEGIN_SOLUTION} ... {_END_SOLUTION} block")
+    if region is None:
+        if len(regions) != 1:
+            raise ValueError(f"cell {cell!r} has {len(regions)} solution blocks; pass region=")
+        region = 0
+    begin, end = regions[region]
+    indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
+    replacement = textwrap.indent(textwrap.dedent(new_code).strip("\n"), indent).splitlines()
+    target.source = "\n".join(lines[:begin] + replacement + lines[end + 1 :])
+    return nb
+
+
+def _solution_regions(lines: Iterable[str]) -> list[tuple[int, int]]:
+    regions, start = [], None
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if text == _BEGIN_SOLUTION:
+            if start is not None:
+                raise ValueError(f"nested {_BEGIN_SOLUTION} at line {i + 1}")
+            start = i
+        elif text == _END_SOLUTION:
+            if start is None:
+                raise ValueError(f"{_END_SOLUTION} without a begin at line {i + 1}")
+            regions.append((start, i))
+            start = None
+    if start is not None:
+        raise ValueError(f"{_BEGIN_SOLUTION} at line {start + 1} is never closed")
+    return regions
