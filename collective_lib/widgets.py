@@ -1,0 +1,412 @@
+"""Interactive demos for the chapters: a step player and a cost explorer (ipywidgets).
+
+Both are driven by :func:`collective_lib.catalog`: every algorithm registered
+for the chosen operation appears in them.  Each function returns a small
+object that Jupyter displays as the live widget; it also carries a static
+``text/html`` version (an animation of the steps, or a picture of the
+curves) for a page built without a kernel, such as the HTML book.
+
+Figures are drawn on :class:`matplotlib.figure.Figure` objects made here and
+sent to an :class:`ipywidgets.Image` as PNG, so this module never touches
+pyplot or the notebook's matplotlib backend.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+
+import ipywidgets as W
+import numpy as np
+from matplotlib.figure import Figure
+
+from . import viz
+from .catalog import catalog
+from .model import CostModel
+
+__all__ = ["step_player", "cost_explorer", "StepPlayer", "CostExplorer"]
+
+MAX_P = 32
+#: The cost explorer simulates a point only below these sizes, to answer within a second:
+#: words delivered in total (p m) and packets forwarded in total (p k).
+MAX_SIMULATED_WORDS = 1_000_000
+MAX_SIMULATED_PACKETS = 4_000
+
+
+def _small_enough(entry, p, m, params) -> bool:
+    return p * m <= MAX_SIMULATED_WORDS and p * params.get("k", 1) <= MAX_SIMULATED_PACKETS
+
+
+def _entries(operation: str) -> dict:
+    """The catalog entries of one operation, in catalog order."""
+    found = {name: e for name, e in catalog().items() if e.operation == operation}
+    if not found:
+        ops = sorted({e.operation for e in catalog().values()})
+        raise ValueError(f"no algorithm in the catalog implements {operation!r}; "
+                         f"operations: {ops}")
+    return found
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _img_tag(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
+
+
+def _fmt(t: float) -> str:
+    return f"{t:.4g}"
+
+
+class _Demo:
+    """A displayable wrapper: the widget for a live kernel, static HTML for a built page."""
+
+    widget: W.Widget
+
+    def fallback_html(self) -> str:
+        """Static HTML for a page without a kernel."""
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.fallback_html()
+        return bundle
+
+
+# -- step player --------------------------------------------------------------------------
+
+class StepPlayer(_Demo):
+    """Step through one run of a catalog algorithm; see :func:`step_player`.
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+        The whole player.
+    controls : dict
+        ``"algorithm"``, ``"p"``, ``"root"``, ``"k"``, ``"step"``, ``"play"``.
+    info : ipywidgets.HTML
+        The line with the simulated time and the closed form, or why the
+        configuration cannot run.
+    image : ipywidgets.Image
+        The current step as a PNG.
+    run : Run or None
+        The current run (None when the configuration is invalid).
+    """
+
+    def __init__(self, operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):
+        self.entries = _entries(operation)
+        names = list(self.entries)
+        if algorithm is None:
+            algorithm = names[0]
+        if algorithm not in self.entries:
+            raise ValueError(f"{algorithm!r} is not a {operation} algorithm; choose from {names}")
+        if m is not None and k > m:
+            raise ValueError(f"k={k} exceeds m={m}: a packet holds at least one word")
+        self.m = m
+        self.run, self.error = None, None
+        self._busy = False
+        c = self.controls = {
+            "algorithm": W.Dropdown(options=names, value=algorithm, description="algorithm"),
+            "p": W.IntSlider(value=p, min=1, max=MAX_P, description="p"),
+            "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root"),
+            "k": W.IntSlider(value=k, min=1, max=min(16, m or 16), description="packets k"),
+            "step": W.IntSlider(value=1, min=1, max=1, description="step"),
+            "play": W.Play(value=1, min=1, max=1, interval=1200, description="play"),
+        }
+        W.jslink((c["play"], "value"), (c["step"], "value"))
+        self.info = W.HTML()
+        self.image = W.Image(format="png")
+        for key in ("algorithm", "p", "root", "k"):
+            c[key].observe(self._on_setup, names="value")
+        c["step"].observe(self._on_step, names="value")
+        self.widget = W.VBox([
+            W.HBox([c["algorithm"], c["p"]]),
+            W.HBox([c["root"], c["k"]]),
+            W.HBox([c["play"], c["step"]]),
+            self.info, self.image])
+        self._resimulate()
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def entry(self):
+        return self.entries[self.controls["algorithm"].value]
+
+    def _params(self) -> dict:
+        c, params = self.controls, {}
+        if "root" in self.entry.params:
+            params["root"] = c["root"].value
+        if "k" in self.entry.params:
+            params["k"] = c["k"].value
+        return params
+
+    def _message_words(self) -> int:
+        # One word per packet unless the caller fixed m: every k is then possible.
+        if self.m is not None:
+            return self.m
+        return self.controls["k"].value if "k" in self.entry.params else 1
+
+    def _on_setup(self, change):
+        if not self._busy:
+            self._resimulate()
+
+    def _on_step(self, change):
+        if not self._busy:
+            self._redraw()
+
+    def _resimulate(self) -> None:
+        """Fit the controls to the algorithm and p, simulate, and redraw."""
+        c, entry = self.controls, self.entry
+        self._busy = True
+        try:
+            p = c["p"].value
+            c["root"].max = max(p - 1, 0)
+            c["k"].layout.display = None if "k" in entry.params else "none"
+            c["root"].layout.display = None if "root" in entry.params else "none"
+            self.run, self.error = self._simulate(entry, p)
+            steps = len(self.run.step_starts()) if self.run else 0
+            for key in ("step", "play"):
+                c[key].max = max(steps, 1)
+                c[key].disabled = steps == 0
+            c["step"].value = min(c["step"].value, max(steps, 1))
+        finally:
+            self._busy = False
+        self.info.value = self._info_text()
+        self._redraw()
+
+    def _simulate(self, entry, p):
+        try:
+            entry.valid_p(p)
+            run = entry.simulate(p, self._message_words(), model=entry.default_model(),
+                                 **self._params())
+        except ValueError as exc:
+            return None, f"{entry.name} cannot run on p = {p}: {exc}"
+        return run, None
+
+    def _info_text(self) -> str:
+        entry = self.entry
+        if self.run is None:
+            return f'<span style="color:#b03a2e">{html.escape(self.error)}</span>'
+        p, m = self.run.p, self._message_words()
+        predicted = entry.predict(p, m, entry.default_model(), **self._params())
+        kind = "closed form" if entry.exact else "closed-form bound"
+        return (f"<b>{entry.name}</b>, p = {p}, m = {m}: simulated time "
+                f"<b>{_fmt(self.run.time)}</b>; {kind} {_fmt(predicted)} "
+                f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
+                f"<i>{html.escape(entry.source)}</i>")
+
+    # -- pictures ------------------------------------------------------------------------
+
+    def _figure(self) -> Figure:
+        return Figure(figsize=(5.2, 4.6))
+
+    def _draw(self, ax, step: int) -> None:
+        if self.run is None:
+            return
+        if not self.run.messages:
+            viz.draw_network(self.run.network, ax=ax, title="no transfers (a single PE)")
+        else:
+            viz.draw_step(self.run, step, ax=ax)
+
+    def _redraw(self) -> None:
+        if self.run is None:
+            self.image.layout.display = "none"
+            return
+        fig = self._figure()
+        self._draw(fig.add_subplot(), self.controls["step"].value)
+        self.image.value = _png(fig)
+        self.image.layout.display = None
+
+    def fallback_html(self) -> str:
+        """The info line and an animation of every step (JavaScript, no kernel needed)."""
+        head = f"<p>{self.info.value}</p>"
+        if self.run is None:
+            return head
+        steps = len(self.run.step_starts())
+        if steps <= 1:
+            fig = self._figure()
+            self._draw(fig.add_subplot(), 1)
+            return head + _img_tag(_png(fig), "the only step")
+        return head + self._animation(steps)
+
+    def _animation(self, steps: int) -> str:
+        from matplotlib.animation import FuncAnimation
+        fig = self._figure()
+        fig.set_dpi(80)                  # every frame is embedded: keep the page light
+        ax = fig.add_subplot()
+
+        def frame(s):
+            ax.clear()
+            self._draw(ax, s)
+            return []
+        anim = FuncAnimation(fig, frame, frames=range(1, steps + 1), init_func=lambda: [],
+                             interval=1200, repeat=False)
+        return anim.to_jshtml(fps=1, default_mode="once")
+
+
+def step_player(operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):
+    """A player that steps through a simulated run, one picture per step.
+
+    Controls: the algorithm (every catalog entry of ``operation``), p (1..32),
+    the root, the number of packets k (only for algorithms that take one),
+    and a step slider with a play button.  Below them a line gives the
+    simulated time and the closed form under ``ts = 1, tw = 0`` (each message
+    costs one unit, so the time counts steps).  A configuration that cannot
+    run, such as a hypercube algorithm with p not a power of two, shows the
+    reason instead of a picture.
+
+    Parameters
+    ----------
+    operation : str
+        Which collective, e.g. ``"broadcast"``.
+    algorithm : str, optional
+        The entry shown first (default: the first of the operation).
+    p, root, k : int
+        The initial settings.
+    m : int, optional
+        Message length in words; by default one word per packet (m = k).
+
+    Returns
+    -------
+    StepPlayer
+        Displays as the widget in Jupyter and as an animation of the initial
+        configuration's steps in a page without a kernel.
+
+    Examples
+    --------
+    >>> player = step_player("broadcast", algorithm="binomial_broadcast", p=8)
+    >>> player.run.time
+    3.0
+    >>> player.controls["p"].value = 16
+    >>> player.run.time
+    4.0
+    """
+    return StepPlayer(operation, algorithm=algorithm, p=p, root=root, k=k, m=m)
+
+
+# -- cost explorer ------------------------------------------------------------------------
+
+def _p_values(p_max: int) -> list:
+    """Every p up to 32, then a log-spaced selection that keeps all powers of two."""
+    if p_max <= 32:
+        return list(range(1, p_max + 1))
+    grid = np.unique(np.round(np.geomspace(1, p_max, 40)).astype(int))
+    powers = [1 << i for i in range(p_max.bit_length()) if 1 << i <= p_max]
+    return sorted(set(grid.tolist()) | set(powers) | {p_max})
+
+
+def _m_values(m_max: int) -> list:
+    return sorted(set(np.unique(np.round(np.geomspace(1, m_max, 16)).astype(int)).tolist()))
+
+
+class CostExplorer(_Demo):
+    """Closed forms and simulated times of every algorithm of one operation.
+
+    See :func:`cost_explorer`.  Attributes: ``widget``, ``controls`` (``"ts"``,
+    ``"tw"``, ``"p"``, ``"m"``, ``"vary"``, ``"simulate"``), ``image``,
+    ``caption``.
+    """
+
+    def __init__(self, operation="broadcast", *, vary="p", p=32, m=1024, ts=1.0, tw=0.01):
+        if vary not in ("p", "m"):
+            raise ValueError(f"vary must be 'p' or 'm', got {vary!r}")
+        self.entries = _entries(operation)
+        self.operation = operation
+        c = self.controls = {
+            "ts": W.FloatLogSlider(value=ts, base=10, min=-2, max=3, step=0.1, description="ts"),
+            "tw": W.FloatLogSlider(value=tw, base=10, min=-4, max=2, step=0.1, description="tw"),
+            "p": W.IntSlider(value=p, min=2, max=256, description="p"),
+            "m": W.FloatLogSlider(value=m, base=10, min=0, max=5, step=0.25,
+                                  description="m (words)"),
+            "vary": W.ToggleButtons(options=[("vary p", "p"), ("vary m", "m")], value=vary),
+            "simulate": W.Checkbox(value=True, description="simulated points"),
+        }
+        self.caption = W.HTML()
+        self.image = W.Image(format="png")
+        for control in c.values():
+            control.observe(lambda change: self._redraw(), names="value")
+        self.widget = W.VBox([W.HBox([c["ts"], c["tw"]]), W.HBox([c["p"], c["m"]]),
+                              W.HBox([c["vary"], c["simulate"]]), self.caption, self.image])
+        self._redraw()
+
+    def _settings(self) -> dict:
+        c = self.controls
+        return dict(model=CostModel(ts=c["ts"].value, tw=c["tw"].value), vary=c["vary"].value,
+                    p=c["p"].value, m=max(1, int(round(c["m"].value))),
+                    simulate=c["simulate"].value)
+
+    def _figure(self) -> Figure:
+        s = self._settings()
+        fig = Figure(figsize=(7.5, 4.4))
+        ax = fig.add_subplot()
+        if s["vary"] == "p":
+            viz.cost_curves(self.entries.values(), vary="p", values=_p_values(s["p"]), m=s["m"],
+                            model=s["model"], params=viz.optimal_params,
+                            simulate=s["simulate"] and _small_enough, ax=ax)
+        else:
+            viz.cost_curves(self.entries.values(), vary="m", values=_m_values(s["m"]), p=s["p"],
+                            model=s["model"], params=viz.optimal_params,
+                            simulate=s["simulate"] and _small_enough, ax=ax)
+        ax.set_title(f"{self.operation}: {ax.get_title()}", fontsize=10)
+        return fig
+
+    def _caption_text(self) -> str:
+        s = self._settings()
+        axis = (f"p from 1 to {s['p']} with m = {s['m']}" if s["vary"] == "p"
+                else f"m from 1 to {s['m']} words with p = {s['p']}")
+        return (f"{self.operation}, {axis}, ts = {_fmt(s['model'].ts)}, "
+                f"tw = {_fmt(s['model'].tw)}. Lines: closed forms; dots: simulated times; "
+                "(bound): the formula is an upper bound. Pipelined algorithms use their "
+                "optimal number of packets k at every point; each algorithm keeps its own "
+                "port model. Dots are left out where p m exceeds "
+                f"{MAX_SIMULATED_WORDS:,} words or p k exceeds {MAX_SIMULATED_PACKETS:,} "
+                "packets (too slow to simulate here).")
+
+    def _redraw(self) -> None:
+        self.caption.value = self._caption_text()
+        self.image.value = _png(self._figure())
+
+    def fallback_html(self) -> str:
+        """The caption and a PNG of the current curves."""
+        # The image widget already holds the PNG of the current settings.
+        return f"<p>{self.caption.value}</p>" + _img_tag(self.image.value,
+                                                         f"cost curves of {self.operation}")
+
+
+def cost_explorer(operation="broadcast", *, vary="p", p=32, m=1024, ts=1.0, tw=0.01):
+    """Explore how the algorithms of one operation scale with p or with m.
+
+    Sliders for ``ts`` and ``tw`` (log scale), p and m, and a toggle for the
+    quantity on the x axis: with "vary p" the curves run over p = 1 .. p at
+    message length m, with "vary m" over m = 1 .. m on p PEs.  Lines are
+    the closed forms (:func:`viz.cost_curves`); dots are simulated times
+    (switch them off with the check box when they are slow).  Every pipelined
+    algorithm is drawn at its optimal number of packets at each point.
+
+    Parameters
+    ----------
+    operation : str
+    vary : {"p", "m"}
+    p, m : int
+        Initial maxima (vary p) or fixed values.
+    ts, tw : float
+        Initial startup and per-word times.
+
+    Returns
+    -------
+    CostExplorer
+        Displays as the widget in Jupyter and as a picture of the initial
+        curves in a page without a kernel.
+
+    Examples
+    --------
+    >>> explorer = cost_explorer("broadcast", p=8, m=16)
+    >>> explorer.controls["vary"].value = "m"
+    >>> explorer.caption.value.split(",")[1]
+    ' m from 1 to 16 words with p = 8'
+    """
+    return CostExplorer(operation, vary=vary, p=p, m=m, ts=ts, tw=tw)
