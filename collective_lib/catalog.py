@@ -20,7 +20,7 @@ from .simulator import Run, simulate
 __all__ = ["Algorithm", "Operation", "catalog", "register", "register_operation", "operations"]
 
 #: Modules whose import registers algorithms, in chapter order.
-ALGORITHM_MODULES = ("collective_lib.algorithms.broadcast",)
+ALGORITHM_MODULES = ("collective_lib.algorithms.broadcast", "collective_lib.algorithms.reduce")
 
 _ALGORITHMS: dict = {}
 _OPERATIONS: dict = {}
@@ -69,6 +69,12 @@ class Algorithm:
     optimal_k : callable or None
         For pipelined algorithms: ``optimal_k(p, m, model, **params)``, the
         number of packets that minimizes ``cost``.
+    requires_commutative : bool
+        True when the program combines operands out of rank order for some of
+        its parameters (e.g. the binomial reduction to a root other than 0), so
+        that only a commutative operator is guaranteed a correct result.  False
+        (the default) promises ``m_0 op m_1 op ... op m_(p-1)`` in rank order for
+        every associative ``op``.
     """
     name: str
     program: Callable
@@ -82,6 +88,7 @@ class Algorithm:
     params: dict = field(default_factory=dict)
     optimal_k: Callable | None = None
     summary: str = ""
+    requires_commutative: bool = False
 
     def valid(self, p: int) -> bool:
         """Whether the algorithm can run on ``p`` PEs."""
@@ -145,7 +152,8 @@ def _any_p(p):
 def register(*, operation: str, cost: Callable, source: str, exact: bool,
              ports: str = "full-duplex", network: Callable = FullyConnected,
              valid_p: Callable = _any_p, params: dict | None = None,
-             optimal_k: Callable | None = None, name: str | None = None):
+             optimal_k: Callable | None = None, name: str | None = None,
+             requires_commutative: bool = False):
     """Decorator: add a program to the catalog under its own name."""
     def add(program):
         key = name or program.__name__
@@ -162,7 +170,8 @@ def register(*, operation: str, cost: Callable, source: str, exact: bool,
         _ALGORITHMS[key] = Algorithm(
             name=key, program=program, operation=operation, cost=cost, exact=exact,
             ports=ports, network=network, valid_p=check, source=source,
-            params=dict(params or {}), optimal_k=optimal_k, summary=doc[0] if doc else "")
+            params=dict(params or {}), optimal_k=optimal_k, summary=doc[0] if doc else "",
+            requires_commutative=requires_commutative)
         return program
     return add
 
