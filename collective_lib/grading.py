@@ -1,0 +1,735 @@
+"""Helpers for the autograded exercises: run a student's code safely, explain failures.
+
+The hidden tests of an nbgrader exercise call these functions so that a test
+cell stays a few lines long and every failure reads like advice from a tutor:
+which p, which root, which PE, what was expected and what came back.
+
+Every helper turns anything that can go wrong in a student's code into an
+:class:`AssertionError` with a message that explains it:
+
+* a wrong result or a wrong simulated time;
+* a deadlock (:class:`~collective_lib.errors.DeadlockError`) or a message that
+  nobody received (:class:`~collective_lib.errors.UnreceivedMessageError`);
+* an exception raised by the student's own code;
+* an endless program, both one that keeps yielding operations (stopped by
+  ``max_ops``) and one that loops without ever yielding (stopped by a
+  wall-clock alarm, :func:`wall_clock_limit`);
+* a submission that just calls the library's reference implementation
+  (:func:`forbid_library_calls`).
+
+Nothing here writes to stderr: nbgrader gives zero points to a test cell that
+does, so warnings and stray ``stderr`` output of the student's code are
+swallowed while it runs.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import math
+import os
+import re
+import signal
+import sys
+import threading
+import time
+import tokenize
+import traceback
+import types
+import warnings
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
+from .model import CostModel
+from .simulator import Run, simulate
+
+__all__ = [
+    "wall_clock_limit", "WallClockLimitExceeded", "run_program", "check_broadcast_program",
+    "simulated_time", "guarded_call", "forbid_library_calls", "pipelined_broadcast_time",
+]
+
+_LIBRARY_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+# -- the wall-clock guard --------------------------------------------------------------
+
+class _WallClockExpired(BaseException):
+    """Raised by the alarm handler inside the guarded code.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``), so that a student's
+    ``except Exception:`` cannot swallow it.
+    """
+
+
+class WallClockLimitExceeded(AssertionError):
+    """The guarded code ran out of real time (raised by :func:`wall_clock_limit`)."""
+
+
+class wall_clock_limit:
+    """Stop the code in a ``with`` block after ``seconds`` of real time.
+
+    On expiry the block is interrupted and :class:`WallClockLimitExceeded`
+    (an :class:`AssertionError`) with ``message`` is raised from the ``with``
+    statement.  This stops loops that
+    never return control to the simulator (``while True: pass``), which
+    ``max_ops`` cannot see.  It uses ``SIGALRM`` and ``setitimer``, so it works
+    in the main thread on POSIX systems (where Jupyter kernels run their
+    cells); elsewhere it does nothing.  The previous ``SIGALRM`` handler and any
+    timer already running (an outer guard) are restored on exit.
+
+    Parameters
+    ----------
+    seconds : float
+        Real-time budget of the block.
+    message : str or callable, optional
+        Text of the AssertionError, or a function of no arguments that returns
+        it (called at expiry, so it can say what was running then).
+
+    Examples
+    --------
+    >>> with wall_clock_limit(5.0):
+    ...     total = sum(range(1000))
+    >>> total
+    499500
+    >>> try:
+    ...     with wall_clock_limit(0.05, "the loop never ended"):
+    ...         while True:
+    ...             pass
+    ... except AssertionError as err:
+    ...     print(err)
+    the loop never ended
+    """
+
+    #: Once expired, the alarm fires again every this many seconds, so a
+    #: program that swallows the first interruption is interrupted again.
+    REPEAT = 0.25
+
+    def __init__(self, seconds: float, message: str | Callable[[], str] | None = None):
+        if not isinstance(seconds, (int, float)) or not seconds > 0:
+            raise ValueError(f"seconds must be a positive number, got {seconds!r}")
+        self.seconds = float(seconds)
+        self.message = message
+        self.active = False
+        self.expired = False
+
+    def _usable(self) -> bool:
+        return (hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
+                and threading.current_thread() is threading.main_thread())
+
+    def _handler(self, signum, frame):
+        if self.active:
+            self.expired = True
+            raise _WallClockExpired()
+
+    def __enter__(self):
+        self._armed = self._usable()
+        if not self._armed:
+            return self
+        self._old_handler = signal.getsignal(signal.SIGALRM)
+        self._start = time.monotonic()
+        # An outer guard that expires first keeps priority: this guard then stops
+        # the block at the outer deadline and lets the outer guard report it.  (A
+        # timer that is not a guard's is only paused, and given back on exit.)
+        outer_delay = signal.getitimer(signal.ITIMER_REAL)[0]
+        outer_guard = isinstance(getattr(self._old_handler, "__self__", None), wall_clock_limit)
+        self._outer_first = outer_guard and 0 < outer_delay < self.seconds
+        delay = outer_delay if self._outer_first else self.seconds
+        signal.signal(signal.SIGALRM, self._handler)
+        self.active = True
+        self._old_timer = signal.setitimer(signal.ITIMER_REAL, delay, self.REPEAT)
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.active = False        # first: from here on the alarm handler does nothing
+        __tracebackhide__ = True   # IPython: show the message, not these frames
+        if not self._armed:
+            return False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        old = self._old_handler
+        signal.signal(signal.SIGALRM, old if old is not None else signal.SIG_DFL)
+        delay, interval = self._old_timer
+        if delay > 0:       # an outer timer was running: give it back what is left of it
+            left = delay - (time.monotonic() - self._start)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), interval)
+        timed_out = self.expired or (kind is not None and issubclass(kind, _WallClockExpired))
+        if not timed_out:
+            return False
+        if self._outer_first and self.expired:
+            if kind is None:            # the block swallowed the interruption
+                raise _WallClockExpired()
+            return False                # the outer guard reports it
+        message = self.message() if callable(self.message) else self.message
+        raise WallClockLimitExceeded(
+            message or f"the code did not finish within {self.seconds:g} s of real time "
+            "(an endless loop?)") from None
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Swallow warnings and stderr output of the student's code (nbgrader zeroes a cell
+    that writes to stderr)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+
+
+# -- describing failures ------------------------------------------------------------------
+
+def _name(func) -> str:
+    if isinstance(func, functools.partial):
+        return f"partial({_name(func.func)})"
+    return getattr(func, "__name__", None) or type(func).__name__
+
+
+def _student_frame(exc: BaseException) -> str:
+    """'line 7 of my_func: `x = y / 0`' for the innermost frame outside the library."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not os.path.abspath(f.filename).startswith(_LIBRARY_DIR + os.sep)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    code = f": `{f.line.strip()}`" if f.line and f.line.strip() else ""
+    return f"line {f.lineno} of {f.name}{code}"
+
+
+def _explain_exception(exc: Exception, what: str) -> str:
+    """A sentence about an exception raised while running ``what``."""
+    text = str(exc).strip()
+    notes = [n for n in getattr(exc, "__notes__", ()) if n]
+    hint = ""
+    if isinstance(exc, NotImplementedError):
+        hint = ("\nHint: replace `raise NotImplementedError()` in the exercise cell with your "
+                "code, then run that cell again.")
+    elif isinstance(exc, TypeError) and "not a generator function" in text:
+        hint = ("\nHint: an SPMD program must be a generator function: every PE yields its "
+                "operations, e.g. `x = yield recv(src)` and `yield send(dst, x)`, "
+                "and returns its result.")
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    lines = [f"{what} raised {detail}"]
+    lines += [f"  ({note})" for note in notes]
+    frame = _student_frame(exc)
+    if frame:
+        lines.append(f"  at {frame}")
+    return "\n".join(lines) + hint
+
+
+def _format_value(value: Any, limit: int = 120) -> str:
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality that also works for numpy arrays and never raises."""
+    try:
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _describe_model(model: CostModel) -> str:
+    return f"alpha={model.ts:g}, beta={model.tw:g}, ports={model.ports!r}"
+
+
+# -- running an SPMD program -------------------------------------------------------------
+
+def _default_max_ops(p: int) -> int:
+    return 64 * p * max(1, (p - 1).bit_length() + 1) + 1000
+
+
+def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | None = None,
+                network=None, max_ops: int | None = None, time_limit_s: float = 10.0,
+                context: str | None = None, **params) -> Run:
+    """Simulate a student's SPMD ``program`` and explain any failure as an AssertionError.
+
+    Like :func:`~collective_lib.simulate`, with guards: at most ``max_ops``
+    operations (default: generous for a logarithmic algorithm) and at most
+    ``time_limit_s`` seconds of real time.
+
+    Parameters
+    ----------
+    program : generator function
+        ``program(me, p, data, **params)``.
+    p : int
+        Number of PEs.
+    inputs : list, callable or None
+        As for :func:`~collective_lib.simulate`.
+    model, network : optional
+        As for :func:`~collective_lib.simulate`.
+    max_ops : int, optional
+        Operation budget of the whole run.
+    time_limit_s : float
+        Real-time budget of the whole run.
+    context : str, optional
+        How to name the run in messages; defaults to ``"p=..."`` plus the params.
+    **params
+        Passed to every PE (``root=...``).
+
+    Returns
+    -------
+    Run
+
+    Raises
+    ------
+    AssertionError
+        For a deadlock, an unreceived message, an endless program or an
+        exception in the program, with a message that says which.
+
+    Examples
+    --------
+    >>> from collective_lib import recv, send
+    >>> def hello(me, p, data):
+    ...     if me == 0:
+    ...         yield send(1, "hi")
+    ...     return None
+    >>> try:
+    ...     run_program(hello, 2)
+    ... except AssertionError as err:
+    ...     print(str(err).splitlines()[0])
+    hello for p=2: PE 0 sent messages that were never received:
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    if context is None:
+        context = ", ".join([f"p={p}"] + [f"{k}={v!r}" for k, v in params.items()])
+    limit = _default_max_ops(p) if max_ops is None else max_ops
+    name = _name(program)
+    where = f"{name} for {context}"
+    try:
+        with _quiet(), wall_clock_limit(
+                time_limit_s,
+                f"{where} did not finish within {time_limit_s:g} s of real time. Is there an "
+                "endless loop that never yields an operation (such as `while True: pass`, or "
+                "a loop whose condition never changes)?"):
+            return simulate(program, p, inputs, model=model, network=network, trace=True,
+                            max_ops=limit, **params)
+    except DeadlockError as exc:
+        lines = [f"  PE {pe} waits in {what}" for pe, what in sorted(exc.blocked.items())]
+        raise AssertionError(
+            f"deadlock in {where}: at simulated time {exc.time:g} no PE can go on, but "
+            f"{len(exc.blocked)} PE(s) still wait:\n" + "\n".join(lines) +
+            "\nHint: every recv(src) needs a matching send from PE src to this PE; check "
+            "that each PE receives from its parent and sends to exactly its children.") from None
+    except UnreceivedMessageError as exc:
+        lines = [f"  {n} message(s) from PE {s} to PE {d}"
+                 for (s, d), n in sorted(exc.unreceived.items())]
+        senders = sorted({s for s, _ in exc.unreceived})
+        who = ", ".join(f"PE {s}" for s in senders)
+        raise AssertionError(
+            f"{where}: {who} sent messages that were never received:\n" + "\n".join(lines) +
+            "\nHint: the receiving PE returned without a matching recv; is the message sent "
+            "to the right PE, and does that PE receive before it returns?") from None
+    except OperationLimitError:
+        raise AssertionError(
+            f"{where} did not finish: the PEs issued more than {limit} operations, far more "
+            "than this exercise needs. Is there an endless loop that keeps yielding "
+            "operations?") from None
+    except WallClockLimitExceeded:
+        raise
+    except Exception as exc:   # the student's own code, or an invalid operation it yielded
+        raise AssertionError(_explain_exception(exc, where)) from None
+
+
+def _root_list(roots, p: int) -> list:
+    if isinstance(roots, str):
+        if roots != "all":
+            raise ValueError(f'roots must be "all", a list of ranks or a function of p, got {roots!r}')
+        return list(range(p))
+    if callable(roots):
+        chosen = roots(p)
+    else:
+        chosen = roots
+    return sorted({r for r in chosen if 0 <= r < p})
+
+
+def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all", m: int = 4,
+                            model: CostModel | None = None,
+                            expected_time: Callable[[int], float] | None = None,
+                            time_label: str = "expected_time(p)", rel_tol: float = 1e-9,
+                            time_limit_s: float = 10.0, max_ops: int | None = None,
+                            seed: int = 0, require_receive: bool = True,
+                            params: dict | None = None) -> None:
+    """Check a student's broadcast on every p in ``ps`` and every root in ``roots``.
+
+    For each p and root the root gets a random message of ``m`` integers and
+    the other PEs ``None``; the program runs as
+    ``program(me, p, data, root=root, **params)``.  Every PE must return the
+    root's message; with ``require_receive`` every non-root PE must also have
+    received at least one message (it cannot have learnt the message another
+    way).  With ``expected_time`` the simulated time must equal
+    ``expected_time(p)`` up to ``rel_tol``.
+
+    Parameters
+    ----------
+    program : generator function
+        The student's SPMD program.
+    ps : iterable of int
+        Numbers of PEs to try.
+    roots : "all", iterable of int, or callable
+        The roots to try for each p: all of them, the given ones that are
+        smaller than p, or ``roots(p)``.
+    m : int
+        Words in the message.
+    model : CostModel, optional
+        Defaults to ``CostModel(ts=1, tw=0)`` (time counts steps).
+    expected_time : callable, optional
+        ``expected_time(p)``, the time the program must take.
+    time_label : str
+        How to name the expected time in messages (e.g. ``"d(d+1)/2 (alpha + beta m)"``).
+    rel_tol : float
+        Relative tolerance of the time comparison.
+    time_limit_s : float
+        Real-time budget of the whole check.
+    max_ops : int, optional
+        Operation budget of each run.
+    seed : int
+        Seed of the random messages.
+    require_receive : bool
+        Demand that every non-root PE receives at least one message.
+    params : dict, optional
+        More keyword arguments for the program.
+
+    Returns
+    -------
+    None
+        Nothing, so a call can end a test cell: nbgrader would read a number
+        there as partial credit.
+
+    Raises
+    ------
+    AssertionError
+        On the first failure, saying which p, root and PE, and what was
+        expected and what came back.
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> program = catalog()["binomial_broadcast"].program
+    >>> check_broadcast_program(program, range(1, 9), expected_time=lambda p: (p - 1).bit_length())
+    >>> def lazy(me, p, data, root=0):
+    ...     return data
+    ...     yield
+    >>> try:
+    ...     check_broadcast_program(lazy, [3], roots=[0])
+    ... except AssertionError as err:
+    ...     print(str(err).split(", but")[0])
+    wrong result of lazy for p=3, root=0: PE 1 returned None
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    model = CostModel(ts=1.0, tw=0.0) if model is None else model
+    params = dict(params or {})
+    rng = np.random.default_rng(seed)
+    name = _name(program)
+    state = {"context": "the first run"}
+
+    def expired():
+        return (f"{name} did not finish within {time_limit_s:g} s of real time (it was running "
+                f"{state['context']}). Is there an endless loop that never yields an operation, "
+                "such as `while True: pass`?")
+
+    with wall_clock_limit(time_limit_s, expired):
+        for p in ps:
+            for root in _root_list(roots, p):
+                context = f"p={p}, root={root}"
+                state["context"] = context
+                message = rng.integers(0, 1000, size=m).tolist()
+                inputs = [list(message) if i == root else None for i in range(p)]
+                run = run_program(program, p, inputs, model=model, max_ops=max_ops,
+                                  time_limit_s=time_limit_s, context=context,
+                                  root=root, **params)
+                _check_results(run, name, context, message, root, require_receive)
+                if expected_time is not None:
+                    want = expected_time(p)
+                    if not math.isclose(run.time, want, rel_tol=rel_tol, abs_tol=1e-12):
+                        sent = len(run.messages)
+                        note = (f" (The PEs sent {sent} messages; a broadcast needs only "
+                                f"p - 1 = {p - 1}.)" if sent != p - 1 else "")
+                        raise AssertionError(
+                            f"wrong time of {name} for {context}, m={m}, {_describe_model(model)}: "
+                            f"the simulated time is {run.time:g}, but {time_label} = {want:g}."
+                            + note)
+
+
+def _check_results(run: Run, name: str, context: str, message: list, root: int,
+                   require_receive: bool) -> None:
+    results = run.results
+    for pe, got in enumerate(results):
+        if not _same(got, message):
+            hint = ""
+            if got is None:
+                hint = " Does every PE return the message (the root included)?"
+            raise AssertionError(
+                f"wrong result of {name} for {context}: PE {pe} returned {_format_value(got)}, "
+                f"but the root's message was {_format_value(message)}.{hint}")
+    if require_receive and run.p > 1:
+        receivers = {msg.dst for msg in run.messages}
+        for pe in range(run.p):
+            if pe != root and pe not in receivers:
+                raise AssertionError(
+                    f"{name} for {context}: PE {pe} returned the right message but never "
+                    "received one; a PE can only learn the root's message from a recv.")
+
+
+def simulated_time(program: Callable, p: int, *, m: int = 1, model: CostModel | None = None,
+                   root: int = 0, time_limit_s: float = 10.0, max_ops: int | None = None,
+                   seed: int = 0, **params) -> float:
+    """Simulated time of a student's broadcast from ``root`` with a random ``m``-word message.
+
+    The same guards and messages as :func:`run_program`; the results are not
+    checked (use :func:`check_broadcast_program` for that).
+
+    Examples
+    --------
+    >>> from collective_lib import CostModel, catalog
+    >>> program = catalog()["binomial_broadcast"].program
+    >>> simulated_time(program, 16, m=4, model=CostModel(ts=1.0, tw=0.5))
+    12.0
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    rng = np.random.default_rng(seed)
+    message = rng.integers(0, 1000, size=m).tolist()
+    inputs = [list(message) if i == root else None for i in range(p)]
+    run = run_program(program, p, inputs, model=model, max_ops=max_ops,
+                      time_limit_s=time_limit_s, context=f"p={p}, root={root}", root=root,
+                      **params)
+    return run.time
+
+
+# -- plain functions ------------------------------------------------------------------------
+
+def guarded_call(func: Callable, *args, time_limit_s: float = 10.0, **kwargs) -> Any:
+    """Call a student's plain function; explain an exception or a hang as an AssertionError.
+
+    Parameters
+    ----------
+    func : callable
+        The student's function.
+    *args, **kwargs
+        Its arguments (also shown in messages).
+    time_limit_s : float
+        Real-time budget of the call.
+
+    Examples
+    --------
+    >>> guarded_call(max, 3, 7)
+    7
+    >>> def half(n):
+    ...     return n / 0
+    >>> try:
+    ...     guarded_call(half, 4)
+    ... except AssertionError as err:
+    ...     print(str(err).splitlines()[0])
+    half(4) raised ZeroDivisionError: division by zero
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    shown = ", ".join([_format_value(a, 40) for a in args]
+                      + [f"{k}={_format_value(v, 40)}" for k, v in kwargs.items()])
+    what = f"{_name(func)}({shown})"
+    try:
+        with _quiet(), wall_clock_limit(
+                time_limit_s,
+                f"{what} did not return within {time_limit_s:g} s of real time. Is there an "
+                "endless loop, or a search over far too many candidates? Keep the search "
+                "bounded."):
+            return func(*args, **kwargs)
+    except WallClockLimitExceeded:
+        raise
+    except Exception as exc:
+        raise AssertionError(_explain_exception(exc, what)) from None
+
+
+# -- the student's own work ---------------------------------------------------------------
+
+def _unwrap(obj, limit: int = 20) -> list:
+    """``obj`` and what it wraps: partials, bound methods, ``__wrapped__``."""
+    found = []
+    for _ in range(limit):
+        found.append(obj)
+        if isinstance(obj, functools.partial):
+            found.extend(obj.args)
+            found.extend(obj.keywords.values())
+            obj = obj.func
+        elif isinstance(obj, types.MethodType):
+            obj = obj.__func__
+        elif getattr(obj, "__wrapped__", None) is not None:
+            obj = obj.__wrapped__
+        else:
+            break
+    return found
+
+
+def _code_objects(code: types.CodeType):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _library_objects(names: set) -> dict:
+    """``{id(obj): (obj, name)}`` of every library object called one of ``names``."""
+    from .catalog import catalog
+    objects = {}
+    entries = catalog()
+    for name in names:
+        if name in entries:
+            objects[id(entries[name].program)] = (entries[name].program, name)
+    for modname, module in list(sys.modules.items()):
+        if module is None or not (modname == "collective_lib" or modname.startswith("collective_lib.")):
+            continue
+        for name in names:
+            obj = getattr(module, name, None)
+            if obj is not None and not isinstance(obj, (int, float, str, bool)):
+                objects[id(obj)] = (obj, name)
+    return objects
+
+
+def _source_names(func) -> set:
+    """The identifiers in ``func``'s source text (comments and strings excluded)."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return set()
+    names = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.NAME:
+                names.add(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return names
+
+
+def forbid_library_calls(program: Callable, names: Iterable[str], *,
+                         reason: str = "this exercise asks for your own program, built from "
+                                       "send and recv") -> None:
+    """Fail when ``program`` uses any of the library's objects called ``names``.
+
+    Looks at everything the function can reach: the names and string
+    constants of its code and of every nested function, lambda and
+    comprehension; its closures and default arguments; the global helper
+    functions it calls that are defined next to it (recursively); aliases
+    (``bb = binomial_broadcast``) and ``functools.partial`` wrappers; and, if
+    available, the identifiers of its source text.  Comments, the docstring
+    and local variables that merely share a name do not count.
+
+    Parameters
+    ----------
+    program : callable
+        The student's function.
+    names : iterable of str
+        Forbidden names, e.g. ``["binomial_broadcast", "catalog"]``.
+    reason : str
+        Appended to the message.
+
+    Raises
+    ------
+    AssertionError
+        Naming the forbidden object and the function that uses it.
+
+    Examples
+    --------
+    >>> from collective_lib import recv, send
+    >>> def mine(me, p, data, root=0):
+    ...     return data
+    ...     yield
+    >>> forbid_library_calls(mine, ["binomial_broadcast", "catalog"])
+    >>> from collective_lib.algorithms.broadcast import binomial_broadcast
+    >>> def copied(me, p, data, root=0):
+    ...     return (yield from binomial_broadcast(me, p, data, root))
+    >>> try:
+    ...     forbid_library_calls(copied, ["binomial_broadcast"])
+    ... except AssertionError as err:
+    ...     print(str(err).split(";")[0])
+    copied uses the library's `binomial_broadcast` (in copied)
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    names = {n for n in names}
+    if not names:
+        return
+    forbidden = _library_objects(names)
+    top = _name(program)
+    word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+
+    def fail(name, where):
+        raise AssertionError(
+            f"{top} uses the library's `{name}` (in {where}); {reason}. "
+            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.")
+
+    seen: set = set()
+    home = getattr(program, "__globals__", None)
+
+    def visit(obj, where):
+        """Fail on a forbidden object; look inside the student's own functions."""
+        for item in _unwrap(obj):
+            if id(item) in forbidden:
+                fail(forbidden[id(item)][1], where)
+            if isinstance(item, types.FunctionType) and id(item) not in seen and (
+                    item is program or (item.__globals__ is home and not _in_library(item))):
+                seen.add(id(item))
+                visit_function(item)
+
+    def visit_function(func):
+        where = _name(func)
+        local_names, used_names = set(), set()
+        strings = []
+        for c in _code_objects(func.__code__):
+            local_names.update(c.co_varnames, c.co_cellvars)
+            used_names.update(c.co_names, c.co_freevars)
+            strings += [const for const in c.co_consts
+                        if isinstance(const, str) and const != func.__doc__]
+        for name in sorted(used_names & names):
+            fail(name, where)
+        for name in sorted((_source_names(func) & names) - local_names):
+            fail(name, where)
+        for text in strings:            # getattr(module, "name"), catalog()["name"], eval("...")
+            hit = word.search(text)
+            if hit:
+                fail(hit.group(1), where)
+        for cell in func.__closure__ or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:          # an empty cell
+                continue
+            visit(contents, where)
+        for value in list(func.__defaults__ or ()) + list((func.__kwdefaults__ or {}).values()):
+            visit(value, where)
+        glob = func.__globals__
+        for name in sorted(used_names):
+            if name in glob:            # a global the code refers to: an alias or a helper
+                visit(glob[name], f"{where}, as `{name}`")
+
+    visit(program, top)
+
+
+def _in_library(obj) -> bool:
+    func = getattr(obj, "func", obj)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return False
+    return os.path.abspath(code.co_filename).startswith(_LIBRARY_DIR + os.sep)
+
+
+# -- the pipelining exercise -------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4096)
+def pipelined_broadcast_time(n: int, p: int, alpha: float, beta: float, k: int,
+                             root: int = 0) -> float:
+    """Simulated time of the library's pipelined binary tree broadcast (half-duplex).
+
+    ``n`` words from ``root`` to ``p`` PEs in ``k`` packets under
+    ``CostModel(ts=alpha, tw=beta, ports="half-duplex")`` (Sanders, Lemma 13.2).
+    Cached, since the exercise's tests ask for the same points repeatedly.
+
+    Examples
+    --------
+    >>> pipelined_broadcast_time(n=64, p=7, alpha=1.0, beta=0.1, k=2)
+    29.4
+    """
+    from .catalog import catalog
+    entry = catalog()["pipelined_binary_tree_broadcast"]
+    model = CostModel(ts=alpha, tw=beta, ports="half-duplex")
+    return entry.simulate(p, m=n, model=model, root=root, k=k, trace=False).time
