@@ -6,11 +6,15 @@ packets are one word longer than the rest, so every packet is non-empty.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import math
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["split_packets", "join_packets", "packet_words"]
+from .validate import check_positive_int
+
+__all__ = ["split_packets", "join_packets", "packet_words", "packet_counts_worth_trying",
+           "best_packet_count"]
 
 
 def packet_words(n: int, k: int) -> int:
@@ -61,3 +65,35 @@ def join_packets(packets: list) -> Any:
     for packet in packets:
         joined.extend(packet)                     # C-level copy; much faster than a comprehension
     return tuple(joined) if isinstance(first, tuple) else joined
+
+
+def packet_counts_worth_trying(m: int, even: bool = False) -> list:
+    """The numbers of packets k that can minimize a cost ``(a + b k) * step(ceil(m/k))``, b >= 0.
+
+    For a fixed packet size w = ceil(m/k) such a cost grows with k, so only the
+    smallest k giving each size can win: ceil(m/w).  Sizes below sqrt(m) are
+    enumerated through w, larger ones through k: O(sqrt m) candidates in all,
+    and the minimum over them is the exact minimum over 1..m.  With
+    ``even=True`` each candidate is rounded up to an even number (algorithms
+    that split the packets between two trees).
+
+    >>> packet_counts_worth_trying(10)
+    [1, 2, 3, 4, 5, 10]
+    """
+    m = check_positive_int("m", m)
+    root = math.isqrt(m) + 1
+    ks = set(range(1, min(m, root) + 1))
+    ks.update(-(-m // w) for w in range(1, root + 1))
+    if even:
+        ks = {k + k % 2 for k in ks if k + k % 2 <= max(2, m)}
+    return sorted(ks)
+
+
+def best_packet_count(cost: Callable, p: int, m: int, model, *, even: bool = False, **params) -> int:
+    """The k that minimizes ``cost(p, m, model, k=k, **params)``; the smallest on ties.
+
+    ``cost`` must have the pipelined shape of :func:`packet_counts_worth_trying`
+    (true of every pipelined closed form in the catalog), so the answer is exact.
+    """
+    return min(packet_counts_worth_trying(m, even),
+               key=lambda k: (cost(p, m, model, k=k, **params), k))

@@ -62,7 +62,7 @@ import inspect
 import random
 import threading
 import time as _time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Callable, Hashable, NamedTuple
 

@@ -332,8 +332,6 @@ class _Engine:
             if slots:                                 # the receive is already posted
                 end = transfer(src, dst, payload, words, t)
                 slot = slots.popleft()
-                if not slots:
-                    del waiting[dst][src]
                 complete(dst, end, slot, payload)
                 complete(src, end)
             elif listen_first:                        # wait until dst posts the receive
@@ -354,8 +352,6 @@ class _Engine:
             box = inbox[pe].get(src)
             if box:
                 end, payload = box.popleft()
-                if not box:
-                    del inbox[pe][src]
                 complete(pe, end if end > t else t, slot, payload)
                 return
             box = deferred[pe].get(src)
@@ -372,6 +368,8 @@ class _Engine:
                 slots = waiting[pe][src] = deque()
             slots.append(slot)
 
+        fast = use_ports and not use_links and not listen_first
+        unit = ts + th
         now = 0.0
         while times:
             now = heappop(times)
@@ -398,7 +396,54 @@ class _Engine:
                         f"(PE {pe} was at time {now:g}); is the program endless?")
                 kind = type(op)
                 ready_at[pe] = now
-                if kind is SendRecv:
+                if kind is SendRecv and fast:
+                    dst, src = op.dst, op.src
+                    if type(dst) is not int or dst < 0 or dst >= p or dst == pe:
+                        _rank_check(pe, "destination", dst, p)
+                    if type(src) is not int or src < 0 or src >= p or src == pe:
+                        _rank_check(pe, "source", src, p)
+                    current[pe] = op
+                    payload = op.data
+                    start = send_free[pe]
+                    if start < now:
+                        start = now
+                    if recv_free[dst] > start:
+                        start = recv_free[dst]
+                    end = start + unit + tw * op.words
+                    send_free[pe] = end
+                    recv_free[dst] = end
+                    pair_load[pe][dst] += 1
+                    if messages is not None:
+                        messages.append(Message(pe, dst, start, end, op.words, payload, ((pe, dst),)))
+                    slots = waiting[dst].get(pe)
+                    if slots:
+                        complete(dst, end, slots.popleft(), payload)
+                    else:
+                        box = inbox[dst].get(pe)
+                        if box is None:
+                            box = inbox[dst][pe] = deque()
+                        box.append((end, payload))
+                    box = inbox[pe].get(src)
+                    if box:
+                        arrive, value = box.popleft()
+                        if arrive < end:
+                            arrive = end
+                        resume_value[pe] = value
+                        current[pe] = None
+                        bucket2 = buckets.get(arrive)
+                        if bucket2 is None:
+                            buckets[arrive] = [pe]
+                            heappush(times, arrive)
+                        else:
+                            bucket2.append(pe)
+                    else:
+                        outstanding[pe] = 1
+                        ready_at[pe] = end
+                        slots = waiting[pe].get(src)
+                        if slots is None:
+                            slots = waiting[pe][src] = deque()
+                        slots.append(-1)
+                elif kind is SendRecv:
                     dst, src = op.dst, op.src
                     if type(dst) is not int or dst < 0 or dst >= p or dst == pe:
                         _rank_check(pe, "destination", dst, p)
@@ -447,7 +492,8 @@ class _Engine:
         blocked = {pe: _describe(current[pe]) for pe in range(p) if finish[pe] is None}
         if blocked:
             raise DeadlockError(blocked, now)
-        unreceived = {(src, dst): len(box) for dst in range(p) for src, box in inbox[dst].items()}
+        unreceived = {(src, dst): len(box) for dst in range(p) for src, box in inbox[dst].items()
+                      if box}
         if unreceived:
             raise UnreceivedMessageError(unreceived)
         for src in range(p):

@@ -150,3 +150,12 @@ def test_packets_round_trip(n, k):
     assert max(map(len, packets)) == packet_words(n, k)
     assert join_packets(packets) == message
     assert join_packets(split_packets("abcdefg", 3)) == "abcdefg"
+
+
+@pytest.mark.parametrize("p", range(1, 65))
+def test_the_closed_form_follows_the_children_order(p):
+    entry, model = bcast("binomial_broadcast"), CostModel(ts=1.0, tw=0.5)
+    for root in range(p):
+        run = entry.simulate(p, 2, model=model, root=root, children_order="smallest-first",
+                             trace=False)
+        assert run.time == entry.predict(p, 2, model, root=root, children_order="smallest-first")

@@ -1,7 +1,7 @@
 """The simulator's rules: timing, ports, matching, routing, errors, determinism."""
 import pytest
 
-from collective_lib import (CostModel, DeadlockError, FullyConnected, Hypercube, LinearArray,
+from collective_lib import (CostModel, DeadlockError, Hypercube, LinearArray,
                             Mesh, OperationLimitError, Ring, UnreceivedMessageError, compute,
                             exchange, multi, recv, send, sendrecv, simulate)
 
@@ -318,3 +318,22 @@ def test_run_helpers_for_reading_steps():
     assert [m.src for m in run.received(3)] == [2]
     with pytest.raises(ValueError, match="step must be in 1..2, got 3"):
         run.step(3)
+
+
+@pytest.mark.parametrize("p", [2, 3, 8, 31])
+def test_the_fast_path_and_the_general_path_agree(p):
+    # A ring all-gather only talks to neighbours, so on a Ring network (general
+    # path: links are resources) and on a fully connected one (fast path for
+    # sendrecv) every transfer must start and end at the same times.
+    def ring_allgather(me, p, data):
+        got = [data]
+        for _ in range(p - 1):
+            got.append((yield sendrecv((me + 1) % p, got[-1], (me - 1) % p)))
+        return got
+    model = CostModel(ts=1.5, tw=0.25)
+    inputs = [[i] * (i + 1) for i in range(p)]
+    fast = simulate(ring_allgather, p, inputs, model=model)
+    general = simulate(ring_allgather, p, inputs, model=model, network=Ring(p))
+    assert fast.results == general.results
+    assert [m[:6] for m in fast.messages] == [m[:6] for m in general.messages]
+    assert fast.time == general.time

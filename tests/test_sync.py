@@ -9,7 +9,7 @@ from collective_lib.algorithms.sync import (BARRIERS, BOOK_TABLE_13_2, LOCKS, ba
                                             simple_barrier, ttas_backoff_lock)
 from collective_lib.shared_memory import (exclusion_violation, explore_interleavings,
                                           find_violation, mutual_exclusion, pause, read,
-                                          simulate_shared, write)
+                                          simulate_shared)
 from collective_lib.trees import binomial_children
 
 GOOD_LOCKS = [cas_spin_lock, ttas_backoff_lock, reader_writer_lock]

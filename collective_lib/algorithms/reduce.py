@@ -47,10 +47,10 @@ from ..catalog import register, register_operation
 from ..networks import Hypercube
 from ..ops import exchange, recv, send, sendrecv
 from ..ops import size_in_words
-from ..packets import join_packets, packet_words, split_packets
+from ..packets import best_packet_count, join_packets, packet_words, split_packets
 from ..trees import binomial_children, binomial_parent, ceil_log2, in_order_node, tree_height
 from ..validate import check_positive_int, check_power_of_two, check_root
-from .broadcast import _best_k, binomial_broadcast
+from .broadcast import binomial_broadcast
 
 __all__ = [
     "elementwise", "add", "combine",
@@ -281,7 +281,7 @@ def pipelined_binary_tree_reduce_cost(p, m, model, root=0, k=1, **_):
 
 def pipelined_binary_tree_reduce_optimal_k(p, m, model, root=0, **_):
     """The number of packets in 1..m that minimizes Lemma 13.4's bound."""
-    return _best_k(pipelined_binary_tree_reduce_cost, p, m, model, root=root)
+    return best_packet_count(pipelined_binary_tree_reduce_cost, p, m, model, root=root)
 
 
 @register(operation="reduce", cost=pipelined_binary_tree_reduce_cost, exact=False,

@@ -25,7 +25,7 @@ The driver programs :func:`lock_demo`, :func:`barrier_demo` and
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 from typing import NamedTuple
 
 from ..shared_memory import (CoherenceModel, SharedRun, cas, cell_array, enter, fetch_add,
