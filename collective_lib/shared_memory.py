@@ -58,7 +58,6 @@ it completes.
 from __future__ import annotations
 
 import heapq
-import inspect
 import random
 import threading
 import time as _time
@@ -67,6 +66,7 @@ from numbers import Integral, Real
 from typing import Any, Callable, Hashable, NamedTuple
 
 from .errors import OperationLimitError
+from .simulator import start_programs
 
 __all__ = [
     "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
@@ -589,29 +589,6 @@ def _check_max_ops(max_ops):
         raise ValueError(f"max_ops must be a positive integer, got {max_ops!r}")
 
 
-def _inputs(inputs, p):
-    if inputs is None:
-        return [None] * p
-    if callable(inputs):
-        return [inputs(i) for i in range(p)]
-    data = list(inputs)
-    if len(data) != p:
-        raise ValueError(f"inputs has {len(data)} entries but p={p}")
-    return data
-
-
-def _generators(program, p, inputs, params):
-    data = _inputs(inputs, p)
-    gens = []
-    for me in range(p):
-        gen = program(me, p, data[me], **params)
-        if not inspect.isgenerator(gen):
-            raise TypeError(f"{getattr(program, '__name__', program)!r} is not a generator "
-                            "function: an SPMD program must yield its operations")
-        gens.append(gen)
-    return gens
-
-
 def _advance(gen, value, pe, machine, now, p):
     """Resume a PE with value; run its markers; return (next operation, done, result)."""
     try:
@@ -853,7 +830,7 @@ def simulate_shared(program: Callable, p: int, inputs=None, *, memory=None,
                 raise ValueError(f"a schedule lists ranks in 0..{p - 1}, got {pe!r}")
     cells = _declared_memory(program, p, memory, params)
     machine = _Machine(p, cells, model, line_of, trace)
-    gens = _generators(program, p, inputs, params)
+    gens = start_programs(program, p, inputs, params)
     if seed is None and schedule is None:
         if stop_after is not None:
             raise ValueError("stop_after applies to interleavings: give a seed or a schedule")
@@ -888,7 +865,7 @@ def run_with_threads(program: Callable, p: int, inputs=None, *, memory=None,
     _check_max_ops(max_ops)
     cells = _declared_memory(program, p, memory, params)
     machine = _Machine(p, cells, DEFAULT_MODEL, None, trace)
-    gens = _generators(program, p, inputs, params)
+    gens = start_programs(program, p, inputs, params)
     guard = threading.Lock()
     stop = threading.Event()
     results = [None] * p
@@ -1066,7 +1043,7 @@ def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(20
     for seed in seeds:
         cells = _declared_memory(program, p, memory, params)
         machine = _Machine(p, cells, DEFAULT_MODEL, line_of, True)
-        run = _run_interleaved(_generators(program, p, inputs, params), machine, p, None,
+        run = _run_interleaved(start_programs(program, p, inputs, params), machine, p, None,
                                max_ops, seed, None, None, stop_at_limit=True)
         if run.stopped is not None:
             return Violation(list(run.schedule), run, seed,
@@ -1125,7 +1102,7 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
                                       f"(lower max_steps, p or the number of rounds)")
         cells = _declared_memory(program, p, memory, params)
         machine = _Machine(p, cells, DEFAULT_MODEL, line_of, True)
-        state = _Interleaving(_generators(program, p, inputs, params), machine, p,
+        state = _Interleaving(start_programs(program, p, inputs, params), machine, p,
                               history=True)
         for pe in prefix:
             state.step(pe)

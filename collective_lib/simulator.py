@@ -193,6 +193,16 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         raise TypeError(f"model must be a CostModel, got {model!r}")
     if max_ops is not None and (not isinstance(max_ops, int) or max_ops < 1):
         raise ValueError(f"max_ops must be a positive integer, got {max_ops!r}")
+    gens = start_programs(program, p, inputs, params)
+    return _Engine(gens, p, network, model, trace, max_ops).run()
+
+
+def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
+    """One generator per PE: ``program(me, p, inputs[me], **params)``.
+
+    ``inputs`` is a list of length p, a callable of the rank, or None.  Shared
+    by every simulator of the package, so they all accept the same inputs.
+    """
     if inputs is None:
         data = [None] * p
     elif callable(inputs):
@@ -201,7 +211,6 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         data = list(inputs)
         if len(data) != p:
             raise ValueError(f"inputs has {len(data)} entries but p={p}")
-
     gens = []
     for me in range(p):
         gen = program(me, p, data[me], **params)
@@ -209,7 +218,7 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
             raise TypeError(f"{getattr(program, '__name__', program)!r} is not a generator "
                             "function: an SPMD program must yield its operations")
         gens.append(gen)
-    return _Engine(gens, p, network, model, trace, max_ops).run()
+    return gens
 
 
 class _Engine:

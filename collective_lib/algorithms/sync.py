@@ -166,31 +166,21 @@ class reader_writer_lock:
     release = release_write
 
 
-class broken_lock:
+class broken_lock(cas_spin_lock):
     """A lock that does not work: wait until the cell reads 0, then write 1.
 
     The test and the set are two separate operations, so two PEs can both
     read 0 before either writes 1, and both enter.  It is here to be caught by
     :func:`~collective_lib.shared_memory.find_violation`; the CAS of
     :class:`cas_spin_lock` (Sanders et al. 2019, §13.4.1) is what fixes it.
+    The cell and the release are the spin lock's; only the acquire differs.
     """
     source = "counterexample to Sanders et al. 2019, §13.4.1 (no CAS)"
-    shared = False
-
-    def __init__(self, me: int, p: int, cell="lock"):
-        self.me, self.p, self.cell = me, p, cell
-
-    @staticmethod
-    def memory(p: int, cell="lock") -> dict:
-        return {cell: 0}
 
     def acquire(self):
         while (yield read(self.cell)) != 0:
             pass
         yield write(self.cell, 1)                 # too late: another PE may be here too
-
-    def release(self):
-        yield write(self.cell, 0)
 
 
 LOCKS = {"cas_spin_lock": cas_spin_lock, "ttas_backoff_lock": ttas_backoff_lock,
