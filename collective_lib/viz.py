@@ -545,9 +545,13 @@ def _curve(entry, vary, values, m, p, model, params, simulate, seed):
         pp, mm = (x, m) if vary == "p" else (p, x)
         if not entry.valid(pp):
             continue
-        kw = _entry_params(entry, params, pp, mm, model)
+        try:                     # some entries refuse some sizes (Rabenseifner needs m >= p)
+            kw = _entry_params(entry, params, pp, mm, model)
+            time = entry.predict(pp, mm, model, **kw)
+        except ValueError:
+            continue
         xs.append(x)
-        predicted.append(entry.predict(pp, mm, model, **kw))
+        predicted.append(time)
         if simulate is True or (callable(simulate) and simulate(entry, pp, mm, kw)):
             sim_t.append(entry.simulate(pp, mm, model=model, seed=seed, trace=False, **kw).time)
             sim_x.append(x)
@@ -711,3 +715,1078 @@ def holdings_table(run, *, pes=None) -> list:
             holders = [pe for pe in holders if pe in keep]
         rows.append(Holding(s, messages[0].start, holders))
     return rows
+
+
+# == Chapter 2: what each PE holds after each step ========================================
+#
+# record_run() simulates a program with a recording wrapper that copies the PE's local
+# variables whenever it issues an operation and when it returns; values_table() turns the
+# record into a table "value held by PE i after step s", as in Sanders et al. 2019,
+# Figs. 13.3, 13.7 and 13.9.  Span, span_inputs and span_op give the symbolic operands
+# "x:y" (the combination of m_x .. m_y) those figures are drawn with.
+
+import copy as _copy
+import html as _html
+import inspect as _inspect
+import sys as _sys
+from collections import defaultdict as _defaultdict
+from dataclasses import dataclass as _dataclass, field as _field
+
+from .simulator import Run as _Run
+
+__all__ += ["Span", "span_inputs", "span_op", "record_run", "RecordedRun", "PEState",
+            "values_table", "ValuesTable", "HELD_VALUES"]
+
+
+def _ranges(ranks) -> str:
+    """Ranks as maximal ascending runs: (0, 1, 2, 5, 3) -> '0:2,5,3'."""
+    pieces, start, prev = [], None, None
+    for r in ranks:
+        if start is not None and r == prev + 1:
+            prev = r
+            continue
+        if start is not None:
+            pieces.append(f"{start}" if start == prev else f"{start}:{prev}")
+        start = prev = r
+    if start is not None:
+        pieces.append(f"{start}" if start == prev else f"{start}:{prev}")
+    return ",".join(pieces)
+
+
+class Span:
+    """A symbolic operand: the ranks whose inputs it combines, in the order combined.
+
+    ``Span((3,))`` stands for m_3, and ``Span((0, 1, 2, 3))`` for
+    m_0 op m_1 op m_2 op m_3, written ``0:3`` as in Sanders et al.'s figures.
+    Combining concatenates (:func:`span_op`), which is associative but not
+    commutative, so a span that is not one ascending run, such as ``2:4,0:1``,
+    shows operands combined out of rank order.  A span is one word of a message.
+
+    >>> print(Span((0, 1, 2, 3)), Span((2, 3, 4, 0, 1)), Span((5,)))
+    0:3 2:4,0:1 5
+    """
+    __slots__ = ("ranks",)
+
+    def __init__(self, ranks):
+        self.ranks = tuple(int(r) for r in ranks)
+        if not self.ranks:
+            raise ValueError("a Span combines at least one rank")
+
+    def __eq__(self, other):
+        return isinstance(other, Span) and other.ranks == self.ranks
+
+    def __hash__(self):
+        return hash(("Span", self.ranks))
+
+    def __str__(self):
+        return _ranges(self.ranks)
+
+    def __repr__(self):
+        return f"Span({str(self)!r})"
+
+    @property
+    def in_order(self) -> bool:
+        """True when the ranks form one ascending run of consecutive ranks."""
+        return list(self.ranks) == list(range(self.ranks[0], self.ranks[0] + len(self.ranks)))
+
+
+def _join_spans(a, b):
+    if not (isinstance(a, Span) and isinstance(b, Span)):
+        raise TypeError(f"span_op combines Span words, got {a!r} and {b!r}")
+    return Span(a.ranks + b.ranks)
+
+
+def span_op(a, b):
+    """Combine two symbolic messages word by word (lists, tuples or single Spans).
+
+    >>> print(span_op(Span((0,)), Span((1, 2))))
+    0:2
+    >>> [str(s) for s in span_op([Span((4,)), Span((4,))], [Span((0,)), Span((0,))])]
+    ['4,0', '4,0']
+    """
+    if isinstance(a, (list, tuple)):
+        if len(a) != len(b):
+            raise ValueError(f"cannot combine messages of {len(a)} and {len(b)} words")
+        words = [_join_spans(x, y) for x, y in zip(a, b)]
+        return tuple(words) if isinstance(a, tuple) else words
+    return _join_spans(a, b)
+
+
+def span_inputs(p: int, m: int | None = 1) -> list:
+    """Symbolic inputs: PE i holds ``[Span((i,))] * m`` (``m=None``: the bare Span).
+
+    >>> [str(x) for x in span_inputs(3, m=None)]
+    ['0', '1', '2']
+    """
+    if m is None:
+        return [Span((i,)) for i in range(p)]
+    return [[Span((i,))] * m for i in range(p)]
+
+
+class PEState(NamedTuple):
+    """What one PE had at one moment of a recorded run (see :func:`record_run`).
+
+    ``locals`` are the program's local variables (for a program that delegates
+    with ``yield from``, the variables of every generator in the chain, the
+    innermost winning); ``received`` is the payload of the last message that
+    had arrived (None before the first); ``heard`` the PEs from which some
+    message chain had reached this PE, itself included; ``done``/``result``
+    tell whether the program had returned, and what.
+    """
+    time: float
+    locals: dict
+    done: bool
+    result: object
+    received: object
+    heard: frozenset
+
+
+@_dataclass
+class RecordedRun(_Run):
+    """A :class:`~collective_lib.simulator.Run` with the states of every PE over time.
+
+    ``states[pe]`` lists :class:`PEState` records in time order: one when the
+    PE issued each operation (its state after the previous one completed) and
+    one when it returned.  ``inputs`` are the inputs the PEs started with and
+    ``name`` the program's name.
+    """
+    inputs: list = _field(default_factory=list)
+    states: list = _field(default_factory=list)
+    name: str = ""
+
+    def state(self, pe: int, time: float) -> PEState:
+        """PE ``pe``'s last recorded state at or before ``time``."""
+        self._check_pe(pe)
+        found = self.states[pe][0]
+        for st in self.states[pe]:
+            if st.time > time:
+                break
+            found = st
+        return found
+
+
+def _frozen(value):
+    """A copy that later in-place changes of the program cannot alter."""
+    if isinstance(value, (list, dict, set, np.ndarray, tuple)):
+        try:
+            return _copy.deepcopy(value)
+        except Exception:
+            return value
+    return value
+
+
+def _snapshot(frame_locals: dict) -> dict:
+    return {k: _frozen(v) for k, v in frame_locals.items()}
+
+
+def _chain_locals(gen) -> dict:
+    """Locals of a generator and of every generator it delegates to (innermost wins)."""
+    merged = {}
+    while gen is not None and _inspect.isgenerator(gen) and gen.gi_frame is not None:
+        merged.update(_snapshot(gen.gi_frame.f_locals))
+        gen = gen.gi_yieldfrom
+    return merged
+
+
+_CO_GENERATOR = _inspect.CO_GENERATOR
+
+
+class _ReturnLocals:
+    """Trace generator frames during one resumption, keeping each frame's last locals.
+
+    The locals of a generator are gone once it has returned, and a program
+    often combines its last operand just before ``return``; this catches them
+    from the 'return' trace event.  The previous trace function (a debugger,
+    a coverage tool) is restored afterwards.
+    """
+
+    def __init__(self):
+        self.last = {}
+
+    def _local(self, frame, event, arg):
+        if event == "return":
+            self.last.pop(id(frame), None)
+            self.last[id(frame)] = _snapshot(frame.f_locals)
+        return self._local
+
+    def _global(self, frame, event, arg):
+        if event == "call" and frame.f_code.co_flags & _CO_GENERATOR:
+            frame.f_trace_lines = False
+            return self._local
+        return None
+
+    def __enter__(self):
+        self._old = _sys.gettrace()
+        _sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc):
+        _sys.settrace(self._old)
+        return False
+
+    def merged(self) -> dict:
+        """The returned frames' locals, outermost first (it returned last), innermost winning."""
+        out = {}
+        for frame_locals in reversed(list(self.last.values())):
+            out.update(frame_locals)
+        return out
+
+
+def _recorder(program, log):
+    """``program`` wrapped so that ``log[me]`` gets (operation, locals) per step and the end."""
+    def recorded(me, p, data, **params):
+        gen = program(me, p, data, **params)
+        if not _inspect.isgenerator(gen):
+            raise TypeError(f"{getattr(program, '__name__', program)!r} is not a generator "
+                            "function: an SPMD program must yield its operations")
+        entries = log[me] = []
+        value = None
+        while True:
+            tracer = _ReturnLocals()
+            try:
+                with tracer:
+                    op = gen.send(value)
+            except StopIteration as stop:
+                entries.append((None, tracer.merged(), stop.value))
+                return stop.value
+            entries.append((op, _chain_locals(gen), None))
+            value = yield op
+    recorded.__name__ = getattr(program, "__name__", "program")
+    return recorded
+
+
+def _op_parts(op):
+    """(destinations of sends, sources of receives, compute time) of one operation."""
+    from .ops import Compute, Multi, Recv, Send, SendRecv
+    if isinstance(op, Send):
+        return [op.dst], [], 0.0
+    if isinstance(op, Recv):
+        return [], [op.src], 0.0
+    if isinstance(op, SendRecv):
+        return [op.dst], [op.src], 0.0
+    if isinstance(op, Multi):
+        return [d for d, _, _ in op.sends], list(op.recvs), 0.0
+    if isinstance(op, Compute):
+        return [], [], float(op.time)
+    raise TypeError(f"not an operation: {op!r}")
+
+
+def _heard_timelines(run) -> list:
+    """Per PE, [(time, frozenset of PEs heard from)], from the message trace.
+
+    A message carries what its sender had heard when it started; the receiver
+    knows it when the message has arrived.
+    """
+    timeline = [[(0.0, frozenset([pe]))] for pe in range(run.p)]
+
+    def at(pe, t):
+        found = timeline[pe][0][1]
+        for when, known in timeline[pe]:
+            if when > t:
+                break
+            found = known
+        return found
+
+    for msg in sorted(run.messages, key=lambda m: (m.end, m.start)):
+        known = at(msg.dst, msg.end) | at(msg.src, msg.start)
+        timeline[msg.dst].append((msg.end, known))
+    return timeline
+
+
+def _states(run, inputs, log) -> list:
+    """Turn the wrapper's log into timed :class:`PEState` lists (times from the trace)."""
+    pairs = _defaultdict(list)                         # (src, dst) -> messages, FIFO order
+    for msg in run.messages:
+        pairs[msg.src, msg.dst].append(msg)
+    sent, got = _defaultdict(int), _defaultdict(int)
+    heard = _heard_timelines(run)
+    states = []
+    for pe in range(run.p):
+        t, received, out = 0.0, None, []
+        arrivals = []                                  # (arrival time, payload), by receive order
+        for op, frame_locals, result in log.get(pe, []):
+            known = frozenset([pe])
+            for when, k in heard[pe]:
+                if when <= t:
+                    known = k
+            for when, payload in arrivals:
+                if when <= t:
+                    received = payload
+            if op is None:
+                out.append(PEState(t, frame_locals, True, result, received, known))
+                break
+            out.append(PEState(t, frame_locals, False, None, received, known))
+            dsts, srcs, work = _op_parts(op)
+            end = t + work
+            for dst in dsts:
+                msg = pairs[pe, dst][sent[pe, dst]]
+                sent[pe, dst] += 1
+                end = max(end, msg.end)
+            for src in srcs:
+                msg = pairs[src, pe][got[src, pe]]
+                got[src, pe] += 1
+                end = max(end, msg.end)
+                arrivals.append((max(t, msg.end), msg.payload))
+            t = end
+        states.append(out)
+    return states
+
+
+def _resolve_program(algorithm):
+    """(program, catalog entry or None) for an entry, an entry's name or a program."""
+    from .catalog import Algorithm, catalog
+    if isinstance(algorithm, str):
+        table = catalog()
+        if algorithm not in table:
+            raise ValueError(f"unknown algorithm {algorithm!r}; the catalog has {sorted(table)}")
+        algorithm = table[algorithm]
+    if isinstance(algorithm, Algorithm):
+        return algorithm.program, algorithm
+    if not callable(algorithm):
+        raise TypeError(f"expected a catalog entry, its name or a program, got {algorithm!r}")
+    return algorithm, None
+
+
+def record_run(algorithm, p: int, m: int = 1, *, inputs=None, model=None, network=None,
+               seed: int = 0, **params) -> RecordedRun:
+    """Simulate ``algorithm`` and record what every PE holds over time.
+
+    Parameters
+    ----------
+    algorithm : catalog entry, its name, or a generator function
+        An entry runs with its own defaults (parameters, network, port model,
+        random inputs of ``m`` words), as :meth:`Algorithm.simulate` does.
+    p, m : int
+        PEs and words per message (``m`` only matters without ``inputs``).
+    inputs : list or callable, optional
+        As for :func:`~collective_lib.simulate`; required for a bare program.
+        :func:`span_inputs` with ``op=span_op`` gives the symbolic "x:y" pattern.
+    model, network, seed, **params :
+        As for :meth:`Algorithm.simulate` / :func:`~collective_lib.simulate`.
+
+    Returns
+    -------
+    RecordedRun
+        The run (always traced) plus ``states``: each PE's local variables
+        whenever it issued an operation and when it returned, with times taken
+        from the message trace.  Read it with :func:`values_table`.
+
+    Examples
+    --------
+    >>> run = record_run("binomial_reduce", 4, inputs=[[1], [2], [3], [4]])
+    >>> run.results[0], run.state(0, 1.0).locals["x"], run.state(0, 2.0).locals["x"]
+    ([10], [3], [10])
+    """
+    from .simulator import simulate
+    program, entry = _resolve_program(algorithm)
+    if entry is not None:
+        entry.valid_p(p)
+        params = {**entry.params, **params}
+        if inputs is None:
+            inputs = entry.make_inputs(p, m, seed, **params)
+        network = entry.network(p) if network is None else network
+        model = entry.default_model() if model is None else model
+    if callable(inputs):
+        inputs = [inputs(i) for i in range(p)]
+    inputs = [None] * p if inputs is None else list(inputs)
+    log = {}
+    run = simulate(_recorder(program, log), p, inputs, network=network, model=model,
+                   trace=True, **params)
+    fields = {name: getattr(run, name) for name in run.__dataclass_fields__}
+    return RecordedRun(**fields, inputs=inputs, states=_states(run, inputs, log),
+                       name=entry.name if entry is not None else getattr(program, "__name__", ""))
+
+
+# -- which value a PE "holds" ---------------------------------------------------------------
+
+def _combined(state, *names):
+    """``op`` folded over the named locals that are bound and not None (None is neutral)."""
+    from .algorithms.reduce import combine
+    env = state.locals
+    return combine(env.get("op"), *[env.get(n) for n in names]) if "op" in env else None
+
+
+def _tree_reduce_held(state):
+    return _combined(state, "x", "data", "z")
+
+
+def _pipelined_held(state):
+    from .packets import join_packets
+    packets = state.locals.get("packets")
+    return join_packets(packets) if packets else state.locals.get("data")
+
+
+def _reduce_then_broadcast_held(state):
+    env = state.locals
+    if "total" in env:                     # the broadcast phase: its `data` is the result
+        return env.get("data")
+    return env.get("x", env.get("data"))
+
+
+def _tree_prefix_up(state):
+    return _combined(state, "x", "data", "z")
+
+
+def _tree_prefix_down(state):
+    return state.locals.get("mine")
+
+
+def _received_or_result(state):
+    if state.done:
+        return state.result
+    return state.received if state.received is not None else state.locals.get("data")
+
+
+#: What values_table shows by default for the library's programs: a local variable's
+#: name, a function of the PEState, or a dict of several (one sub-row each).  Any other
+#: program shows its last received payload (its input before that) and then its result.
+HELD_VALUES = {
+    "binomial_reduce": "x",
+    "binary_tree_reduce": _tree_reduce_held,
+    "pipelined_binary_tree_reduce": _pipelined_held,
+    "reduce_broadcast_allreduce": _reduce_then_broadcast_held,
+    "hypercube_allreduce": "m",
+    "rabenseifner_allreduce": "vector",
+    "hypercube_prefix_sum": {"x": "x", "m": "m"},
+    "binary_tree_prefix_sum": {"sum": _tree_prefix_up, "prefix": _tree_prefix_down},
+    "barrier": {"heard": "heard"},
+}
+
+
+def _watch_items(run, watch) -> list:
+    """[(label, function of a PEState)] for a watch specification."""
+    if watch is None:
+        watch = HELD_VALUES.get(run.name, _received_or_result)
+    if isinstance(watch, dict):
+        specs = list(watch.items())
+    elif isinstance(watch, (list, tuple)):
+        specs = [(w if isinstance(w, str) else getattr(w, "__name__", "value"), w)
+                 for w in watch]
+    else:
+        specs = [("", watch)]
+    items = []
+    for label, spec in specs:
+        if isinstance(spec, str):
+            items.append((label, _named(spec)))
+        elif callable(spec):
+            items.append((label, spec))
+        else:
+            raise ValueError(f"watch must name a local variable or be a function of a "
+                             f"PEState, got {spec!r}")
+    return items
+
+
+def _named(name):
+    def read(state):
+        if name in state.locals:
+            return state.locals[name]
+        if name in ("result", "received", "heard"):
+            return getattr(state, name)
+        return None
+    read.__name__ = name
+    return read
+
+
+def _format_held(value) -> str:
+    """Short text for a held value: '-' for None, one-word messages unwrapped."""
+    if value is None:
+        return "-"
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (frozenset, set)):
+        return _ranges(sorted(value))
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1:
+            return _format_held(value[0])
+        return " ".join(_format_held(v) for v in value)
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    return str(value)
+
+
+class ValuesTable:
+    """The values each PE holds after each step; see :func:`values_table`.
+
+    Attributes
+    ----------
+    pes : list of int
+        The PEs shown (columns).
+    rows : list of str
+        ``"start"``, then ``"step 1"``, ``"step 2"``, ...
+    items : list of str
+        The labels of the watched values (one sub-row each; ``[""]`` for one).
+    values : list
+        ``values[row][item][column]``, the raw values.
+    cells : list
+        The same, formatted as text.
+    transfers : list
+        ``transfers[row]``: the messages that started in that step (none for "start").
+    """
+
+    def __init__(self, pes, rows, items, values, cells, transfers, title=""):
+        self.pes, self.rows, self.items = pes, rows, items
+        self.values, self.cells, self.transfers = values, cells, transfers
+        self.title = title
+
+    def value(self, step: int, pe: int, item: int | str = 0):
+        """The raw value PE ``pe`` holds after ``step`` (0 = start) for one watched item."""
+        if isinstance(item, str):
+            item = self.items.index(item)
+        return self.values[step][item][self.pes.index(pe)]
+
+    def column(self, pe: int, item: int | str = 0) -> list:
+        """PE ``pe``'s formatted values, from the start to the last step."""
+        if isinstance(item, str):
+            item = self.items.index(item)
+        col = self.pes.index(pe)
+        return [row[item][col] for row in self.cells]
+
+    def transfers_text(self, row: int, fmt=None) -> str:
+        """'src->dst: payload' for the messages of one step."""
+        fmt = fmt or _format_held
+        return ", ".join(f"{m.src}->{m.dst}: {fmt(m.payload)}" for m in self.transfers[row])
+
+    def _labels(self):
+        multi = len(self.items) > 1
+        out = []
+        for r, row in enumerate(self.rows):
+            for i, item in enumerate(self.items):
+                first = row if i == 0 else ""
+                out.append((r, i, f"{first:<7} {item}".rstrip() if multi else row))
+        return out
+
+    def __str__(self):
+        labels = self._labels()
+        width0 = max(len(text) for _, _, text in labels)
+        widths = [max(len(f"PE {pe}"), *(len(self.cells[r][i][c]) for r, i, _ in labels))
+                  for c, pe in enumerate(self.pes)]
+        lines = [" " * width0 + "".join(f"  {f'PE {pe}':>{w}}" for pe, w in zip(self.pes, widths))]
+        for r, i, text in labels:
+            lines.append(f"{text:<{width0}}" + "".join(
+                f"  {self.cells[r][i][c]:>{w}}" for c, w in enumerate(widths)))
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return str(self)
+
+    def to_html(self, highlight: int | None = None, transfers: bool = True) -> str:
+        """An HTML table; ``highlight`` marks one step's row(s); ``transfers`` adds a column
+        with the messages of each step."""
+        esc = _html.escape
+        head = "".join(f"<th>PE {pe}</th>" for pe in self.pes)
+        extra = "<th style='text-align:left'>transfers in this step</th>" if transfers else ""
+        body = []
+        for r, row in enumerate(self.rows):
+            style = " style='background:#fdebd0'" if r == highlight else ""
+            for i, item in enumerate(self.items):
+                cells = "".join(f"<td style='text-align:center'>{esc(c)}</td>"
+                                for c in self.cells[r][i])
+                label = f"<th style='text-align:left'>{esc(row)}</th>" if i == 0 else ""
+                if i == 0 and len(self.items) > 1:
+                    label = (f"<th rowspan='{len(self.items)}' style='text-align:left'>"
+                             f"{esc(row)}</th>")
+                sub = f"<td><i>{esc(item)}</i></td>" if len(self.items) > 1 else ""
+                tail = ""
+                if transfers and i == 0:
+                    span = f" rowspan='{len(self.items)}'" if len(self.items) > 1 else ""
+                    tail = (f"<td{span} style='text-align:left;font-size:85%'>"
+                            f"{esc(self.transfers_text(r))}</td>")
+                body.append(f"<tr{style}>{label}{sub}{cells}{tail}</tr>")
+        corner = "<th></th><th></th>" if len(self.items) > 1 else "<th></th>"
+        caption = f"<caption>{esc(self.title)}</caption>" if self.title else ""
+        return (f"<table class='values-table'>{caption}<thead><tr>{corner}{head}{extra}</tr>"
+                f"</thead><tbody>{''.join(body)}</tbody></table>")
+
+    def _repr_html_(self):
+        return self.to_html()
+
+
+def values_table(run, watch=None, *, fmt=None, pes=None) -> ValuesTable:
+    """What each PE holds at the start and after each step of a recorded run.
+
+    The end of step s is when the last transfer that started in step s ends
+    (:meth:`Run.step`); a PE's value then is read from its last recorded
+    state at or before that time.
+
+    Parameters
+    ----------
+    run : RecordedRun
+        From :func:`record_run`.
+    watch : optional
+        What to show: the name of a local variable of the program (``"x"``),
+        one of the :class:`PEState` fields ``"result"``, ``"received"``,
+        ``"heard"`` (the PEs it has heard from), a function of a
+        :class:`PEState`, or a dict ``{label: spec}`` / list of those for
+        several values per PE (one sub-row each, as the top and bottom values
+        of Fig. 13.7).  Default: :data:`HELD_VALUES` for the library's
+        programs, else the last payload received (the input before that) and
+        finally the result.
+    fmt : callable, optional
+        ``fmt(value) -> str``; default: ``-`` for None, a one-word message
+        without brackets, a set of ranks as ranges, a Span as ``x:y``.
+    pes : iterable of int, optional
+        The PEs to show (all by default).
+
+    Returns
+    -------
+    ValuesTable
+        Prints as a text table and shows as an HTML table in a notebook.
+
+    Examples
+    --------
+    >>> run = record_run("hypercube_allreduce", 4, inputs=span_inputs(4), op=span_op)
+    >>> print(values_table(run))
+            PE 0  PE 1  PE 2  PE 3
+    start      0     1     2     3
+    step 1   0:1   0:1   2:3   2:3
+    step 2   0:3   0:3   0:3   0:3
+    """
+    if not isinstance(run, RecordedRun):
+        raise ValueError("values_table needs the states of the PEs: simulate with "
+                         "viz.record_run(algorithm, p, ...) instead of simulate()")
+    fmt = fmt or _format_held
+    pes = list(range(run.p)) if pes is None else [int(pe) for pe in pes]
+    for pe in pes:
+        run._check_pe(pe)
+    items = _watch_items(run, watch)
+    ends, rows, transfers = [0.0], ["start"], [[]]
+    for s in range(1, len(run.step_starts()) + 1):
+        messages = run.step(s)
+        ends.append(max(msg.end for msg in messages))
+        rows.append(f"step {s}")
+        transfers.append(messages)
+    values = [[[f(run.state(pe, t) if r else run.states[pe][0]) for pe in pes]
+               for _, f in items] for r, t in enumerate(ends)]
+    cells = [[[fmt(v) for v in item] for item in row] for row in values]
+    return ValuesTable(pes, rows, [label for label, _ in items], values, cells, transfers,
+                       title=run.name)
+
+
+# == Chapter 3: shared-memory timelines and who waits on whom ===========================
+#
+# These read a SharedRun of collective_lib.shared_memory (locks and barriers): its trace
+# lists every memory operation when it took effect, and a PE issues its next operation
+# when the previous one completes, so each operation's duration can be read back.
+
+from typing import Any as _Any  # noqa: E402  (imports of this section, kept next to it)
+
+from matplotlib.collections import PolyCollection as _PolyCollection  # noqa: E402
+from matplotlib.patches import Rectangle as _Rectangle  # noqa: E402
+
+from .trees import binomial_parent as _binomial_parent  # noqa: E402
+
+class MemorySpan(NamedTuple):
+    """One operation of a shared-memory run, as drawn by :func:`memory_timeline`.
+
+    ``kind`` is ``"hit"`` (served by the PE's own cache), ``"transfer"`` (the line
+    had to move: a miss or an invalidating write, waiting time included),
+    ``"pause"``, or ``"step"`` (an interleaved run, where every operation is one
+    step).  ``spin`` marks a read or failed CAS that saw what the PE's previous
+    operation on the same cell saw: a poll of a spin loop that found nothing new.
+    """
+    pe: int
+    start: float
+    end: float
+    op: str
+    cell: _Any
+    value: _Any
+    kind: str
+    spin: bool
+
+
+class Wait(NamedTuple):
+    """One row of :func:`waits_on`: ``waiter`` spun on ``cell`` until ``writer`` changed it."""
+    waiter: int
+    writer: int
+    cell: _Any
+    times: int
+
+
+_MEMORY_OP_NAMES = ("read", "write", "cas", "fetch_add")
+SECTION_COLOURS = {"cs": "#f4d03f", "read": "#abebc6"}
+
+
+def _cell_name(cell) -> str:
+    return f"{cell[0]}[{cell[1]}]" if isinstance(cell, tuple) else str(cell)
+
+
+def _cell_group(cell) -> str:
+    """Arrays are coloured as one: ``readyEpoch[3]`` belongs to ``readyEpoch[*]``."""
+    return f"{cell[0]}[*]" if isinstance(cell, tuple) else str(cell)
+
+
+def _check_shared_run(run) -> None:
+    if not hasattr(run, "finish_times") or not hasattr(run, "spins"):
+        raise TypeError(f"expected a SharedRun of simulate_shared or run_with_threads, "
+                        f"got {type(run).__name__}")
+    if not run.trace and run.operations:
+        raise ValueError("the run has no trace; simulate it with trace=True")
+
+
+def memory_spans(run) -> list:
+    """Every operation of a shared-memory run with its start, end and kind.
+
+    Parameters
+    ----------
+    run : SharedRun
+        A traced run of :func:`~collective_lib.shared_memory.simulate_shared`
+        (timed or interleaved) or :func:`~collective_lib.shared_memory.run_with_threads`.
+
+    Returns
+    -------
+    list of MemorySpan
+        In trace order.  In a timed run an operation ends when its PE does
+        the next thing (or returns); it is a ``"hit"`` when it took no longer
+        than the model's ``hit``.  In the other modes every operation is one step.
+
+    Examples
+    --------
+    >>> from collective_lib.shared_memory import simulate_shared, fetch_add, read
+    >>> def count(me, p, data):
+    ...     yield fetch_add("c", 1)
+    ...     return (yield read("c"))
+    >>> for s in memory_spans(simulate_shared(count, 2, memory={"c": 0})):
+    ...     print(s.pe, s.start, s.end, s.op, s.kind)
+    0 0 10 fetch_add transfer
+    1 0 30 fetch_add transfer
+    0 10 40 read transfer
+    1 30 31 read hit
+    """
+    _check_shared_run(run)
+    timed = run.mode == "timed"
+    hit = getattr(run.model, "hit", 1) if timed else None
+    events = run.trace
+    following = [None] * len(events)          # index of the same PE's next event
+    latest = {}
+    for i in range(len(events) - 1, -1, -1):
+        pe = events[i].pe
+        following[i] = latest.get(pe)
+        latest[pe] = i
+    spans = []
+    seen = {}                                  # pe -> (op, cell, value) of its last memory op
+    for i, e in enumerate(events):
+        if e.op not in _MEMORY_OP_NAMES and e.op != "pause":
+            continue
+        if not timed:
+            end, kind = e.time + 1, "step"
+        else:
+            j = following[i]
+            if j is not None:
+                end = events[j].time
+            elif run.finish_times[e.pe] is not None:
+                end = run.finish_times[e.pe]
+            else:
+                end = run.time
+            if e.op == "pause":
+                end, kind = e.time + e.value, "pause"
+            else:
+                kind = "hit" if end - e.time <= hit else "transfer"
+        spin = False
+        if e.op == "read" or (e.op == "cas" and e.value is False):
+            spin = seen.get(e.pe) == (e.op, e.cell, e.value)
+            seen[e.pe] = (e.op, e.cell, e.value)
+        elif e.op != "pause":
+            seen.pop(e.pe, None)
+        spans.append(MemorySpan(e.pe, e.time, end, e.op, e.cell, e.value, kind, spin))
+    return spans
+
+
+def critical_sections(run, sections=("cs", "read")) -> list:
+    """``(pe, section, start, end)`` for every stay in a section marked ``enter``/``leave``.
+
+    A section still open when the run ended closes at ``run.time``.
+
+    >>> from collective_lib.shared_memory import simulate_shared
+    >>> from collective_lib.algorithms.sync import lock_demo, cas_spin_lock
+    >>> run = simulate_shared(lock_demo, 2, lock=cas_spin_lock, rounds=1)
+    >>> [(pe, s) for pe, s, start, end in critical_sections(run)]
+    [(0, 'cs'), (1, 'cs')]
+    """
+    _check_shared_run(run)
+    open_at, found = {}, []
+    for e in run.trace:
+        if e.op == "enter" and e.cell in sections:
+            open_at[(e.pe, e.cell)] = e.time
+        elif e.op == "leave" and (e.pe, e.cell) in open_at:
+            found.append((e.pe, e.cell, open_at.pop((e.pe, e.cell)), e.time))
+    for (pe, section), start in open_at.items():
+        found.append((pe, section, start, run.time))
+    return sorted(found, key=lambda s: (s[2], s[0]))
+
+
+def cache_holders(run, t: float) -> dict:
+    """Which PEs' caches hold each cell's line just after time ``t``.
+
+    Replays the coherence rule of the model on the trace: a read adds the
+    reader to the holders, a write, CAS or fetch-and-add leaves the writer
+    alone.  Cells are reported one by one (each cell has its own line unless
+    the run was made with ``line_of``, which the trace does not record).
+
+    >>> from collective_lib.shared_memory import simulate_shared
+    >>> from collective_lib.algorithms.sync import lock_demo, ttas_backoff_lock
+    >>> run = simulate_shared(lock_demo, 3, lock=ttas_backoff_lock, rounds=1)
+    >>> cache_holders(run, 0)["lock"]
+    [0, 1, 2]
+    """
+    _check_shared_run(run)
+    holders = {}
+    for e in run.trace:
+        if e.time > t:
+            break
+        if e.op == "read":
+            holders.setdefault(e.cell, set()).add(e.pe)
+        elif e.op in ("write", "cas", "fetch_add"):
+            holders[e.cell] = {e.pe}
+    return {cell: sorted(pes) for cell, pes in holders.items()}
+
+
+def _group_colours(spans) -> dict:
+    groups = []
+    for s in spans:
+        if s.kind != "pause":
+            g = _cell_group(s.cell)
+            if g not in groups:
+                groups.append(g)
+    palette = ["C0", "C3", "C2", "C4", "C1", "C5", "C6", "C8", "C9", "C7"]
+    return {g: palette[i % len(palette)] for i, g in enumerate(groups)}
+
+
+def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=None,
+                    title=None, sections=("cs", "read")):
+    """Who touches which cache line when: one lane per PE, time left to right.
+
+    Every memory operation is a bar from its issue to its completion,
+    coloured by the cell (all cells of an array share a colour).  A **pale**
+    bar was served by the PE's own cache (a hit: spinning on a cached copy);
+    a **solid** bar made the line move between caches (a miss or an
+    invalidating write, including the wait for the line to become free).
+    Pauses (back-off, local work) are thin grey lines, a polling operation
+    that found nothing new has a dot, and a PE's stay in a critical section
+    (``enter("cs")`` .. ``leave("cs")``; ``"read"`` for readers) is a yellow
+    (green) band behind its lane.  ``arrive``/``depart`` notes of barrier
+    programs are drawn as triangles, other notes as small ticks.
+
+    Parameters
+    ----------
+    run : SharedRun
+        A traced run (timed, interleaved or threads).
+    ax : matplotlib Axes, optional
+    start, stop : float, optional
+        The time window to draw (default: the whole run).
+    pes : iterable of int, optional
+        The lanes to draw (default: all PEs).
+    cursor : float, optional
+        Draw a vertical line at this time (used by :func:`widgets.lock_player`).
+    title : str, optional
+    sections : tuple of str
+        The section names drawn as bands.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from collective_lib.shared_memory import simulate_shared
+    >>> from collective_lib.algorithms.sync import lock_demo, cas_spin_lock
+    >>> run = simulate_shared(lock_demo, 3, lock=cas_spin_lock, rounds=1)
+    >>> ax = memory_timeline(run)
+    >>> len([p for p in ax.patches if p.get_gid() == "section"])
+    3
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    spans = memory_spans(run)
+    lanes = list(range(run.p)) if pes is None else sorted(set(pes))
+    row = {pe: i for i, pe in enumerate(lanes)}
+    t0 = 0 if start is None else start
+    t1 = (run.time if run.time > 0 else 1) if stop is None else stop
+    if t1 <= t0:
+        raise ValueError(f"the window must have start < stop, got {t0!r} .. {t1!r}")
+    ax = _new_axes(ax, (9.0, min(9.0, 0.32 * len(lanes) + 1.6)))
+    colours = _group_colours(spans)
+    inside = [s for s in spans if s.pe in row and s.end >= t0 and s.start <= t1]
+    for pe, section, a, b in critical_sections(run, sections):
+        if pe in row and b >= t0 and a <= t1:
+            ax.add_patch(_Rectangle((a, row[pe] - 0.46), max(b - a, 1e-9), 0.92, lw=0,
+                                   facecolor=SECTION_COLOURS.get(section, "#d6eaf8"),
+                                   zorder=0, gid="section"))
+    bars = {}
+    for s in inside:
+        if s.kind == "pause":
+            continue
+        bars.setdefault((_cell_group(s.cell), s.kind == "hit"), []).append(s)
+    for (group, pale), members in sorted(bars.items()):
+        verts = [[(s.start, row[s.pe] - 0.3), (s.start, row[s.pe] + 0.3),
+                  (s.end, row[s.pe] + 0.3), (s.end, row[s.pe] - 0.3)] for s in members]
+        ax.add_collection(_PolyCollection(verts, facecolors=colours[group],
+                                         alpha=0.3 if pale else 1.0, edgecolors="white",
+                                         linewidths=0 if pale else 0.4, zorder=2,
+                                         gid="span:hit" if pale else "span:transfer"))
+    pauses = [[(s.start, row[s.pe]), (s.end, row[s.pe])] for s in inside if s.kind == "pause"]
+    if pauses:
+        ax.add_collection(LineCollection(pauses, colors="0.55", linewidths=1.0, zorder=1,
+                                         gid="pause"))
+    polls = [((s.start + s.end) / 2, row[s.pe]) for s in inside if s.spin]
+    if polls:
+        xs, ys = zip(*polls)
+        ax.plot(xs, ys, ls="none", marker=".", ms=2.5, color="black", zorder=3, gid="poll")
+    for e in run.trace:
+        if e.op == "note" and e.pe in row and t0 <= e.time <= t1:
+            shape = {"arrive": "v", "depart": "^"}.get(e.cell, "|")
+            ax.plot([e.time], [row[e.pe] + (-0.42 if shape == "v" else 0.42)], ls="none",
+                    marker=shape, ms=5, color="black", zorder=4, gid=f"note:{e.cell}")
+    if cursor is not None:
+        ax.axvline(cursor, color=ARROW_COLOUR, lw=1.5, zorder=5, gid="cursor")
+    ax.set_xlim(t0, t1)
+    ax.set_ylim(len(lanes) - 0.5, -0.5)            # PE 0 at the top
+    if len(lanes) <= MAX_LABELLED:
+        ax.set_yticks(range(len(lanes)), [f"PE {pe}" for pe in lanes])
+    else:
+        ax.set_yticks([])
+    ax.tick_params(labelsize=8)
+    ax.set_xlabel("time (units of the coherence model)" if run.mode == "timed"
+                  else "step of the interleaving")
+    handles = [Patch(color=c, label=g) for g, c in colours.items()]
+    handles += [Patch(color="0.4", alpha=0.3, label="cache hit"),
+                Patch(color="0.4", label="line transfer"),
+                Line2D([], [], color="0.55", lw=1.0, label="pause / back-off"),
+                Line2D([], [], ls="none", marker=".", color="black", label="poll, no news")]
+    present = {sec for _, sec, _, _ in critical_sections(run, sections)}
+    handles += [Patch(color=SECTION_COLOURS.get(sec, "#d6eaf8"),
+                      label="critical section" if sec == "cs" else f"section {sec!r}")
+                for sec in sections if sec in present]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False)
+    if title is not None:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+def waits_on(run) -> list:
+    """Who waited for whom: every spin on a cell that another PE's write ended.
+
+    PE ``a`` waits on PE ``b`` when ``a`` accessed a cell twice in a row
+    (ignoring pauses) and, in between, ``b`` changed it: ``a`` was polling
+    the cell and ``b``'s write released it.  A PE that found the value it
+    needed at its first look did not wait and is not counted.
+
+    Returns
+    -------
+    list of Wait
+        ``(waiter, writer, cell, times)``, sorted by waiter, writer and cell.
+
+    Examples
+    --------
+    >>> from collective_lib.shared_memory import simulate_shared
+    >>> from collective_lib.algorithms.sync import barrier_demo, binomial_barrier
+    >>> run = simulate_shared(barrier_demo, 4, barrier=binomial_barrier, epochs=1)
+    >>> sorted({(w.waiter, w.writer) for w in waits_on(run)})
+    [(0, 1), (0, 2), (1, 0), (2, 0), (2, 3), (3, 0)]
+    """
+    _check_shared_run(run)
+    last_cell = {}                 # pe -> cell of its previous memory operation
+    version = {}                   # cell -> (number of changes, last writer)
+    looked = {}                    # pe -> version of its cell when it last looked
+    counts = {}
+    for e in run.trace:
+        if e.op not in _MEMORY_OP_NAMES:
+            continue
+        changes = e.op in ("write", "fetch_add") or (e.op == "cas" and e.value is True)
+        before = version.get(e.cell, (0, None))
+        if last_cell.get(e.pe) == e.cell and looked.get(e.pe) != before[0] \
+                and before[1] is not None and before[1] != e.pe:
+            key = (e.pe, before[1], e.cell)
+            counts[key] = counts.get(key, 0) + 1
+        if changes:
+            before = (before[0] + 1, e.pe)
+            version[e.cell] = before
+        last_cell[e.pe] = e.cell
+        looked[e.pe] = before[0]
+    return [Wait(a, b, cell, n) for (a, b, cell), n in
+            sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], _cell_name(kv[0][2])))]
+
+
+def _binomial_positions(p: int) -> np.ndarray:
+    """x = rank, y = minus the depth in the binomial tree (the number of 1 bits)."""
+    return np.array([(i, -bin(i).count("1")) for i in range(p)], dtype=float)
+
+
+def wait_graph(run, *, ax=None, layout="binomial", title=None):
+    """Draw :func:`waits_on` as arrows from the waiting PE to the PE it waited for.
+
+    A solid red arrow is a wait on a cell that only this PE polled (point to
+    point, like a parent waiting for one child); a dashed grey arrow is a
+    wait on a cell that several PEs polled at once (a broadcast through one
+    cache line, like everyone waiting for the root).  Arrows are wider the
+    more often the wait happened.
+
+    Parameters
+    ----------
+    run : SharedRun
+    ax : matplotlib Axes, optional
+    layout : {"binomial", "circle"}
+        ``"binomial"`` puts PE i at x = i, one level down per 1 bit of i, so
+        the binomial tree (thin grey lines) reads top down like Sanders
+        et al.'s Fig. 13.2; ``"circle"`` puts the PEs on a circle.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from collective_lib.shared_memory import simulate_shared
+    >>> from collective_lib.algorithms.sync import barrier_demo, simple_barrier
+    >>> run = simulate_shared(barrier_demo, 4, barrier=simple_barrier, epochs=1)
+    >>> ax = wait_graph(run, layout="circle")
+    >>> len([a for a in ax.patches if a.get_gid() == "wait:broadcast"])
+    3
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    waits = waits_on(run)
+    p = run.p
+    if layout == "binomial":
+        xy = _binomial_positions(p)
+        xy[:, 1] *= 1.2
+    elif layout == "circle":
+        angle = np.pi / 2 - 2 * np.pi * np.arange(p) / max(p, 1)
+        xy = np.stack([np.cos(angle), np.sin(angle)], axis=1) * max(1.0, p / (2 * np.pi))
+    else:
+        raise ValueError(f"layout must be 'binomial' or 'circle', got {layout!r}")
+    lay = _Layout(xy, 0.28, _font_size(p))
+    depth = int(-xy[:, 1].min() / 1.2) if layout == "binomial" else 0
+    ax = _new_axes(ax, (max(3.0, 0.75 * p + 1.0) if layout == "binomial" else 4.5,
+                        max(2.4, 0.9 * depth + 1.6) if layout == "binomial" else 4.5))
+    if layout == "binomial":
+        edges = [(xy[_binomial_parent(i)], xy[i]) for i in range(1, p)]
+        ax.add_collection(LineCollection(edges, colors=LINK_COLOUR, linewidths=1.0, zorder=0,
+                                         gid="tree"))
+    pollers = {}
+    for w in waits:
+        pollers.setdefault(w.cell, set()).add(w.waiter)
+    most = max((w.times for w in waits), default=1)
+    for w in waits:
+        broadcast = len(pollers[w.cell]) > 1
+        a, b = xy[w.waiter], xy[w.writer]
+        bend = 0.25 if (broadcast or layout == "circle") else 0.0
+        ax.add_patch(FancyArrowPatch(
+            a, b, arrowstyle="-|>", mutation_scale=9, shrinkA=11, shrinkB=11,
+            connectionstyle=f"arc3,rad={bend}",
+            color="0.6" if broadcast else ARROW_COLOUR, ls="--" if broadcast else "-",
+            lw=(0.7 if broadcast else 1.0) + 1.5 * w.times / most, zorder=2 if broadcast else 3,
+            gid="wait:broadcast" if broadcast else "wait:single"))
+    _draw_nodes(ax, lay)
+    _frame(ax, lay)
+    ax.legend(handles=[Line2D([], [], color=ARROW_COLOUR, label="waits for a cell only it polls"),
+                       Line2D([], [], color="0.55", ls="--",
+                              label="waits for a cell many PEs poll")],
+              fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+              frameon=False)
+    if title is not None:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+__all__ += ["memory_timeline", "memory_spans", "MemorySpan", "critical_sections",
+            "cache_holders", "waits_on", "Wait", "wait_graph"]

@@ -251,3 +251,15 @@ def test_holdings_from_another_root_and_for_chosen_pes():
     rows = viz.holdings_table(run, pes=[0, 3, 7])
     assert [r.holders for r in rows] == [[3, 7], [3, 7], [0, 3, 7]]
     assert [r.step for r in rows] == [1, 2, 3]
+
+
+def test_cost_curves_skip_sizes_an_entry_refuses():
+    # Rabenseifner's all-reduce needs at least one word per PE: m < p has no point.
+    from collective_lib import CostModel
+    from collective_lib.viz import cost_curves
+    import matplotlib.pyplot as plt
+    ax = cost_curves(["rabenseifner_allreduce"], vary="m", values=[1, 4, 8, 16, 64], p=8,
+                     model=CostModel(1.0, 0.1), simulate=False)
+    (line,) = [l for l in ax.get_lines() if l.get_gid() == "rabenseifner_allreduce:formula"]
+    assert list(line.get_xdata()) == [8, 16, 64]
+    plt.close(ax.figure)

@@ -1,0 +1,241 @@
+"""nbgrader round trip of the chapter 3 exercise `broken_lock`: release, then autograde.
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release must hide
+solutions and hidden tests), and a set of submissions is autograded in one ``nbgrader
+autograde`` run: the instructor's solution (full marks on every autograded cell), wrong
+schedules and a lock that is still broken (partial marks, with the helpful message in the
+failing cell's output), and a lock that deadlocks, one that crashes and one that loops
+forever without yielding (low marks, and grading still finishes quickly because the
+grading helpers stop them).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import nbgrader_harness as h
+
+ASSIGNMENT = "broken_lock"
+GRADING_BUDGET_S = 150
+
+PART1 = {"both_inside_tests", "two_lost_tests"}
+PART2 = {"timed_tests", "random_tests", "exhaustive_tests"}
+
+
+# -- submissions ----------------------------------------------------------------------------
+
+NO_OVERLAP = "schedule_both_inside = [0, 0, 1, 1]     # PE 0 is in; PE 1 only sees 1"
+ONE_PE_AFTER_THE_OTHER = "schedule_two_lost = [0] * 10 + [1] * 10"
+INCOMPLETE = "schedule_two_lost = [0, 1, 0, 0]"
+
+STILL_BROKEN_ACQUIRE = """
+while (yield read(self.cell)) != 0:          # wait until it looks free ...
+    yield pause(1)
+yield write(self.cell, 1)                    # ... then take it: not atomic
+"""
+
+GOOD_ACQUIRE = """
+while not (yield cas(self.cell, 0, 1)):
+    yield pause(1)
+"""
+NEVER_RELEASES = """
+yield pause(1)                               # forgets to write 0: nobody gets in again
+"""
+
+CRASHING_ACQUIRE = """
+while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
+    yield pause(1)
+"""
+CRASHING_SCHEDULE = "schedule_both_inside = [0, 1, 7, 1]"
+
+ENDLESS_ACQUIRE = """
+while True:                                  # never yields, never returns
+    pass
+yield
+"""
+
+
+def build_submissions(source: Path) -> dict:
+    def with_lock(acquire, release=None, nb=source):
+        if release is not None:         # the second region first: the first keeps its number
+            nb = h.replace_solution(nb, "fixed_lock_solution", release, region=1)
+        return h.replace_solution(nb, "fixed_lock_solution", acquire, region=0)
+
+    wrong_schedules = h.replace_solution(source, "schedule_both_inside_solution", NO_OVERLAP)
+    wrong_schedules = h.replace_solution(wrong_schedules, "schedule_two_lost_solution",
+                                         ONE_PE_AFTER_THE_OTHER)
+    crashes = with_lock(CRASHING_ACQUIRE,
+                        nb=h.replace_solution(source, "schedule_both_inside_solution",
+                                              CRASHING_SCHEDULE))
+    crashes = h.replace_solution(crashes, "schedule_two_lost_solution", INCOMPLETE)
+    return {
+        "solution": source,
+        "wrong_schedules": wrong_schedules,
+        "still_broken": with_lock(STILL_BROKEN_ACQUIRE),
+        "never_releases": with_lock(GOOD_ACQUIRE, NEVER_RELEASES),
+        "crashes": crashes,
+        "endless": with_lock(ENDLESS_ACQUIRE),
+    }
+
+
+def grade_all(course: Path, submissions: dict) -> dict:
+    """Autograde every ``{student: notebook}`` in a single nbgrader run."""
+    name = f"{ASSIGNMENT}.ipynb"
+    for student, nb in submissions.items():
+        target = course / "submitted" / student / ASSIGNMENT
+        target.mkdir(parents=True, exist_ok=True)
+        if isinstance(nb, Path):
+            nb = nbformat.read(nb, as_version=4)
+        nbformat.write(nb, target / name)
+    proc = h.run_nbgrader(course, "autograde", ASSIGNMENT, "--force")
+    results = {}
+    for student in submissions:
+        graded = course / "autograded" / student / ASSIGNMENT / name
+        assert graded.exists(), f"no autograded notebook for {student}:\n{proc.stdout}"
+        scores, max_scores, total, max_score = h.read_scores(course, ASSIGNMENT, ASSIGNMENT,
+                                                             student)
+        results[student] = h.GradeResult(scores=scores, max_scores=max_scores, total=total,
+                                         max_score=max_score,
+                                         notebook=nbformat.read(graded, as_version=4),
+                                         notebook_path=graded, log=proc.stdout)
+    return results
+
+
+def autograded_ids(result) -> set:
+    return {gid for gid in result.max_scores
+            if h.find_cell(result.notebook, gid).cell_type == "code"}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    course = h.copy_course(tmp_path_factory.mktemp("ch3") / "course")
+    released = h.generate_assignment(course, ASSIGNMENT)
+    assert [p.name for p in released] == [f"{ASSIGNMENT}.ipynb"]
+    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
+    start = time.monotonic()
+    results = grade_all(course, build_submissions(source))
+    return course, results, time.monotonic() - start
+
+
+def released_text(course: Path) -> str:
+    nb = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    return "\n".join(cell.source for cell in nb.cells)
+
+
+# -- the release ------------------------------------------------------------------------------
+
+def test_release_hides_solutions_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = released_text(course)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "[0, 1, 0, 1]", "0, 0,                # PE 0 takes", "cas(self.cell, 0, 1)",
+                   "take it atomically", "the last write is its first-round write",
+                   "range(1, 9), rounds=3", "seeds=range(150)", "rounds=2, time_limit_s=20",
+                   "_sync.broken_lock"]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    assert text.count("raise NotImplementedError()") == 4       # two schedules, acquire, release
+    assert "YOUR ANSWER HERE" in text
+    for kept in ["class FixedLock:", "def memory(p, cell=\"lock\"):", "def acquire(self):",
+                 "def release(self):", "def try_schedule(schedule, p=2, rounds=1):",
+                 "check_lock_progress(FixedLock, [1, 2, 3], rounds=2, time_limit_s=5)",
+                 "check_lock_exhaustive(FixedLock, 2, rounds=1, time_limit_s=5)"]:
+        assert kept in text, f"the release lost {kept!r}"
+
+
+def test_released_notebook_runs_and_fails_only_for_missing_answers(graded):
+    """A student's first run: the given cells work, the tests say what is missing."""
+    course, _, _ = graded
+    nb = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    from nbclient import NotebookClient
+    NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(course)}}).execute()
+    errors = {}
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                errors[gid] = f"{out.ename}: {out.evalue}"
+    assert set(errors) == {"schedule_both_inside_solution", "schedule_two_lost_solution",
+                           "both_inside_tests", "two_lost_tests", "timed_tests",
+                           "random_tests", "exhaustive_tests"}, errors
+    assert "replace `raise NotImplementedError()`" in errors["timed_tests"] or \
+        "NotImplementedError" in errors["timed_tests"]
+
+
+# -- grading ----------------------------------------------------------------------------------
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert autograded_ids(result) == PART1 | PART2
+    for gid in autograded_ids(result):
+        assert result.scores[gid] == result.max_scores[gid], (gid, result.messages(gid))
+    assert sum(result.max_scores[g] for g in PART1 | PART2) == 13
+    assert result.max_scores["answer_counter_one"] == 2          # graded by hand
+
+
+def test_wrong_schedules_lose_part_1_only(graded):
+    _, results, _ = graded
+    result = results["wrong_schedules"]
+    assert result.scores["both_inside_tests"] == 0 and result.scores["two_lost_tests"] == 0
+    assert all(result.scores[g] == result.max_scores[g] for g in PART2)
+    assert ("no two PEs were in the critical section at the same time"
+            in result.messages("both_inside_tests"))
+    assert "the counter is 4, not 2" in result.messages("two_lost_tests")
+    assert "read lock -> 1" in result.messages("both_inside_tests")     # the trace is shown
+
+
+def test_still_broken_lock_loses_part_2_with_the_violating_trace(graded):
+    _, results, _ = graded
+    result = results["still_broken"]
+    assert all(result.scores[g] == result.max_scores[g] for g in PART1)
+    assert all(result.scores[g] == 0 for g in PART2)
+    random = result.messages("random_tests")
+    assert "enters the critical section while PE" in random
+    assert "schedule [" in random and "write lock := 1" in random
+    assert "must be one atomic operation (cas or fetch_add)" in random
+    exhaustive = result.messages("exhaustive_tests")
+    assert "under the shortest interleaving that breaks it" in exhaustive
+    assert "schedule [0, 1, 0, 1]" in exhaustive
+
+
+def test_lock_that_never_releases_loses_part_2(graded):
+    _, results, _ = graded
+    result = results["never_releases"]
+    assert all(result.scores[g] == result.max_scores[g] for g in PART1)
+    assert all(result.scores[g] == 0 for g in PART2)
+    for gid in PART2:
+        assert "never finished: some PEs wait forever" in result.messages(gid), gid
+    assert "spins on cas(lock) seeing 1" in result.messages("random_tests")
+    assert "does release() really free the lock" in result.messages("timed_tests")
+
+
+def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
+    _, results, _ = graded
+    result = results["crashes"]
+    assert result.total == 0
+    assert ("schedule_both_inside names PE 7 at step 2, but there are only 2 PEs"
+            in result.messages("both_inside_tests"))
+    assert "schedule_two_lost is not complete" in result.messages("two_lost_tests")
+    for gid in PART2:
+        text = result.messages(gid)
+        assert "raised AttributeError" in text and "self.cells" in text, gid
+
+
+def test_endless_submission_is_stopped_with_a_helpful_message(graded):
+    _, results, _ = graded
+    result = results["endless"]
+    assert all(result.scores[g] == result.max_scores[g] for g in PART1)
+    assert all(result.scores[g] == 0 for g in PART2)
+    assert "did not finish within 5 s of real time" in result.messages("timed_tests")
+    for gid in ("random_tests", "exhaustive_tests"):
+        assert "took more than 5 s of real time" in result.messages(gid), gid
+        assert "never yields an operation" in result.messages(gid)
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < GRADING_BUDGET_S, f"autograding 6 submissions took {seconds:.0f} s"

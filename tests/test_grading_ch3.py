@@ -1,0 +1,318 @@
+"""Tests of the chapter 3 grading helpers: schedules and lock classes.
+
+Every helper must accept a correct submission and turn every kind of failure (an invalid
+schedule, a lock that lets two PEs in, one that lets nobody in, one that crashes, one that
+loops without yielding, one copied from the library) into an AssertionError whose text says
+what went wrong, short enough to read, without writing anything to stderr.
+"""
+import signal
+
+import numpy as np
+import pytest
+
+from collective_lib.algorithms.sync import broken_lock, cas_spin_lock, lock_demo
+from collective_lib.grading import (check_lock_exclusion, check_lock_exhaustive,
+                                    check_lock_progress, check_own_lock, replay_schedule)
+from collective_lib.shared_memory import cas, exclusion_violation, fetch_add, pause, read, write
+
+needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
+                                 reason="the wall-clock guard needs SIGALRM and setitimer")
+
+
+# -- lock classes used as "student submissions" ---------------------------------------------
+
+class GoodLock:
+    def __init__(self, me, p):
+        self.cell = "lock"
+
+    @staticmethod
+    def memory(p):
+        return {"lock": 0}
+
+    def acquire(self):
+        while True:
+            while (yield read(self.cell)) != 0:
+                yield pause(1)
+            if (yield cas(self.cell, 0, 1)):
+                return
+
+    def release(self):
+        yield write(self.cell, 0)
+
+
+class TicketLock:
+    """Correct, with two cells and fetch_add: the helpers accept other designs too."""
+
+    def __init__(self, me, p):
+        self.ticket = None
+
+    @staticmethod
+    def memory(p):
+        return {"next": 0, "serving": 0}
+
+    def acquire(self):
+        self.ticket = yield fetch_add("next", 1)
+        while (yield read("serving")) != self.ticket:
+            yield pause(1)
+
+    def release(self):
+        yield write("serving", self.ticket + 1)
+
+
+class ReadThenWrite(GoodLock):
+    def acquire(self):
+        while (yield read(self.cell)) != 0:
+            yield pause(1)
+        yield write(self.cell, 1)
+
+
+class NeverReleases(GoodLock):
+    def release(self):
+        yield pause(1)
+
+
+class UndoesWrongly(GoodLock):
+    """fetch_add test-and-set whose release writes 0 over the others' tentative increments."""
+
+    def acquire(self):
+        while (yield fetch_add(self.cell, 1)) != 0:
+            yield fetch_add(self.cell, -1)
+
+
+class Crashes(GoodLock):
+    def acquire(self):
+        yield read(self.cell)
+        return 1 / 0
+
+
+class Endless(GoodLock):
+    def acquire(self):
+        while True:
+            pass
+        yield
+
+
+class Stub(GoodLock):
+    def acquire(self):
+        raise NotImplementedError()
+
+
+class NotAGenerator(GoodLock):
+    def acquire(self):
+        return None
+
+
+class Inherits(cas_spin_lock):
+    pass
+
+
+class Aliases(GoodLock):
+    acquire = cas_spin_lock.acquire
+
+
+class CallsLibrary(GoodLock):
+    def acquire(self):
+        yield from cas_spin_lock(0, 2).acquire()
+
+
+class BadMemory(GoodLock):
+    @staticmethod
+    def memory(p):
+        return [("lock", 0)]
+
+
+class UndeclaredCell(GoodLock):
+    def acquire(self):
+        while not (yield cas("mutex", 0, 1)):
+            yield pause(1)
+
+
+class Alternating(GoodLock):
+    """Correct, but never repeats the same poll: the exhaustive search cannot prune it."""
+
+    def acquire(self):
+        n = 0
+        while True:
+            n += 1
+            if (yield cas(self.cell, 0, 1)):
+                return
+            yield pause(n)
+
+
+def message(excinfo) -> str:
+    return str(excinfo.value)
+
+
+# -- replay_schedule ---------------------------------------------------------------------------
+
+def test_replay_runs_exactly_the_schedule():
+    run = replay_schedule(lock_demo, 2, [0, 1, 0, 1], lock=broken_lock, rounds=1)
+    assert run.schedule == [0, 1, 0, 1] and not run.complete
+    assert exclusion_violation(run.trace).pe == 1
+    full = replay_schedule(lock_demo, 2, [0] * 5 + [1] * 5, lock=broken_lock, rounds=1)
+    assert full.complete and full.memory["counter"] == 2
+
+
+def test_replay_accepts_tuples_and_numpy_arrays():
+    a = replay_schedule(lock_demo, 2, (0, 1, 0, 1), lock=broken_lock, rounds=1)
+    b = replay_schedule(lock_demo, 2, np.array([0, 1, 0, 1]), lock=broken_lock, rounds=1)
+    assert a.schedule == b.schedule == [0, 1, 0, 1]
+
+
+@pytest.mark.parametrize("schedule, text", [
+    ("0101", "must be a list of PE numbers such as [0, 1, 1, 0], got '0101' (str)"),
+    (None, "must be a list of PE numbers"),
+    ([0, 1.0], "must list PE numbers (ints), but step 1 is 1.0 (float)"),
+    ([0, True], "but step 1 is True (bool)"),
+    ([0, 2], "names PE 2 at step 1, but there are only 2 PEs (0 and 1)"),
+    ([-1], "names PE -1 at step 0"),
+    ([0] * 2000, "has 2000 steps; no more than 1000 are needed here"),
+])
+def test_replay_rejects_invalid_schedules(schedule, text):
+    with pytest.raises(AssertionError) as excinfo:
+        replay_schedule(lock_demo, 2, schedule, lock=broken_lock, rounds=1)
+    assert text in message(excinfo)
+
+
+def test_replay_explains_a_step_of_a_finished_pe_with_the_trace_so_far():
+    with pytest.raises(AssertionError) as excinfo:
+        replay_schedule(lock_demo, 2, [0] * 6, what="my_schedule", lock=broken_lock, rounds=1)
+    text = message(excinfo)
+    assert text.startswith("my_schedule names PE 0 at step 5, but PE 0 has already returned")
+    assert "write lock := 0" in text and "time  PE  operation" in text
+
+
+def test_replay_explains_an_exception_of_the_program():
+    def program(me, p, data):
+        yield read("x")
+        raise KeyError("oops")
+    with pytest.raises(AssertionError) as excinfo:
+        replay_schedule(program, 1, [0], memory={"x": 0})
+    assert "raised KeyError: 'oops'" in message(excinfo)
+
+
+# -- check_own_lock ----------------------------------------------------------------------------
+
+def test_own_lock_accepts_students_locks():
+    check_own_lock(GoodLock)
+    check_own_lock(TicketLock)
+
+
+@pytest.mark.parametrize("lock, text", [
+    (Inherits, "Inherits inherits from the library's cas_spin_lock"),
+    (Aliases, "Aliases.acquire is the library's own cas_spin_lock.acquire"),
+    (CallsLibrary, "uses the library's `cas_spin_lock`"),
+    (Stub, "raised NotImplementedError"),
+    (NotAGenerator, "NotAGenerator.acquire() must be a generator"),
+    (BadMemory, "BadMemory.memory(p) must return a dict"),
+    (GoodLock(0, 2), "must be a class"),
+])
+def test_own_lock_rejects_what_is_not_the_students_own_lock(lock, text):
+    with pytest.raises(AssertionError) as excinfo:
+        check_own_lock(lock)
+    assert text in message(excinfo)
+
+
+def test_stub_gets_the_hint_to_replace_it():
+    with pytest.raises(AssertionError) as excinfo:
+        check_own_lock(Stub)
+    assert "replace `raise NotImplementedError()`" in message(excinfo)
+
+
+# -- the three lock checks ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("lock", [GoodLock, TicketLock, cas_spin_lock])
+def test_correct_locks_pass_every_check(lock):
+    check_lock_progress(lock, range(1, 7), rounds=3)
+    check_lock_exclusion(lock, [2, 3, 4], seeds=range(60))
+    check_lock_exhaustive(lock, 2, rounds=2)
+
+
+def test_a_lock_that_lets_two_in_is_caught_with_its_trace():
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_exhaustive(ReadThenWrite, 2, rounds=2)
+    text = message(excinfo)
+    assert text.startswith("ReadThenWrite with p=2 PEs, 2 rounds each: under the shortest "
+                           "interleaving that breaks it, PE 1 enters the critical section "
+                           "while PE 0 is inside.")
+    assert "schedule [0, 1, 0, 1]" in text and "write lock := 1" in text
+    assert "must be one atomic operation (cas or fetch_add)" in text
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_exclusion(ReadThenWrite, [3], seeds=range(50))
+    assert "under the interleaving of seed" in message(excinfo)
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_progress(ReadThenWrite, [2, 3])
+    assert "entered the critical section at time" in message(excinfo)
+
+
+@pytest.mark.parametrize("check", [
+    lambda lock: check_lock_progress(lock, [1, 2]),
+    lambda lock: check_lock_exclusion(lock, [2], seeds=range(5)),
+    lambda lock: check_lock_exhaustive(lock, 2, rounds=1),
+])
+def test_a_lock_that_is_never_released_makes_no_progress(check):
+    with pytest.raises(AssertionError) as excinfo:
+        check(NeverReleases)
+    text = message(excinfo)
+    assert "never finished: some PEs wait forever" in text
+    assert "spins on read(lock) seeing 1" in text and "\n  PE " in text
+    assert "does release() really free the lock" in text
+    assert len(text) < 2000
+
+
+def test_a_livelocking_fetch_add_lock_is_caught_and_the_message_stays_short():
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_exclusion(UndoesWrongly, [3], seeds=range(10))
+    assert len(message(excinfo)) < 3000          # not the whole 20000-step schedule
+    with pytest.raises(AssertionError):
+        check_lock_progress(UndoesWrongly, [2, 3])
+
+
+@pytest.mark.parametrize("check", [
+    lambda lock: check_lock_progress(lock, [2]),
+    lambda lock: check_lock_exclusion(lock, [2], seeds=range(5)),
+    lambda lock: check_lock_exhaustive(lock, 2, rounds=1),
+])
+def test_an_exception_in_the_lock_is_explained(check):
+    with pytest.raises(AssertionError) as excinfo:
+        check(Crashes)
+    text = message(excinfo)
+    assert "raised ZeroDivisionError: division by zero" in text
+    assert "`return 1 / 0`" in text
+
+
+def test_an_undeclared_cell_is_named():
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_progress(UndeclaredCell, [2])
+    assert "'mutex', which is not declared in memory" in message(excinfo)
+
+
+@needs_alarm
+@pytest.mark.parametrize("check, text", [
+    (lambda lock: check_lock_progress(lock, [2], time_limit_s=0.5),
+     "Endless did not finish within 0.5 s of real time"),
+    (lambda lock: check_lock_exclusion(lock, [2], time_limit_s=0.5),
+     "took more than 0.5 s of real time"),
+    (lambda lock: check_lock_exhaustive(lock, 2, time_limit_s=0.5),
+     "took more than 0.5 s of real time"),
+])
+def test_an_endless_lock_is_stopped_by_the_clock(check, text):
+    with pytest.raises(AssertionError) as excinfo:
+        check(Endless)
+    assert text in message(excinfo)
+    assert "never yields an operation" in message(excinfo)
+
+
+def test_too_many_interleavings_fail_with_an_explanation():
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_exhaustive(Alternating, 2, rounds=2, max_runs=200)
+    assert "too many interleavings to check them all (more than 200 states)" in message(excinfo)
+
+
+def test_helpers_write_nothing_to_stderr(capfd):
+    for check in (lambda: check_lock_progress(ReadThenWrite, [2]),
+                  lambda: check_lock_exclusion(NeverReleases, [2], seeds=range(2)),
+                  lambda: check_lock_exhaustive(Crashes, 2)):
+        with pytest.raises(AssertionError):
+            check()
+    assert capfd.readouterr().err == ""
