@@ -79,7 +79,61 @@ class _Demo:
 
 # -- step player --------------------------------------------------------------------------
 
-class StepPlayer(_Demo):
+class _CatalogPlayer(_Demo):
+    """What the players of catalog runs share: choosing the algorithm, p, root and k."""
+
+    def _choose(self, operation, algorithm):
+        """Set ``entries`` and return the algorithm to start with (the first by default)."""
+        self.entries = _entries(operation)
+        names = list(self.entries)
+        if algorithm is None:
+            return names[0]
+        if algorithm not in self.entries:
+            raise ValueError(f"{algorithm!r} is not a {operation} algorithm; choose from {names}")
+        return algorithm
+
+    def _setup_controls(self, algorithm, p, root, k, *, p_max, k_max) -> dict:
+        """The controls that choose a run; each one re-simulates when it changes."""
+        controls = {
+            "algorithm": W.Dropdown(options=list(self.entries), value=algorithm,
+                                    description="algorithm"),
+            "p": W.IntSlider(value=p, min=1, max=p_max, description="p"),
+            "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root"),
+            "k": W.IntSlider(value=k, min=1, max=k_max, description="packets k"),
+        }
+        for control in controls.values():
+            control.observe(self._on_setup, names="value")
+        return controls
+
+    @property
+    def entry(self):
+        return self.entries[self.controls["algorithm"].value]
+
+    def _params(self) -> dict:
+        c, params = self.controls, {}
+        if "root" in self.entry.params:
+            params["root"] = c["root"].value
+        if "k" in self.entry.params:
+            params["k"] = c["k"].value
+        return params
+
+    def _fit_controls(self, p: int) -> None:
+        """Show only the parameters the chosen algorithm takes; keep the root below p."""
+        c, entry = self.controls, self.entry
+        c["root"].max = max(p - 1, 0)
+        c["k"].layout.display = None if "k" in entry.params else "none"
+        c["root"].layout.display = None if "root" in entry.params else "none"
+
+    def _on_setup(self, change):
+        if not self._busy:
+            self._resimulate()
+
+    def _on_step(self, change):
+        if not self._busy:
+            self._redraw()
+
+
+class StepPlayer(_CatalogPlayer):
     """Step through one run of a catalog algorithm; see :func:`step_player`.
 
     Attributes
@@ -98,30 +152,19 @@ class StepPlayer(_Demo):
     """
 
     def __init__(self, operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):
-        self.entries = _entries(operation)
-        names = list(self.entries)
-        if algorithm is None:
-            algorithm = names[0]
-        if algorithm not in self.entries:
-            raise ValueError(f"{algorithm!r} is not a {operation} algorithm; choose from {names}")
+        algorithm = self._choose(operation, algorithm)
         if m is not None and k > m:
             raise ValueError(f"k={k} exceeds m={m}: a packet holds at least one word")
         self.m = m
         self.run, self.error = None, None
         self._busy = False
-        c = self.controls = {
-            "algorithm": W.Dropdown(options=names, value=algorithm, description="algorithm"),
-            "p": W.IntSlider(value=p, min=1, max=MAX_P, description="p"),
-            "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root"),
-            "k": W.IntSlider(value=k, min=1, max=min(16, m or 16), description="packets k"),
-            "step": W.IntSlider(value=1, min=1, max=1, description="step"),
-            "play": W.Play(value=1, min=1, max=1, interval=1200, description="play"),
-        }
+        c = self.controls = self._setup_controls(algorithm, p, root, k, p_max=MAX_P,
+                                                 k_max=min(16, m or 16))
+        c["step"] = W.IntSlider(value=1, min=1, max=1, description="step")
+        c["play"] = W.Play(value=1, min=1, max=1, interval=1200, description="play")
         W.jslink((c["play"], "value"), (c["step"], "value"))
         self.info = W.HTML()
         self.image = W.Image(format="png")
-        for key in ("algorithm", "p", "root", "k"):
-            c[key].observe(self._on_setup, names="value")
         c["step"].observe(self._on_step, names="value")
         self.widget = W.VBox([
             W.HBox([c["algorithm"], c["p"]]),
@@ -132,31 +175,11 @@ class StepPlayer(_Demo):
 
     # -- state ---------------------------------------------------------------------------
 
-    @property
-    def entry(self):
-        return self.entries[self.controls["algorithm"].value]
-
-    def _params(self) -> dict:
-        c, params = self.controls, {}
-        if "root" in self.entry.params:
-            params["root"] = c["root"].value
-        if "k" in self.entry.params:
-            params["k"] = c["k"].value
-        return params
-
     def _message_words(self) -> int:
         # One word per packet unless the caller fixed m: every k is then possible.
         if self.m is not None:
             return self.m
         return self.controls["k"].value if "k" in self.entry.params else 1
-
-    def _on_setup(self, change):
-        if not self._busy:
-            self._resimulate()
-
-    def _on_step(self, change):
-        if not self._busy:
-            self._redraw()
 
     def _resimulate(self) -> None:
         """Fit the controls to the algorithm and p, simulate, and redraw."""
@@ -164,9 +187,7 @@ class StepPlayer(_Demo):
         self._busy = True
         try:
             p = c["p"].value
-            c["root"].max = max(p - 1, 0)
-            c["k"].layout.display = None if "k" in entry.params else "none"
-            c["root"].layout.display = None if "root" in entry.params else "none"
+            self._fit_controls(p)
             self.run, self.error = self._simulate(entry, p)
             steps = len(self.run.step_starts()) if self.run else 0
             for key in ("step", "play"):
@@ -420,7 +441,7 @@ __all__ += ["value_player", "ValuePlayer"]
 MAX_VALUE_P = 16
 
 
-class ValuePlayer(_Demo):
+class ValuePlayer(_CatalogPlayer):
     """Step through a reduction or prefix-sum run, one table row per step.
 
     See :func:`value_player`.  Attributes: ``widget``, ``controls``
@@ -433,12 +454,7 @@ class ValuePlayer(_Demo):
 
     def __init__(self, operation="reduce", *, algorithm=None, p=8, root=0, k=1,
                  values="pattern", seed=0):
-        self.entries = _entries(operation)
-        names = list(self.entries)
-        if algorithm is None:
-            algorithm = names[0]
-        if algorithm not in self.entries:
-            raise ValueError(f"{algorithm!r} is not a {operation} algorithm; choose from {names}")
+        algorithm = self._choose(operation, algorithm)
         if values not in ("pattern", "numbers"):
             raise ValueError(f"values must be 'pattern' or 'numbers', got {values!r}")
         if not isinstance(p, int) or not 1 <= p <= MAX_VALUE_P:
@@ -446,21 +462,15 @@ class ValuePlayer(_Demo):
         self.seed = seed
         self.run, self.values, self.error = None, None, None
         self._busy = False
-        c = self.controls = {
-            "algorithm": W.Dropdown(options=names, value=algorithm, description="algorithm"),
-            "p": W.IntSlider(value=p, min=1, max=MAX_VALUE_P, description="p"),
-            "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root"),
-            "k": W.IntSlider(value=k, min=1, max=8, description="packets k"),
-            "values": W.ToggleButtons(options=[("pattern x:y", "pattern"),
-                                               ("numbers", "numbers")], value=values),
-            "step": W.IntSlider(value=0, min=0, max=0, description="after step"),
-            "play": W.Play(value=0, min=0, max=0, interval=1200, description="play"),
-        }
+        c = self.controls = self._setup_controls(algorithm, p, root, k, p_max=MAX_VALUE_P, k_max=8)
+        c["values"] = W.ToggleButtons(options=[("pattern x:y", "pattern"),
+                                               ("numbers", "numbers")], value=values)
+        c["step"] = W.IntSlider(value=0, min=0, max=0, description="after step")
+        c["play"] = W.Play(value=0, min=0, max=0, interval=1200, description="play")
         W.jslink((c["play"], "value"), (c["step"], "value"))
         self.info = W.HTML()
         self.table = W.HTML()
-        for key in ("algorithm", "p", "root", "k", "values"):
-            c[key].observe(self._on_setup, names="value")
+        c["values"].observe(self._on_setup, names="value")
         c["step"].observe(self._on_step, names="value")
         self.widget = W.VBox([
             W.HBox([c["algorithm"], c["p"]]),
@@ -469,18 +479,6 @@ class ValuePlayer(_Demo):
             W.HBox([c["play"], c["step"]]),
             self.info, self.table])
         self._resimulate()
-
-    @property
-    def entry(self):
-        return self.entries[self.controls["algorithm"].value]
-
-    def _params(self) -> dict:
-        c, params = self.controls, {}
-        if "root" in self.entry.params:
-            params["root"] = c["root"].value
-        if "k" in self.entry.params:
-            params["k"] = c["k"].value
-        return params
 
     def _message_words(self, p: int) -> int:
         """One word per packet; an algorithm that needs more (Rabenseifner: m >= p) gets p."""
@@ -500,22 +498,12 @@ class ValuePlayer(_Demo):
         rng = np.random.default_rng(self.seed)
         return [rng.integers(0, 10, size=m).tolist() for _ in range(p)], {}
 
-    def _on_setup(self, change):
-        if not self._busy:
-            self._resimulate()
-
-    def _on_step(self, change):
-        if not self._busy:
-            self._redraw()
-
     def _resimulate(self) -> None:
         c, entry = self.controls, self.entry
         self._busy = True
         try:
             p = c["p"].value
-            c["root"].max = max(p - 1, 0)
-            c["k"].layout.display = None if "k" in entry.params else "none"
-            c["root"].layout.display = None if "root" in entry.params else "none"
+            self._fit_controls(p)
             c["values"].layout.display = None if "op" in entry.params else "none"
             self.run, self.values, self.error = None, None, None
             try:
