@@ -301,3 +301,43 @@ def _solution_regions(lines: Iterable[str]) -> list[tuple[int, int]]:
     if start is not None:
         raise ValueError(f"{_BEGIN_SOLUTION} at line {start + 1} is never closed")
     return regions
+
+
+def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: dict) -> dict:
+    """Autograde every ``{student: notebook or path}`` of ``assignment`` in one nbgrader run.
+
+    One run for all students is much faster than :func:`autograde` per student.
+    Returns ``{student: GradeResult}``.
+    """
+    course = Path(course_dir)
+    name = f"{assignment}.ipynb"
+    for student, nb in submissions.items():
+        target = course / "submitted" / student / assignment
+        target.mkdir(parents=True, exist_ok=True)
+        if isinstance(nb, Path):
+            nb = nbformat.read(nb, as_version=4)
+        nbformat.write(nb, target / name)
+    proc = run_nbgrader(course, "autograde", assignment, "--force")
+    results = {}
+    for student in submissions:
+        graded = course / "autograded" / student / assignment / name
+        assert graded.exists(), f"no autograded notebook for {student}:\n{proc.stdout}"
+        scores, max_scores, total, max_score = read_scores(course, assignment, assignment, student)
+        results[student] = GradeResult(scores=scores, max_scores=max_scores, total=total,
+                                       max_score=max_score,
+                                       notebook=nbformat.read(graded, as_version=4),
+                                       notebook_path=graded, log=proc.stdout)
+    return results
+
+
+def released_text(course_dir: os.PathLike | str, assignment: str) -> str:
+    """All cell sources of the released notebook, joined (to check nothing leaks)."""
+    nb = nbformat.read(Path(course_dir) / "release" / assignment / f"{assignment}.ipynb",
+                       as_version=4)
+    return "\n".join(cell.source for cell in nb.cells)
+
+
+def autograded_ids(result: GradeResult) -> list:
+    """The grade ids of the autograded (code) cells of a graded notebook."""
+    return [gid for gid in result.max_scores
+            if find_cell(result.notebook, gid).cell_type == "code"]

@@ -81,34 +81,6 @@ def build_submissions(source: Path) -> dict:
     }
 
 
-def grade_all(course: Path, submissions: dict) -> dict:
-    """Autograde every ``{student: notebook}`` in a single nbgrader run."""
-    name = f"{ASSIGNMENT}.ipynb"
-    for student, nb in submissions.items():
-        target = course / "submitted" / student / ASSIGNMENT
-        target.mkdir(parents=True, exist_ok=True)
-        if isinstance(nb, Path):
-            nb = nbformat.read(nb, as_version=4)
-        nbformat.write(nb, target / name)
-    proc = h.run_nbgrader(course, "autograde", ASSIGNMENT, "--force")
-    results = {}
-    for student in submissions:
-        graded = course / "autograded" / student / ASSIGNMENT / name
-        assert graded.exists(), f"no autograded notebook for {student}:\n{proc.stdout}"
-        scores, max_scores, total, max_score = h.read_scores(course, ASSIGNMENT, ASSIGNMENT,
-                                                             student)
-        results[student] = h.GradeResult(scores=scores, max_scores=max_scores, total=total,
-                                         max_score=max_score,
-                                         notebook=nbformat.read(graded, as_version=4),
-                                         notebook_path=graded, log=proc.stdout)
-    return results
-
-
-def autograded_ids(result) -> set:
-    return {gid for gid in result.max_scores
-            if h.find_cell(result.notebook, gid).cell_type == "code"}
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = h.copy_course(tmp_path_factory.mktemp("ch3") / "course")
@@ -116,20 +88,19 @@ def graded(tmp_path_factory):
     assert [p.name for p in released] == [f"{ASSIGNMENT}.ipynb"]
     source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
     start = time.monotonic()
-    results = grade_all(course, build_submissions(source))
+    results = h.autograde_many(course, ASSIGNMENT, build_submissions(source))
     return course, results, time.monotonic() - start
 
 
-def released_text(course: Path) -> str:
-    nb = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-    return "\n".join(cell.source for cell in nb.cells)
+def set_of_autograded_ids(result) -> set:
+    return set(h.autograded_ids(result))
 
 
 # -- the release ------------------------------------------------------------------------------
 
 def test_release_hides_solutions_and_hidden_tests(graded):
     course, _, _ = graded
-    text = released_text(course)
+    text = h.released_text(course, ASSIGNMENT)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "[0, 1, 0, 1]", "0, 0,                # PE 0 takes", "cas(self.cell, 0, 1)",
                    "take it atomically", "the last write is its first-round write",
@@ -170,8 +141,8 @@ def test_released_notebook_runs_and_fails_only_for_missing_answers(graded):
 def test_solution_gets_full_marks(graded):
     _, results, _ = graded
     result = results["solution"]
-    assert autograded_ids(result) == PART1 | PART2
-    for gid in autograded_ids(result):
+    assert set_of_autograded_ids(result) == PART1 | PART2
+    for gid in set_of_autograded_ids(result):
         assert result.scores[gid] == result.max_scores[gid], (gid, result.messages(gid))
     assert sum(result.max_scores[g] for g in PART1 | PART2) == 13
     assert result.max_scores["answer_counter_one"] == 2          # graded by hand
