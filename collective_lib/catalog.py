@@ -20,7 +20,8 @@ from .simulator import Run, simulate
 __all__ = ["Algorithm", "Operation", "catalog", "register", "register_operation", "operations"]
 
 #: Modules whose import registers algorithms, in chapter order.
-ALGORITHM_MODULES = ("collective_lib.algorithms.broadcast", "collective_lib.algorithms.reduce")
+ALGORITHM_MODULES = ("collective_lib.algorithms.broadcast", "collective_lib.algorithms.reduce",
+                     "collective_lib.algorithms.gather", "collective_lib.algorithms.alltoall")
 
 _ALGORITHMS: dict = {}
 _OPERATIONS: dict = {}

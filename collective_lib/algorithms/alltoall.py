@@ -1,0 +1,305 @@
+"""All-to-all broadcast and all-to-all reduction (chapter 5).
+
+* all-to-all broadcast: every PE i holds its own message m_i (m words); every PE
+  returns the list ``[m_0, m_1, ..., m_(p-1)]`` of all p messages, indexed by
+  the rank of their source.  This is the operation ``"allgather"`` that
+  :mod:`collective_lib.algorithms.gather` registers (Sanders' name for it);
+* all-to-all reduction, its dual: PE i holds a list of p messages, ``data[j]``
+  being its contribution for PE j; PE j returns the combination with ``op`` of
+  the p messages destined for it, ``x_0[j] op x_1[j] op ... op x_(p-1)[j]``.
+
+Every procedure runs all p one-to-all broadcasts (or all-to-one reductions) at
+once, and merges the messages that travel the same link in the same step into
+one longer message.  The operator conventions are those of
+:mod:`collective_lib.algorithms.reduce` (``op`` keyword, default
+:data:`~collective_lib.algorithms.reduce.add`, ``None`` for the book's 0).
+The reductions here combine the operands in the order their communication
+pattern dictates, which is not rank order, so they are registered with
+``requires_commutative=True``.
+
+The closed forms are communication-only: ring (ts + tw m)(p - 1) (Eq. 4.2),
+2-D torus 2 ts (sqrt p - 1) + tw m (p - 1) (Eq. 4.3), hypercube
+ts log p + tw m (p - 1) (Eq. 4.4).  A message that concatenates k messages of
+m words is charged k m words.
+
+Source: Grama, Gupta, Karypis, Kumar, Introduction to Parallel Computing
+(2003), §4.2, Algorithms 4.4-4.8, Eqs. 4.2-4.4, Figs. 4.9-4.12, Problem 4.4.
+"""
+from __future__ import annotations
+
+from ..catalog import register, register_operation
+from ..networks import Hypercube, Mesh, Ring
+from ..ops import exchange, size_in_words, sendrecv
+from ..validate import check_positive_int, check_power_of_two, check_square
+from . import gather  # noqa: F401  (registers the operation "allgather" used below)
+from .reduce import _check_op, add, combine
+
+__all__ = [
+    "all_to_all_bc_ring", "all_to_all_red_ring",
+    "all_to_all_bc_mesh", "all_to_all_red_mesh",
+    "all_to_all_bc_hcube", "all_to_all_red_hcube",
+]
+
+
+def _step(model, words):
+    """One neighbour transfer of ``words`` words."""
+    return model.transfer_time(words, hops=1)
+
+
+def _words(messages):
+    """Words of a concatenation of messages: the sum of their lengths.
+
+    >>> _words([[1, 2], [3, 4], [5, 6]])
+    6
+    """
+    return sum(size_in_words(x) for x in messages)
+
+
+# -- operations -------------------------------------------------------------------------
+
+def _p_messages(p, m, rng, **_):
+    """PE i holds p random messages of m words, the j-th destined for PE j."""
+    m = check_positive_int("m", m)
+    return rng.integers(0, 1000, size=(p, p, m)).tolist()
+
+
+def _red_expected(inputs, op=add, **_):
+    return [combine(op, *(row[j] for row in inputs)) for j in range(len(inputs))]
+
+
+register_operation("all_to_all_reduction", make_inputs=_p_messages, expected=_red_expected)
+
+
+def _check_messages(algorithm, data, p):
+    """The input of a reduction: one message per destination."""
+    if not isinstance(data, (list, tuple)) or len(data) != p:
+        raise ValueError(f"{algorithm} needs a list of p={p} messages on every PE (one per "
+                         f"destination), got {data!r}")
+    return list(data)
+
+
+# -- ring ---------------------------------------------------------------------------------
+
+def ring_cost(p, m, model, **_):
+    """(ts + tw m)(p - 1), Grama Eq. 4.2; exact."""
+    return (p - 1) * _step(model, m)
+
+
+@register(operation="allgather", cost=ring_cost, exact=True, network=Ring,
+          source="Grama et al. 2003, §4.2.1, Algorithm 4.4, Fig. 4.9, Eq. 4.2")
+def all_to_all_bc_ring(me, p, data):
+    """All-to-all broadcast on a ring: pass every message p - 1 times to the right.
+
+    Grama et al. 2003, ``ALL_TO_ALL_BC_RING`` (Algorithm 4.4): first send my own
+    message to the right neighbour; in each later step forward to the right
+    the message just received from the left.  In step i the message that
+    arrives came from PE me - i, which is where it is filed in ``result``.
+    All p - 1 steps keep every link busy at once (send || receive,
+    full-duplex); time (ts + tw m)(p - 1) (Eq. 4.2).
+    """
+    left = (me - 1) % p
+    right = (me + 1) % p
+    result = [None] * p
+    result[me] = data
+    msg = data
+    for i in range(1, p):
+        msg = yield sendrecv(right, msg, left)     # send msg to right || receive msg from left
+        result[(me - i) % p] = msg                 # result := result U msg
+    return result
+
+
+@register(operation="all_to_all_reduction", cost=ring_cost, exact=True, network=Ring,
+          params={"op": add}, requires_commutative=True,
+          source="Grama et al. 2003, §4.2.1, Algorithm 4.5, Eq. 4.2")
+def all_to_all_red_ring(me, p, data, op=add):
+    """All-to-all reduction on a ring: Algorithm 4.4 backwards, combining on the way.
+
+    Grama et al. 2003, ``ALL_TO_ALL_RED_RING`` (Algorithm 4.5): in step i add my
+    message for PE j = me + i to the partial sum received in the step before
+    and send it to the left, while the partial sum for PE me + i + 1 comes in
+    from the right.  After p - 1 steps the partial sum that arrives is the one
+    for me itself, and my own message completes it.  PE j's result combines
+    the messages in the cyclic order j, j+1, ..., j-1, so ``op`` must be
+    commutative.  Full-duplex; time (ts + tw m)(p - 1), as Eq. 4.2.
+    """
+    op = _check_op(op)
+    msg = _check_messages("all_to_all_red_ring", data, p)
+    left = (me - 1) % p
+    right = (me + 1) % p
+    received = None                                  # recv := 0
+    for i in range(1, p):
+        j = (me + i) % p
+        temp = combine(op, msg[j], received)         # temp := msg[j] + recv
+        received = yield sendrecv(left, temp, right)  # send temp to left || receive recv from right
+    return combine(op, msg[me], received)            # result := msg[my_id] + recv
+
+
+# -- mesh (2-D torus) ---------------------------------------------------------------------
+
+def _mesh_network(p):
+    side = check_square("the all-to-all mesh algorithms", p)
+    return Mesh(side, side, wrap=True)
+
+
+def _mesh_p(p):
+    check_square("the all-to-all mesh algorithms", p)
+
+
+def mesh_cost(p, m, model, **_):
+    """(ts + tw m)(sqrt p - 1) + (ts + tw m sqrt p)(sqrt p - 1) = 2 ts (sqrt p - 1) + tw m (p - 1).
+
+    Grama Eq. 4.3; exact on a square torus.
+    """
+    side = check_square("the all-to-all mesh algorithms", p)
+    return (side - 1) * (_step(model, m) + _step(model, side * m))
+
+
+@register(operation="allgather", cost=mesh_cost, exact=True, network=_mesh_network,
+          valid_p=_mesh_p, source="Grama et al. 2003, §4.2.2, Algorithm 4.6, Fig. 4.10, Eq. 4.3")
+def all_to_all_bc_mesh(me, p, data):
+    """All-to-all broadcast on a sqrt p x sqrt p torus: the ring procedure along rows, then columns.
+
+    Grama et al. 2003, ``ALL_TO_ALL_BC_MESH`` (Algorithm 4.6).  Phase 1: every
+    row runs the ring procedure on the m-word messages, so each PE collects
+    the sqrt p messages of its row.  Phase 2: every column runs it on these
+    collections, messages of m sqrt p words.  The neighbours are taken mod
+    sqrt p in the row and mod p in the column, so the mesh needs its
+    wrap-around links (``Mesh(side, side, wrap=True)``).  p must be a
+    perfect square; full-duplex; time 2 ts (sqrt p - 1) + tw m (p - 1) (Eq. 4.3).
+    """
+    side = check_square("all_to_all_bc_mesh", p)
+    row, col = divmod(me, side)
+    # Communication along rows
+    left = me - me % side + (me - 1) % side
+    right = me - me % side + (me + 1) % side
+    result = [None] * side                        # the messages of my row, by column
+    result[col] = data
+    msg = data
+    for i in range(1, side):
+        msg = yield sendrecv(right, msg, left)
+        result[(col - i) % side] = msg
+    # Communication along columns
+    up = (me - side) % p
+    down = (me + side) % p
+    rows = [None] * side                          # the rows' collections, by row
+    rows[row] = result
+    msg = result
+    for i in range(1, side):
+        msg = yield sendrecv(down, msg, up, words=_words(msg))
+        rows[(row - i) % side] = msg
+    return [x for collected in rows for x in collected]
+
+
+@register(operation="all_to_all_reduction", cost=mesh_cost, exact=True, network=_mesh_network,
+          valid_p=_mesh_p, params={"op": add}, requires_commutative=True,
+          source="Grama et al. 2003, §4.2.2, Problem 4.4 (Algorithm 4.6 reversed, "
+                 "with the combining of Algorithm 4.5), Eq. 4.3")
+def all_to_all_red_mesh(me, p, data, op=add):
+    """All-to-all reduction on a sqrt p x sqrt p torus: Algorithm 4.6 run backwards.
+
+    Grama et al. 2003, Problem 4.4.  Reverse the phases and the direction of
+    Algorithm 4.6 and combine as Algorithm 4.5 does.  Phase 1, along columns:
+    the ring reduction in which the "message" for the PE of row r is my
+    sqrt p messages for the PEs of row r (m sqrt p words); it leaves each PE
+    with, for every PE of its row, the column's combined contributions.
+    Phase 2, along rows: the ring reduction on these m-word messages.  The
+    operands are combined in cyclic column and row order, so ``op`` must be
+    commutative.  p a perfect square; full-duplex; time
+    2 ts (sqrt p - 1) + tw m (p - 1), as Eq. 4.3.
+    """
+    side = check_square("all_to_all_red_mesh", p)
+    op = _check_op(op)
+    msg = _check_messages("all_to_all_red_mesh", data, p)
+    row, col = divmod(me, side)
+    # Communication along columns: the block for row r is msg[r*side .. r*side + side - 1]
+    up = (me - side) % p
+    down = (me + side) % p
+    received = None
+    for i in range(1, side):
+        r = (row + i) % side
+        temp = _combine_blocks(op, msg[r * side:(r + 1) * side], received)
+        received = yield sendrecv(up, temp, down, words=_words(temp))
+    mine = _combine_blocks(op, msg[row * side:(row + 1) * side], received)
+    # Communication along rows: mine[c] is for the PE of my row in column c
+    left = me - me % side + (me - 1) % side
+    right = me - me % side + (me + 1) % side
+    received = None
+    for i in range(1, side):
+        c = (col + i) % side
+        temp = combine(op, mine[c], received)
+        received = yield sendrecv(left, temp, right)
+    return combine(op, mine[col], received)
+
+
+def _combine_blocks(op, block, received):
+    """Combine two blocks of messages message by message (``received`` may be None)."""
+    if received is None:
+        return list(block)
+    return [op(a, b) for a, b in zip(block, received)]
+
+
+# -- hypercube ----------------------------------------------------------------------------
+
+def _hcube_p(p):
+    check_power_of_two("the all-to-all hypercube algorithms", p)
+
+
+def hcube_cost(p, m, model, **_):
+    """sum_{i=1..log p} (ts + 2**(i-1) tw m) = ts log p + tw m (p - 1), Grama Eq. 4.4; exact."""
+    d = check_power_of_two("the all-to-all hypercube algorithms", p)
+    return sum(_step(model, (1 << i) * m) for i in range(d))
+
+
+@register(operation="allgather", cost=hcube_cost, exact=True,
+          network=Hypercube.of_size, valid_p=_hcube_p,
+          source="Grama et al. 2003, §4.2.3, Algorithm 4.7, Fig. 4.11, Eq. 4.4")
+def all_to_all_bc_hcube(me, p, data):
+    """All-to-all broadcast on a d-dimensional hypercube: exchange and concatenate per dimension.
+
+    Grama et al. 2003, ``ALL_TO_ALL_BC_HCUBE`` (Algorithm 4.7): for i = 0 to d-1
+    exchange ``result`` with PE me XOR 2**i and append what comes back.  After
+    iteration i a PE holds the messages of the 2**(i+1) PEs that agree with it
+    in bits i+1 .. d-1; we keep them in rank order (the lower half's first),
+    so the message doubles each step, 2**i m words in iteration i.  p must be
+    a power of two; full-duplex; time ts log p + tw m (p - 1) (Eq. 4.4).
+    """
+    d = check_power_of_two("all_to_all_bc_hcube", p)
+    result = [data]
+    for i in range(d):                               # lowest to highest dimension
+        partner = me ^ (1 << i)
+        msg = yield exchange(partner, result, words=_words(result))
+        result = msg + result if me & (1 << i) else result + msg    # result := result U msg
+    return result
+
+
+@register(operation="all_to_all_reduction", cost=hcube_cost, exact=True,
+          network=Hypercube.of_size, valid_p=_hcube_p, params={"op": add},
+          requires_commutative=True,
+          source="Grama et al. 2003, §4.2.3, Algorithm 4.8, Eq. 4.4")
+def all_to_all_red_hcube(me, p, data, op=add):
+    """All-to-all reduction on a d-dimensional hypercube: Algorithm 4.7 reversed.
+
+    Grama et al. 2003, ``ALL_TO_ALL_RED_HCUBE`` (Algorithm 4.8): for i = d-1
+    down to 0, send the half of my current range of messages that belongs to
+    the partner's side of dimension i (it starts at ``senloc``) and add the
+    half received into my own half (it starts at ``recloc``).  The range
+    halves each step, from p/2 messages down to one, ``msg[my_id]``.  The
+    partners combine in bit-reversed rank order, so ``op`` must be
+    commutative.  p a power of two; full-duplex; time ts log p + tw m (p - 1),
+    as Eq. 4.4.
+    """
+    d = check_power_of_two("all_to_all_red_hcube", p)
+    op = _check_op(op)
+    msg = _check_messages("all_to_all_red_hcube", data, p)
+    recloc = 0
+    for i in range(d - 1, -1, -1):
+        partner = me ^ (1 << i)
+        j = me & (1 << i)
+        k = (me ^ (1 << i)) & (1 << i)
+        senloc = recloc + k
+        recloc = recloc + j
+        outgoing = msg[senloc:senloc + (1 << i)]
+        temp = yield exchange(partner, outgoing, words=_words(outgoing))
+        for t in range(1 << i):
+            msg[recloc + t] = op(msg[recloc + t], temp[t])
+    return msg[me]
