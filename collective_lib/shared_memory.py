@@ -66,7 +66,7 @@ from numbers import Integral, Real
 from typing import Any, Callable, Hashable, NamedTuple
 
 from .errors import OperationLimitError
-from .simulator import start_programs
+from .simulator import schedule_resume, start_programs
 
 __all__ = [
     "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
@@ -610,7 +610,7 @@ def _run_timed(gens, machine, p, model, max_ops):
     """Time-ordered execution: resume events in buckets, one per distinct time."""
     buckets = {0: list(range(p))}
     times = [0]
-    heappush, heappop = heapq.heappush, heapq.heappop
+    heappop = heapq.heappop
     resume = [None] * p
     pending = {}
     finish = [None] * p
@@ -643,12 +643,7 @@ def _run_timed(gens, machine, p, model, max_ops):
             except (ValueError, TypeError) as exc:
                 exc.add_note(f"raised for PE {pe} of {p} at time {now:g}")
                 raise
-            bucket_at = buckets.get(end)
-            if bucket_at is None:
-                buckets[end] = [pe]
-                heappush(times, end)
-            else:
-                bucket_at.append(pe)
+            schedule_resume(buckets, times, pe, end)
         del buckets[now]
     return machine.run_record(results, finish, max(finish), p, model, "timed", None, True)
 

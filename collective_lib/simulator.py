@@ -197,6 +197,21 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
     return _Engine(gens, p, network, model, trace, max_ops).run()
 
 
+def schedule_resume(buckets: dict, times: list, pe: int, t: float) -> None:
+    """Queue "resume PE pe at time t": one bucket per distinct time, FIFO within it.
+
+    ``times`` is a heap of the bucket times.  Both simulators of the package
+    keep their events this way, so PEs resumed at the same time run in the
+    order their events were created, as with a heap keyed on (time, sequence).
+    """
+    bucket = buckets.get(t)
+    if bucket is None:
+        buckets[t] = [pe]
+        heapq.heappush(times, t)
+    else:
+        bucket.append(pe)
+
+
 def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
     """One generator per PE: ``program(me, p, inputs[me], **params)``.
 
@@ -271,14 +286,6 @@ class _Engine:
         max_ops = self.max_ops
         heappush, heappop = heapq.heappush, heapq.heappop
 
-        def wake(pe, t):
-            bucket = buckets.get(t)
-            if bucket is None:
-                buckets[t] = [pe]
-                heappush(times, t)
-            else:
-                bucket.append(pe)
-
         def transfer(src, dst, payload, words, t):
             """Claim the resources of one transfer that may start at t; return its end."""
             start = t
@@ -333,7 +340,7 @@ class _Engine:
                     resume_value[pe] = got[pe]
                     got[pe] = None
                 current[pe] = None
-                wake(pe, ready_at[pe])
+                schedule_resume(buckets, times, pe, ready_at[pe])
 
         def post_send(src, dst, payload, words, t):
             """Issue a send at t.  Eager, except that a half-duplex PE must be listening."""
@@ -477,7 +484,7 @@ class _Engine:
                     current[pe] = op
                     post_send(pe, dst, op.data, op.words, now)
                 elif kind is Compute:
-                    wake(pe, now + op.time)
+                    schedule_resume(buckets, times, pe, now + op.time)
                 elif kind is Multi:
                     for dst, _, _ in op.sends:
                         _rank_check(pe, "destination", dst, p)

@@ -71,6 +71,16 @@ class _Demo:
         """Static HTML for a page without a kernel."""
         raise NotImplementedError
 
+    def _on_setup(self, change):
+        """A control that changes the run: simulate again (unless we are setting controls)."""
+        if not self._busy:
+            self._resimulate()
+
+    def _on_step(self, change):
+        """A control that moves within the run: only redraw."""
+        if not self._busy:
+            self._redraw()
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/html"] = self.fallback_html()
@@ -123,14 +133,6 @@ class _CatalogPlayer(_Demo):
         c["root"].max = max(p - 1, 0)
         c["k"].layout.display = None if "k" in entry.params else "none"
         c["root"].layout.display = None if "root" in entry.params else "none"
-
-    def _on_setup(self, change):
-        if not self._busy:
-            self._resimulate()
-
-    def _on_step(self, change):
-        if not self._busy:
-            self._redraw()
 
 
 class StepPlayer(_CatalogPlayer):
@@ -660,20 +662,12 @@ class LockPlayer(_Demo):
         self.image = W.Image(format="png")
         for key in ("lock", "p", "rounds", "hold"):
             c[key].observe(self._on_setup, names="value")
-        c["time"].observe(self._on_time, names="value")
+        c["time"].observe(self._on_step, names="value")
         self.widget = W.VBox([W.HBox([c["lock"], c["p"]]), W.HBox([c["rounds"], c["hold"]]),
                               W.HBox([c["play"], c["time"]]), self.info, self.image])
         self._resimulate()
 
     # -- state ---------------------------------------------------------------------------
-
-    def _on_setup(self, change):
-        if not self._busy:
-            self._resimulate()
-
-    def _on_time(self, change):
-        if not self._busy:
-            self._redraw()
 
     def _resimulate(self) -> None:
         c = self.controls
