@@ -115,3 +115,42 @@ def test_scatter_root_needs_a_list_of_p_messages(bad):
     inputs = [bad if i == root else None for i in range(p)]
     with pytest.raises(ValueError, match=r"list of p = 4 messages, got"):
         entry("binomial_scatter").simulate(p, 1, inputs=inputs, root=root, trace=False)
+
+
+# -- Bruck's all-gather (Bruck et al. 1997) ---------------------------------------------------
+
+BRUCK_P = [*range(1, 65), 100, 127, 129, 255, 1000]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_bruck_allgather_is_exact_for_every_p(model):
+    e = entry("bruck_allgather")
+    rng = random.Random(str(model))
+    for p in BRUCK_P:
+        m = rng.randint(1, 4)
+        inputs = e.make_inputs(p, m, seed=rng.randrange(10**6))
+        run = e.simulate(p, m, inputs=inputs, model=model, trace=False)
+        assert run.results == e.expected(inputs), p
+        closed = ceil_log2(p) * model.ts + (p - 1) * m * model.tw
+        assert e.predict(p, m, model) == pytest.approx(closed)
+        assert run.time == pytest.approx(closed, abs=1e-9), (p, m, run.time, closed)
+
+
+@pytest.mark.parametrize("p", [2, 5, 6, 7, 8, 12])
+def test_bruck_round_k_sends_min_of_2k_and_p_minus_2k_blocks_to_me_minus_2k(p):
+    m = 2
+    run = entry("bruck_allgather").simulate(p, m, model=CostModel(ts=1.0, tw=0.0))
+    starts = run.step_starts()
+    assert len(starts) == ceil_log2(p)
+    for k, start in enumerate(starts):
+        s = 1 << k
+        sent = [t for t in run.messages if t.start == start]
+        assert sorted((t.src, t.dst) for t in sent) == sorted((i, (i - s) % p) for i in range(p))
+        assert {t.words for t in sent} == {min(s, p - s) * m}
+
+
+def test_bruck_final_rotation_files_messages_by_sender():
+    p = 6
+    inputs = [[f"pe{i}"] for i in range(p)]
+    run = entry("bruck_allgather").simulate(p, 1, inputs=inputs, trace=False)
+    assert all(result == inputs for result in run.results)

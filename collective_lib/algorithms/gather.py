@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from ..catalog import register, register_operation
 from ..networks import Hypercube
-from ..ops import exchange, recv, send, size_in_words
+from ..ops import exchange, recv, send, sendrecv, size_in_words
 from ..trees import binomial_children, binomial_parent, ceil_log2
 from ..validate import check_positive_int, check_power_of_two, check_root
 
-__all__ = ["naive_gather", "binomial_gather", "binomial_scatter", "hypercube_allgather"]
+__all__ = ["naive_gather", "binomial_gather", "binomial_scatter", "hypercube_allgather",
+           "bruck_allgather"]
 
 
 def _step(model, words):
@@ -232,3 +233,43 @@ def hypercube_allgather(me, p, data):
         theirs = yield exchange(me ^ (1 << i), block, words=_block_words(block))
         block = theirs + block if me & (1 << i) else block + theirs
     return block
+
+
+# -- Bruck's all-gather (any p) --------------------------------------------------------------
+
+def bruck_allgather_cost(p, m, model, **_):
+    """ceil(log2 p) alpha + (p - 1) m beta; exact for every p, full-duplex.
+
+    Round k moves min(2**k, p - 2**k) messages of m words; over the
+    ceil(log2 p) rounds these add up to p - 1 messages, and every PE sends and
+    receives blocks of the same length in the same round, so no PE ever waits.
+    """
+    return ceil_log2(p) * _step(model, 0) + (p - 1) * m * model.tw
+
+
+@register(operation="allgather", cost=bruck_allgather_cost, exact=True,
+          source="Bruck, Ho, Kipnis, Upfal, Weathersby, IEEE TPDS 8(11), 1997 (the "
+                 "concatenation algorithm, one port); cost as Sanders et al. 2019, Cor. 13.10")
+def bruck_allgather(me, p, data):
+    """All-gather for any p in ceil(log2 p) rounds: pass on a doubling prefix, then rotate.
+
+    Bruck, Ho, Kipnis, Upfal and Weathersby (1997), the concatenation (index-free
+    all-gather) algorithm for one port, which MPI libraries use for short
+    messages.  ``block[t]`` holds the message of PE (me + t) mod p.  In round
+    k (distance s = 2**k) a PE sends the first min(s, p - s) entries of its
+    block to PE me - s and appends the entries that PE me + s sends it, so
+    after the round it holds the messages of PEs me .. me + 2s - 1 (cut at p).
+    A final local rotation files every message under its sender's rank.  Any
+    p, fully connected network, full-duplex sendrecv; time
+    ceil(log2 p) alpha + (p - 1) m beta, the hypercube all-gather's time
+    (Sanders Corollary 13.10) without its power-of-two restriction.
+    """
+    block = [data]
+    s = 1
+    while s < p:
+        count = min(s, p - s)
+        outgoing = block[:count]
+        block += yield sendrecv((me - s) % p, outgoing, (me + s) % p,
+                                words=_block_words(outgoing))
+        s *= 2
+    return [block[(r - me) % p] for r in range(p)]                # the final rotation
