@@ -1230,3 +1230,486 @@ def check_operator_in_reductions(op: Callable, algorithms: Iterable[str], ps: It
                             lines.append(f"  {algorithm} combined the operands of the PEs in "
                                          f"this order: {order} (x:y means the PEs x, x+1, ..., y)")
                         raise AssertionError("\n".join(lines) + (f"\n{hint}" if hint else ""))
+
+
+# -- chapters 4 and 5: any collective program, and tables filled in by hand -----------------
+#
+# check_collective_program checks a student's program for any collective operation against
+# results computed directly from the inputs, with an exact time or a time bound;
+# forbid_library_execution catches a program that runs a library algorithm however it got
+# hold of it; parse_terms, format_terms, sends_by_step and check_answer_table grade a table
+# of symbolic partial sums that a student fills in by hand (what each PE sends in each step).
+
+__all__ += ["check_collective_program", "forbid_library_execution", "count_pieces",
+            "parse_terms", "format_terms", "sends_by_step", "check_answer_table"]
+
+
+def _case(case) -> tuple:
+    """``(p, params)`` of a case written as ``p`` or ``(p, {params})``."""
+    if isinstance(case, tuple) and len(case) == 2 and isinstance(case[1], dict):
+        return case[0], dict(case[1])
+    return case, {}
+
+
+def _case_text(p: int, params: dict) -> str:
+    shown = [f"{k}={_name(v) if callable(v) else repr(v)}" for k, v in params.items()]
+    return ", ".join([f"p={p}"] + shown)
+
+
+def _first_difference(got: Any, want: Any, item: str) -> str:
+    """' (item 2 is 5, but 7 was expected)' for two sequences of the same length, else ''."""
+    if not (isinstance(got, (list, tuple, np.ndarray)) and isinstance(want, (list, tuple))):
+        return ""
+    if len(got) != len(want):
+        return f" ({len(got)} items instead of {len(want)})"
+    for index, (a, b) in enumerate(zip(got, want)):
+        if not _same(a, b):
+            return (f" ({item} {index} is {_format_value(a, 60)}, but {_format_value(b, 60)} "
+                    "was expected)")
+    return ""
+
+
+def _traffic_text(run: Run) -> str:
+    """'(the PEs sent 12 messages in 3 rounds; the longest was 4 words)'."""
+    if not run.messages:
+        return "(no PE sent a message)"
+    rounds = len(run.step_starts())
+    longest = max(m.words for m in run.messages)
+    return (f"(the PEs sent {len(run.messages)} messages in {rounds} round"
+            f"{'s' * (rounds != 1)}; the longest was {longest} word{'s' * (longest != 1)})")
+
+
+def count_pieces(payload: Any, pieces) -> int:
+    """How many items of ``pieces`` a payload carries, looking inside lists, tuples, sets and dicts.
+
+    ``pieces`` is a set of hashable items (lists are compared as tuples).  Use it
+    to count the input messages a bundle carries, whatever the bundle's layout
+    (a list of messages, of (source, message) pairs, a dict ...).
+
+    >>> count_pieces([(0, (5, 6)), (2, (7, 8))], {(5, 6), (7, 8), (9, 9)})
+    2
+    >>> count_pieces({3: [5, 6]}, {(5, 6)})
+    1
+    """
+    if isinstance(payload, (list, tuple)):
+        try:
+            if tuple(payload) in pieces:
+                return 1
+        except TypeError:           # an unhashable item inside
+            pass
+        return sum(count_pieces(item, pieces) for item in payload)
+    if isinstance(payload, dict):
+        return sum(count_pieces(k, pieces) + count_pieces(v, pieces) for k, v in payload.items())
+    if isinstance(payload, (set, frozenset)):
+        return sum(count_pieces(item, pieces) for item in payload)
+    try:
+        return int(payload in pieces)
+    except TypeError:
+        return 0
+
+
+def check_collective_program(program: Callable, cases: Iterable, *, make_inputs: Callable,
+                             expected: Callable, model: CostModel | None = None,
+                             network: Callable | None = None,
+                             expected_time: Callable | None = None,
+                             time_bound: Callable | None = None,
+                             time_label: str = "the expected time",
+                             payload_words: Callable | None = None, item: str = "item",
+                             hint: str = "", time_hint: str = "", rel_tol: float = 1e-9,
+                             time_limit_s: float = 10.0, max_ops: int | None = None,
+                             seed: int = 0) -> None:
+    """Check a student's program for any collective operation on many cases.
+
+    For every case the PEs get ``make_inputs(p, rng, **params)`` and the
+    program runs as ``program(me, p, data, **params)`` under the guards of
+    :func:`run_program`.  Every PE must return what ``expected(inputs,
+    **params)`` says (computed before the run, from a copy of the inputs, so a
+    program that changes its input in place does not change the answer).
+
+    Parameters
+    ----------
+    program : generator function
+        The student's SPMD program.
+    cases : iterable
+        Each case is ``p`` or a pair ``(p, params)`` of the number of PEs and a
+        dict of keyword arguments for the program (e.g. ``(9, {"k": 3, "d": 2})``).
+    make_inputs : callable
+        ``make_inputs(p, rng, **params) -> list`` of the p inputs (rng: numpy Generator).
+    expected : callable
+        ``expected(inputs, **params) -> list`` of the p results.
+    model : CostModel, optional
+        Defaults to ``CostModel(ts=1, tw=0)`` (time counts steps).
+    network : callable, optional
+        ``network(p)``, e.g. ``Ring``; defaults to a fully connected network.
+    expected_time, time_bound : callable, optional
+        ``f(p, **params)``: the time the program must take exactly (up to
+        ``rel_tol``), or must not exceed.
+    time_label : str
+        How to name that time in messages, e.g. ``"(ts + tw m)(p - 1)"``.
+    payload_words : callable, optional
+        ``payload_words(payload, inputs)``: the words a message really carries
+        (e.g. n times the input messages it holds, see :func:`count_pieces`);
+        a transfer that declares fewer (``words=``) fails.
+    item : str
+        What one entry of a result list is called in messages ("word",
+        "the message from PE").
+    hint, time_hint : str
+        Appended to a wrong-result (wrong-time) message.
+    rel_tol, time_limit_s, max_ops, seed :
+        Tolerance of the time comparison, real-time budget of the whole check,
+        operation budget of each run, seed of the inputs.
+
+    Raises
+    ------
+    AssertionError
+        On the first failure, naming the case and the PE, what came back and
+        what was expected (and the first entry that differs), or the simulated
+        time, the time required and how many messages the PEs sent.
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> from collective_lib.networks import Ring
+    >>> def inputs(p, rng):
+    ...     return [[int(x) for x in rng.integers(0, 9, size=p)] for _ in range(p)]
+    >>> def sums(inputs):
+    ...     return [sum(row[j] for row in inputs) for j in range(len(inputs))]
+    >>> ring = catalog()["all_to_all_red_ring"].program
+    >>> check_collective_program(ring, range(1, 9), make_inputs=inputs, expected=sums,
+    ...                          network=Ring, expected_time=lambda p: p - 1)
+    >>> def keep(me, p, data):
+    ...     return data[me]
+    ...     yield
+    >>> try:
+    ...     check_collective_program(keep, [3], make_inputs=lambda p, rng: [[1, 2, 3]] * p,
+    ...                              expected=sums)
+    ... except AssertionError as err:
+    ...     print(err)
+    wrong result of keep for p=3: PE 0 returned 1, but 3 was expected.
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    import copy
+    model = CostModel(ts=1.0, tw=0.0) if model is None else model
+    rng = np.random.default_rng(seed)
+    name = _name(program)
+    state = {"context": "the first run"}
+
+    def expired():
+        return (f"{name} did not finish within {time_limit_s:g} s of real time (it was running "
+                f"for {state['context']}). Is there an endless loop that never yields an "
+                "operation, such as `while True: pass`?")
+
+    with wall_clock_limit(time_limit_s, expired):
+        for case in cases:
+            p, params = _case(case)
+            context = state["context"] = _case_text(p, params)
+            inputs = make_inputs(p, rng, **params)
+            original = copy.deepcopy(inputs)
+            want = expected(copy.deepcopy(inputs), **params)
+            run = run_program(program, p, inputs, model=model,
+                              network=None if network is None else network(p),
+                              max_ops=max_ops, time_limit_s=time_limit_s, context=context,
+                              **params)
+            for pe, (got, wanted) in enumerate(zip(run.results, want)):
+                if not _same(got, wanted):
+                    raise AssertionError(
+                        f"wrong result of {name} for {context}: PE {pe} returned "
+                        f"{_format_value(got)}, but {_format_value(wanted)} was expected"
+                        f"{_first_difference(got, wanted, item)}." + (f"\n{hint}" if hint else ""))
+            if payload_words is not None:
+                _check_declared_words(run, lambda x: payload_words(x, original), name, context)
+            _check_time(run, name, context, model, p, params, expected_time, time_bound,
+                        time_label, rel_tol, time_hint)
+
+
+def _check_declared_words(run: Run, payload_words: Callable, name: str, context: str) -> None:
+    for msg in run.messages:
+        carried = payload_words(msg.payload)
+        if msg.words < carried:
+            raise AssertionError(
+                f"{name} for {context}: the message from PE {msg.src} to PE {msg.dst} carries "
+                f"{carried} words of data but is sent as {msg.words} word"
+                f"{'s' * (msg.words != 1)}, so the simulator charges too little for it.\n"
+                "Hint: a list of messages counts as one word per list item; give the real size "
+                "with `words=`, e.g. `sendrecv(dst, bundle, src, words=n * len(bundle))`.")
+
+
+def _check_time(run, name, context, model, p, params, expected_time, time_bound, label,
+                rel_tol, hint) -> None:
+    where = f"{name} for {context}, {_describe_model(model)}"
+    tail = (f"\n{hint}" if hint else "")
+    if expected_time is not None:
+        want = expected_time(p, **params)
+        if not math.isclose(run.time, want, rel_tol=rel_tol, abs_tol=1e-12):
+            raise AssertionError(f"wrong time of {where}: the simulated time is {run.time:g}, "
+                                 f"but {label} = {want:g} {_traffic_text(run)}." + tail)
+    if time_bound is not None:
+        bound = time_bound(p, **params)
+        if run.time > bound * (1 + rel_tol) + 1e-12:
+            raise AssertionError(f"too slow: {where} takes {run.time:g}, more than "
+                                 f"{label} = {bound:g} {_traffic_text(run)}." + tail)
+
+
+# -- did the library's code run? --------------------------------------------------------------
+
+def _fingerprint(code: types.CodeType) -> tuple:
+    return (code.co_code, code.co_names)
+
+
+def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, inputs=None, *,
+                             model: CostModel | None = None, network=None,
+                             reason: str = "this exercise asks for your own program, built "
+                                           "from send and recv",
+                             time_limit_s: float = 10.0, **params) -> None:
+    """Fail when the library's code of ``algorithms`` runs while ``program`` is simulated.
+
+    A runtime complement to :func:`forbid_library_calls`: the program runs once
+    on ``p`` PEs under a profiler that watches for the code of the named
+    algorithms, however the program reached it (a call, ``yield from``, an
+    alias, ``getattr`` with a computed name, ``importlib``, a copy of the
+    function object, or even its source text compiled again).
+
+    Parameters
+    ----------
+    program : generator function
+        The student's program.
+    algorithms : iterable
+        Catalog names or programs whose code must not run.
+    p, inputs, model, network, **params :
+        One run, as for :func:`run_program`.
+    reason : str
+        Appended to the message.
+    time_limit_s : float
+        Real-time budget of the run.
+
+    Raises
+    ------
+    AssertionError
+        Naming the library's algorithm that ran.  A program that fails in
+        another way (a wrong result is not checked here) raises the
+        AssertionError of :func:`run_program` only if no library code ran.
+
+    Examples
+    --------
+    >>> from collective_lib import catalog, recv, send
+    >>> def relay(me, p, data, root=0):
+    ...     program = catalog()["binomial_" + "broadcast"].program
+    ...     return (yield from program(me, p, data, root))
+    >>> try:
+    ...     forbid_library_execution(relay, ["binomial_broadcast"], 4, [7, None, None, None])
+    ... except AssertionError as err:
+    ...     print(str(err).split(";")[0])
+    relay runs the library's `binomial_broadcast` (its code ran when relay was simulated on p=4)
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    from .catalog import catalog
+    entries = catalog()
+    targets = {}
+    for algorithm in algorithms:
+        if isinstance(algorithm, str):
+            if algorithm not in entries:
+                raise ValueError(f"unknown algorithm {algorithm!r}")
+            func, label = entries[algorithm].program, algorithm
+        else:
+            func, label = algorithm, _name(algorithm)
+        for item in _unwrap(func):
+            code = getattr(item, "__code__", None)
+            if code is not None:
+                targets[_fingerprint(code)] = label
+    seen: dict = {}
+    ran: list = []
+
+    def watch(frame, event, arg):
+        if event != "call":
+            return
+        code = frame.f_code
+        label = seen.get(code, False)
+        if label is False:
+            label = seen[code] = targets.get(_fingerprint(code))
+        if label is not None and not ran:
+            ran.append(label)
+
+    name = _name(program)
+    failure = None
+    old = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        run_program(program, p, inputs, model=model, network=network,
+                    time_limit_s=time_limit_s, **params)
+    except AssertionError as exc:
+        failure = exc
+    finally:
+        sys.setprofile(old)
+    if ran:
+        raise AssertionError(f"{name} runs the library's `{ran[0]}` (its code ran when {name} "
+                             f"was simulated on p={p}); {reason}.")
+    if failure is not None:
+        raise failure
+
+
+# -- tables filled in by hand ------------------------------------------------------------------
+
+_TERM = re.compile(r"^\s*([A-Za-z]+)_?\{?\s*(-?\d+)\s*\}?\s*\[\s*(-?\d+)\s*\]\s*$")
+
+
+def parse_terms(entry: Any, letter: str = "x") -> frozenset:
+    """The set of ``(source, destination)`` pairs of a symbolic partial sum.
+
+    A term ``x3[5]`` (also ``x_3[5]``) stands for the message that PE 3 holds
+    for PE 5, and a partial sum lists its terms: a string joined with ``+``
+    or commas (``"x3[5] + x4[5]"``), or a list, tuple or set of terms, each a
+    string or a pair ``(3, 5)``.
+
+    Raises
+    ------
+    ValueError
+        Saying which part could not be read.
+
+    Examples
+    --------
+    >>> sorted(parse_terms("x3[5] + x4[5]"))
+    [(3, 5), (4, 5)]
+    >>> sorted(parse_terms(["x_0[1]", (2, 1)]))
+    [(0, 1), (2, 1)]
+    >>> parse_terms("x3 + x4")
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot read the term 'x3' (write a term as x3[5]: the message PE 3 holds for PE 5)
+    """
+    if isinstance(entry, str):
+        parts = [t for t in re.split(r"[+,]", entry)]
+        if not entry.strip():
+            raise ValueError("the entry is empty (write its terms, e.g. 'x3[5] + x4[5]')")
+    elif isinstance(entry, (list, tuple, set, frozenset)):
+        if isinstance(entry, tuple) and len(entry) == 2 and all(
+                isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in entry):
+            parts = [entry]                   # one (source, destination) pair
+        else:
+            parts = list(entry)
+    else:
+        raise ValueError(f"cannot read {_format_value(entry, 60)} ({type(entry).__name__}); "
+                         "write a partial sum as a string such as 'x3[5] + x4[5]' or a list of "
+                         "terms")
+    terms = set()
+    for part in parts:
+        if isinstance(part, tuple) and len(part) == 2 and all(
+                isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in part):
+            terms.add((int(part[0]), int(part[1])))
+            continue
+        found = _TERM.match(part) if isinstance(part, str) else None
+        if not found or found.group(1) != letter:
+            shown = part.strip() if isinstance(part, str) else _format_value(part, 40)
+            raise ValueError(f"cannot read the term {shown!r} "
+                             f"(write a term as {letter}3[5]: the message PE 3 holds for PE 5)")
+        terms.add((int(found.group(2)), int(found.group(3))))
+    if not terms:
+        raise ValueError("the entry has no terms (write them, e.g. 'x3[5] + x4[5]')")
+    return frozenset(terms)
+
+
+def format_terms(terms, letter: str = "x") -> str:
+    """``'x3[5] + x4[5]'``: a set of (source, destination) pairs as text, sorted.
+
+    >>> format_terms({(4, 5), (3, 5)})
+    'x3[5] + x4[5]'
+    """
+    return " + ".join(f"{letter}{s}[{d}]" for s, d in sorted(terms, key=lambda t: (t[1], t[0])))
+
+
+def sends_by_step(run: Run) -> dict:
+    """``{step: {source: payload}}``: what each PE sent in each step of a traced run.
+
+    Steps are counted from 1 as in the figures (:meth:`Run.step`).
+
+    >>> from collective_lib import catalog
+    >>> run = catalog()["all_to_all_red_ring"].simulate(3, inputs=[[1, 2, 3]] * 3)
+    >>> sends_by_step(run)
+    {1: {0: 2, 1: 3, 2: 1}, 2: {0: 6, 1: 2, 2: 4}}
+    """
+    table = {}
+    for s in range(1, len(run.step_starts()) + 1):
+        row = {}
+        for msg in run.step(s):
+            if msg.src in row:
+                raise ValueError(f"PE {msg.src} sends more than one message in step {s}; "
+                                 "read run.step(s) instead")
+            row[msg.src] = msg.payload
+        table[s] = dict(sorted(row.items()))
+    return table
+
+
+def _keys_text(keys) -> str:
+    return ", ".join(repr(k) for k in keys)
+
+
+def check_answer_table(answer: Any, expected: Any, *, name: str, normalize: Callable = None,
+                       show: Callable = None, hint: str = "") -> None:
+    """Compare a table a student filled in by hand with the expected one, entry by entry.
+
+    ``expected`` is a (nested) dict or list; ``answer`` must have the same
+    shape: the same keys for a dict (a list may stand for a dict with the keys
+    0, 1, ...), the same length for a list.  Each leaf of the answer is read
+    with ``normalize`` (a ValueError it raises is reported with the entry's
+    place) and compared with the expected leaf.
+
+    Parameters
+    ----------
+    answer, expected : dict, list or leaf
+        The student's table and the right one.
+    name : str
+        The student's variable, to name an entry (``sends_4[2][3]``).
+    normalize : callable, optional
+        Reads one answer leaf (e.g. :func:`parse_terms`); default: as it is.
+    show : callable, optional
+        Formats an expected or normalized leaf for messages; default ``repr``.
+    hint : str
+        Appended to a wrong-entry message.
+
+    Raises
+    ------
+    AssertionError
+        At the first entry that is missing, unreadable or wrong.
+
+    Examples
+    --------
+    >>> check_answer_table({1: ["a", "b"]}, {1: {0: "a", 1: "b"}}, name="t")
+    >>> try:
+    ...     check_answer_table({1: ["a", "c"]}, {1: ["a", "b"]}, name="t")
+    ... except AssertionError as err:
+    ...     print(err)
+    t[1][1] is 'c', but 'b' was expected
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    normalize = normalize or (lambda x: x)
+    show = show or repr
+
+    def compare(got, want, path):
+        if isinstance(want, dict) or isinstance(want, (list, tuple)):
+            keys = list(want) if isinstance(want, dict) else list(range(len(want)))
+            if isinstance(got, (list, tuple)):
+                got = dict(enumerate(got))
+            if not isinstance(got, dict):
+                raise AssertionError(f"{path} must be a {'dict' if isinstance(want, dict) else 'list'}"
+                                     f" with the entries {_keys_text(keys)}, got "
+                                     f"{_format_value(got, 80)}")
+            missing = [k for k in keys if k not in got]
+            extra = [k for k in got if k not in keys]
+            if missing or extra:
+                text = f"{path} must have the entries {_keys_text(keys)}"
+                if missing:
+                    text += f"; {_keys_text(missing)} {'is' if len(missing) == 1 else 'are'} missing"
+                if extra:
+                    text += f"; {_keys_text(extra)} should not be there"
+                raise AssertionError(text)
+            for k in keys:
+                compare(got[k], want[k] if isinstance(want, dict) else want[k], f"{path}[{k!r}]")
+            return
+        try:
+            value = normalize(got)
+        except ValueError as exc:
+            raise AssertionError(f"{path}: {exc}") from None
+        if not _same(value, want):
+            raise AssertionError(f"{path} is {show(value)}, but {show(want)} was expected"
+                                 + (f"\n{hint}" if hint else ""))
+
+    compare(answer, expected, name)
