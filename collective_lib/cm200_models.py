@@ -43,7 +43,7 @@ __all__ = [
     "PRINTED_CONSTANTS", "PerformanceModel", "MODELS", "ModelFit", "fit_model",
     "fitted_constants", "constants_comparison",
     "one_cycle_time", "d_cycles_time", "cycles_crossover", "table9_comparison",
-    "TABLE2_OPERATIONS", "element_transfers",
+    "TABLE2_OPERATIONS", "element_transfers", "broadcast_lower_bound",
     "PAPER_ISSUES",
 ]
 
@@ -571,9 +571,9 @@ def _c(x):
     return math.ceil(x)
 
 
-def _dcycle_denominator(d, reading):
-    # the copy of the report we hold prints 2^d * 2^d; the per-channel count is 2d * 2^d
-    return (2 ** d) * (2 ** d) if reading == "printed" else 2 * d * 2 ** d
+def _channels(d, reading):
+    """The divisor our copy prints as 2^d where a node's 2d channels are meant ("2d" reading)."""
+    return 2 ** d if reading == "printed" else 2 * d
 
 
 #: Table 2's rows: key -> (ordering, label, formula(d, M, reading)).
@@ -581,32 +581,42 @@ TABLE2_OPERATIONS = {
     "one_cycle": ("column major", "broadcast using single Hamiltonian cycle",
                   lambda d, M, r: _c(M / (2 * 2 ** d)) * (2 ** d - 1)),
     "d_cycles": ("column major", "broadcast, d Hamiltonian cycles",
-                 lambda d, M, r: _c(M / _dcycle_denominator(d, r)) * (2 ** d - 1)),
+                 lambda d, M, r: _c(M / (_channels(d, r) * 2 ** d)) * (2 ** d - 1)),
     "one_node_at_a_time": ("column major", "broadcast from one node at a time (alt. 1)",
-                           lambda d, M, r: (_c(M / _dcycle_denominator(d, r)) + d) * 2 ** d),
+                           lambda d, M, r: (_c(M / (_channels(d, r) * 2 ** d)) + d) * 2 ** d),
     "gather_broadcast": ("column major", "gather followed by broadcast (alt. 3)",
-                         lambda d, M, r: 2 * _c(M / 2 ** d) + d),
+                         lambda d, M, r: 2 * _c(M / _channels(d, r)) + d),
     "rotated_binomial": ("column major", "broadcast based on rotated binomial trees (alt. 4)",
-                         lambda d, M, r: _c(M / _dcycle_denominator(d, r)) * (2 ** d - 1)),
+                         lambda d, M, r: _c(M / (_channels(d, r) * 2 ** d)) * (2 ** d - 1)),
     "reduce_and_spread_transpose": ("column major", "reduce-and-spread, transpose",
-                                    lambda d, M, r: _c(M / _dcycle_denominator(d, r)) * d
+                                    lambda d, M, r: _c(M / (_channels(d, r) * 2 ** d)) * d
                                     + _c(M / (2 * 2 * 2 ** (2 * d)))),
     "transpose_one_cycle": ("row major", "transpose, broadcast using single H. cycle",
                             lambda d, M, r: _c(M / (2 * 2 * 2 ** d))
                             + _c(M / (2 * 2 ** d)) * (2 ** d - 1)),
     "transpose_d_cycles": ("row major", "transpose, broadcast using d H. cycles",
                            lambda d, M, r: _c(M / (2 * 2 * 2 ** d))
-                           + _c(M / _dcycle_denominator(d, r)) * (2 ** d - 1)),
+                           + _c(M / (_channels(d, r) * 2 ** d)) * (2 ** d - 1)),
     "transpose_one_node_at_a_time": ("row major",
                                      "transpose, broadcast from one node at a time (alt. 1)",
                                      lambda d, M, r: _c(M / (2 * 2 * 2 ** d))
-                                     + (_c(M / _dcycle_denominator(d, r)) + d) * 2 ** d),
+                                     + (_c(M / (_channels(d, r) * 2 ** d)) + d) * 2 ** d),
     "transpose_gather_broadcast": ("row major", "transpose, gather, broadcast (alt. 3)",
                                    lambda d, M, r: _c(M / (2 * 2 * 2 ** d))
-                                   + 2 * _c(M / 2 ** d)),
+                                   + 2 * _c(M / _channels(d, r))),
     "reduce_and_spread": ("row major", "reduce-and-spread",
                           lambda d, M, r: _c(M / 2 ** d) * d),
 }
+
+
+def broadcast_lower_bound(d: int, M: int) -> int:
+    """Element transfers any all-to-all broadcast needs on a d-cube with two channels per link.
+
+    Each node must receive the M (1 - 2^-d) elements it does not hold through
+    its 2d incoming channels: ceil(M (2^d - 1) / (2d 2^d)).
+    """
+    d = _check_d(d)
+    return _c(M * (2 ** d - 1) / (2 * d * 2 ** d))
 
 
 def element_transfers(operation: str, d: int, M: int, reading: str = "printed") -> int:
@@ -614,14 +624,18 @@ def element_transfers(operation: str, d: int, M: int, reading: str = "printed") 
 
     ``M`` is the total number of 32-bit elements before the broadcast (so a
     node holds M / 2**d).  ``reading="printed"`` evaluates the formulas as our
-    copy of the report prints them; ``reading="2d"`` replaces the printed
-    denominator 2^d * 2^d of the rows that use all d channels of a node by
-    2d * 2^d (d links, two channels each), the count the d-cycles schedule
-    actually achieves.  The two agree for d <= 2.  Where a row's two printed
-    forms differ (alt. 3 after a transpose), the left-hand one is used.
+    copy of the report prints them; ``reading="2d"`` reads the factor 2^d as
+    2d (a node's d links, two channels each) where a row spreads its data over
+    all channels of a node: the d-cycles, alt. 1, alt. 4 and gather (alt. 3)
+    rows and the reduce-and-spread term of the column-major row.  As printed
+    those rows fall below :func:`broadcast_lower_bound` for d >= 3, which no
+    algorithm can; the two readings agree for d <= 2.  Where a row's two
+    printed forms differ (alt. 3 after a transpose), the left-hand one is used.
 
     >>> element_transfers("one_cycle", 3, 8 * 256), element_transfers("d_cycles", 3, 8 * 256, "2d")
     (896, 301)
+    >>> element_transfers("d_cycles", 3, 8 * 256) < broadcast_lower_bound(3, 8 * 256)
+    True
     """
     if operation not in TABLE2_OPERATIONS:
         raise ValueError(f"unknown operation {operation!r}; Table 2 has {list(TABLE2_OPERATIONS)}")
@@ -646,7 +660,8 @@ PAPER_ISSUES = (
     "Table 9, row d-H,m: the printed models reproduce the d-H,c row exactly (first M' that is a "
     "multiple of 2d) and the d-H,m row for 64..2048 nodes, but not 55 (16 nodes) and 14 "
     "(32 nodes): the models give 72 and 30.",
-    "Table 2: our copy prints ceil(M/(2^d 2^d)) for the rows that use all d channels; the "
-    "count of the d-cycles schedule is ceil(M/(2d 2^d)) (equal for d <= 2). The row 'transpose, "
-    "gather, broadcast' prints two right-hand sides that differ (M/(2*2*2^d) vs M/(2*2^d)).",
+    "Table 2: our copy prints 2^d where the rows that use all channels of a node need 2d "
+    "(d cycles: ceil(M/(2^d 2^d)) for ceil(M/(2d 2^d)); gather: ceil(M/2^d) for ceil(M/2d)); as "
+    "printed they beat the channel lower bound for d >= 3. The row 'transpose, gather, "
+    "broadcast' prints two right-hand sides that differ (M/(2*2*2^d) vs M/(2*2^d)).",
 )

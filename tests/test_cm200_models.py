@@ -14,7 +14,7 @@ from collective_lib.algorithms.alltoall import (
     all_to_all_red_ring)
 from collective_lib.cm200_models import (
     MODELS, PAPER_ISSUES, PRINTED_CONSTANTS, TABLE2_OPERATIONS, TABLE_NUMBERS, cm200_table,
-    consistency_report, constants_comparison, cycles_crossover, d_cycles_time,
+    broadcast_lower_bound, consistency_report, constants_comparison, cycles_crossover, d_cycles_time,
     element_transfers, fit_model, fitted_constants, one_cycle_time, table9_comparison)
 from collective_lib.matvec import in_group, matvec_inputs, matvec_result, simulate_matvec
 from collective_lib.model import CostModel
@@ -224,6 +224,7 @@ def test_table2_single_cycle_and_gather():
     # d = 3, 256 64-bit elements = 512 words per node, M = 8 * 512
     assert element_transfers("one_cycle", 3, 8 * 512) == 256 * 7
     assert element_transfers("gather_broadcast", 3, 8 * 512) == 2 * 512 + 3
+    assert element_transfers("gather_broadcast", 3, 8 * 512, "2d") == 2 * 683 + 3
     assert element_transfers("reduce_and_spread", 3, 8 * 512) == 512 * 3
 
 
@@ -234,6 +235,19 @@ def test_table2_readings_agree_for_small_d_and_differ_after():
                 assert element_transfers(op, d, M) == element_transfers(op, d, M, "2d")
     assert element_transfers("d_cycles", 3, 8 * 48) == 6 * 7            # printed: 48/8
     assert element_transfers("d_cycles", 3, 8 * 48, "2d") == 8 * 7       # 48/6
+
+
+def test_table2_as_printed_beats_the_channel_lower_bound_which_is_impossible():
+    for d in range(3, 12):
+        M = 2 ** d * 512
+        bound = broadcast_lower_bound(d, M)
+        for op in ("d_cycles", "rotated_binomial"):
+            assert element_transfers(op, d, M) < bound, (op, d)
+            assert element_transfers(op, d, M, "2d") >= bound, (op, d)
+        # the gather alone already needs the bound (the root receives M (1 - 2^-d)), then a broadcast
+        assert element_transfers("gather_broadcast", d, M) < 2 * bound
+        assert element_transfers("gather_broadcast", d, M, "2d") >= 2 * bound
+        assert element_transfers("one_cycle", d, M) >= bound
 
 
 def test_table2_d_cycles_is_the_lower_bound_reading():
