@@ -323,3 +323,17 @@ def test_in_group_translates_ranks_and_rejects_outsiders():
         return (yield from in_group(all_to_all_bc_ring, [0], me, data))
     with pytest.raises(ValueError, match="PE 1 runs a collective of the group"):
         simulate(outsider, 2, [0, 1])
+
+
+# -- Table 2 against the simulator's counts of the CM-200 programs --------------------------------
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5])
+def test_table2_matches_the_simulated_cm200_programs(d):
+    """The calculator's 2d reading equals the simulator's count (two channels per link)."""
+    cm200 = pytest.importorskip("collective_lib.algorithms.cm200")
+    for m in (1, 3, 6, 7, 24, 30):                     # 32-bit elements per node
+        M = 2 ** d * m
+        assert cm200.element_transfers("one_cycle_broadcast", d, m, channels=2) == \
+            element_transfers("one_cycle", d, M), (d, m)
+        assert cm200.element_transfers("d_cycles_broadcast", d, m, channels=2) == \
+            element_transfers("d_cycles", d, M, "2d"), (d, m)
