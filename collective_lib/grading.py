@@ -1638,6 +1638,18 @@ def sends_by_step(run: Run) -> dict:
     return table
 
 
+def _set_difference(got, want, show) -> str:
+    """' (missing: ...; not expected: ...)' for two sets, else ''."""
+    if not (isinstance(got, (set, frozenset)) and isinstance(want, (set, frozenset))):
+        return ""
+    parts = []
+    if want - got:
+        parts.append(f"missing: {show(frozenset(want - got))}")
+    if got - want:
+        parts.append(f"not expected: {show(frozenset(got - want))}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def _keys_text(keys) -> str:
     return ", ".join(repr(k) for k in keys)
 
@@ -1684,6 +1696,7 @@ def check_answer_table(answer: Any, expected: Any, *, name: str, normalize: Call
     show = show or repr
 
     def compare(got, want, path):
+        __tracebackhide__ = True
         if isinstance(want, dict) or isinstance(want, (list, tuple)):
             keys = list(want) if isinstance(want, dict) else list(range(len(want)))
             if isinstance(got, (list, tuple)):
@@ -1710,6 +1723,7 @@ def check_answer_table(answer: Any, expected: Any, *, name: str, normalize: Call
             raise AssertionError(f"{path}: {exc}") from None
         if not _same(value, want):
             raise AssertionError(f"{path} is {show(value)}, but {show(want)} was expected"
+                                 f"{_set_difference(value, want, show)}"
                                  + (f"\n{hint}" if hint else ""))
 
     compare(answer, expected, name)
