@@ -121,12 +121,17 @@ def transition_sequence(d: int, cyclic: bool = False) -> np.ndarray:
 def sh(x, d: int, k: int = 1):
     """Left cyclic shift of the d-bit string ``x`` by ``k`` places (the paper's ``sh^k``).
 
+    ``x`` and ``k`` may be integers or numpy integer arrays (broadcast together).
+
     >>> sh(0b011, 3), sh(0b011, 3, k=2), sh(0b100, 3)
     (6, 5, 1)
     """
     d = _check_d(d)
     x = _check_nonnegative("x", x)
-    if not isinstance(k, Integral) or isinstance(k, bool):
+    if isinstance(k, np.ndarray):
+        if not np.issubdtype(k.dtype, np.integer):
+            raise ValueError(f"the shifts k must be integers, got an array of {k.dtype}")
+    elif not isinstance(k, Integral) or isinstance(k, bool):
         raise ValueError(f"the shift k must be an integer, got k={k!r}")
     if d == 0:
         return x

@@ -23,8 +23,9 @@ Algorithms (Mathur and Johnsson 1993):
 * :func:`d_cycles_broadcast`, :func:`d_cycles_reduce`: d edge-disjoint
   Hamiltonian cycles, all d links busy in each of the ``2**d - 1`` steps
   (§4.2, Johnsson and Ho; Figs. 8-19, Fig. 20);
-* :func:`reduce_and_spread`: butterfly emulation, an all-reduce of everything
-  followed by a local subselection (§5 alternative 4, Fig. 21);
+* :func:`butterfly_reduce_and_spread` (an all-reduce, operation
+  ``"allreduce"``) and :func:`reduce_and_spread`, which applies it to
+  everything and keeps a subselection (§5 alternative 4, Fig. 21);
 * :func:`send_and_spread`: gather everything in node 0, then broadcast it
   (§5 alternative 3).
 
@@ -65,7 +66,7 @@ from .reduce import _check_op, add
 
 __all__ = [
     "one_cycle_broadcast", "one_cycle_reduce", "d_cycles_broadcast", "d_cycles_reduce",
-    "reduce_and_spread", "send_and_spread",
+    "butterfly_reduce_and_spread", "reduce_and_spread", "send_and_spread",
     "one_cycle_index", "d_cycles_source", "d_cycles_broadcast_index", "d_cycles_reduce_start",
     "d_cycles_reduce_nodes", "d_cycles_reduce_blocks", "split_subblocks",
     "DCyclesSchedule", "d_cycles_schedule", "CyclesCheck", "run_d_cycles_broadcast",
@@ -382,7 +383,10 @@ def one_cycle_reduce(me, p, data, op=add, history=False):
     """
     _cube_d("one_cycle_reduce", p)
     op = _check_op(op)
-    memory = list(_messages("one_cycle_reduce", data, p))
+    if not isinstance(data, (list, tuple)) or len(data) != p:
+        raise ValueError(f"one_cycle_reduce needs a list of p={p} messages on every PE (one per "
+                         f"destination), got {data!r:.80}")
+    memory = list(data)
     snapshots = [list(memory)]
     q = gray_inverse(me)
     left, right = gray((q - 1) % p), gray((q + 1) % p)
@@ -393,8 +397,7 @@ def one_cycle_reduce(me, p, data, op=add, history=False):
         memory[into] = op(partial, memory[into])
         if history:
             snapshots.append(list(memory))
-    result = _like(memory[me], data[me])
-    return (result, snapshots) if history else result
+    return (memory[me], snapshots) if history else memory[me]
 
 
 # -- d Hamiltonian cycles (§4.2) ----------------------------------------------------------------
@@ -498,8 +501,63 @@ def d_cycles_reduce(me, p, data, op=add, history=False):
 
 # -- alternatives of §5 ----------------------------------------------------------------------------
 
+def butterfly_cost(p, m, model, **_):
+    """d (ts + tw ceil(M/d)) for M elements per node: d exchanges of one variable per link; exact."""
+    d = _cube_d("butterfly_reduce_and_spread", p)
+    return d * _step(model, -(-m // d)) if d else 0.0
+
+
+def _butterfly(me, d, variables, op, snapshots):
+    """The d exchange steps of reduce-and-spread (Fig. 21); ``yield from`` it.
+
+    Variable i crosses dimension (u + i) mod d in step u; empty variables
+    leave their link idle.  Returns the variables, every one a total.
+    """
+    busy = [i for i in range(d) if variables[i]]
+    for u in range(d):
+        partners = [me ^ (1 << ((u + i) % d)) for i in busy]
+        got = yield multi(list(zip(partners, (variables[i] for i in busy))), partners)
+        variables = list(variables)
+        for i, partner, theirs in zip(busy, partners, got):
+            mine = variables[i]
+            variables[i] = op(mine, theirs) if me < partner else op(theirs, mine)
+        if snapshots is not None:
+            snapshots.append(variables)
+    return variables
+
+
+@register(operation="allreduce", cost=butterfly_cost, exact=True, ports="all",
+          network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
+          requires_commutative=True,
+          source="Mathur and Johnsson 1993, §5 (alternative 4), Fig. 21")
+def butterfly_reduce_and_spread(me, p, data, op=add, history=False):
+    """Reduce-and-spread of d distributed variables by butterfly emulation: an all-reduce.
+
+    Mathur and Johnsson 1993, §5, alternative 4 and Fig. 21.  A node's M
+    elements are cut into d distributed variables (:func:`split_subblocks`;
+    with M = d, one element each, as in the figure).  In step u every node
+    exchanges variable i with its neighbour across dimension (u + i) mod d
+    and both combine, so the d variables use d different links, and after d
+    steps every node holds every sum.  The lower node's operand comes first,
+    so both partners hold the same value.  ``history=True`` also returns the
+    variables after every step, initial state first.
+
+    Model: ``Hypercube(d)``, ``ports="all"``, p = 2**d; time
+    d (ts + tw ceil(M/d)).
+    """
+    d = _cube_d("butterfly_reduce_and_spread", p)
+    op = _check_op(op)
+    elements = _elements("butterfly_reduce_and_spread", data)
+    snapshots = [split_subblocks(elements, d)] if history and d else None
+    if d == 0:
+        return (data, [[elements]]) if history else data
+    variables = yield from _butterfly(me, d, split_subblocks(elements, d), op, snapshots)
+    result = _like([x for v in variables for x in v], data)
+    return (result, snapshots) if history else result
+
+
 def reduce_and_spread_cost(p, m, model, **_):
-    """d (ts + tw ceil(p M'/d)): d exchanges of one distributed variable per link; exact."""
+    """d (ts + tw ceil(p M'/d)): reduce-and-spread of all p M' elements; exact."""
     d = _cube_d("reduce_and_spread", p)
     return d * _step(model, -(-p * m // d)) if d else 0.0
 
@@ -507,17 +565,14 @@ def reduce_and_spread_cost(p, m, model, **_):
 @register(operation="all_to_all_reduction", cost=reduce_and_spread_cost, exact=True,
           ports="all", network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True,
-          source="Mathur and Johnsson 1993, §5 (alternative 4), Fig. 21")
-def reduce_and_spread(me, p, data, op=add, history=False):
-    """All-to-all reduction as reduce-and-spread (butterfly emulation) and a subselection.
+          source="Mathur and Johnsson 1993, §5 (alternative 4), Fig. 21, §6.2")
+def reduce_and_spread(me, p, data, op=add):
+    """All-to-all reduction as reduce-and-spread of everything, then a subselection.
 
-    Mathur and Johnsson 1993, §5, alternative 4 and Fig. 21.  The p M' local
-    elements are cut into d distributed variables (:func:`split_subblocks`);
-    in step u every node exchanges variable i with its neighbour across
-    dimension (u + i) mod d and both add, so after d steps every node holds
-    every sum, 2**d times what it needs, and keeps its own block.  The lower
-    node's operand comes first, so the two partners hold equal values.
-    ``history=True`` also returns the variables after every step.
+    Mathur and Johnsson 1993, §5 (alternative 4) and §6.2: run
+    :func:`butterfly_reduce_and_spread` on all p M' local elements (the p
+    messages end to end), which leaves every node with every sum, 2**d times
+    the data it needs, and keep the block of the node's own messages.
 
     Model: ``Hypercube(d)``, ``ports="all"``, p = 2**d; time
     d (ts + tw ceil(p M'/d)), a factor about d above :func:`d_cycles_reduce`.
@@ -527,21 +582,11 @@ def reduce_and_spread(me, p, data, op=add, history=False):
     messages = _messages("reduce_and_spread", data, p)
     m = len(messages[0])
     if d == 0:
-        return (data[0], [[messages[0]]]) if history else data[0]
-    variables = split_subblocks([x for msg in messages for x in msg], d)
-    busy = [i for i in range(d) if variables[i]]
-    snapshots = [list(variables)] if history else None
-    for u in range(d):
-        partners = [me ^ (1 << ((u + i) % d)) for i in busy]
-        got = yield multi(list(zip(partners, (variables[i] for i in busy))), partners)
-        for i, partner, theirs in zip(busy, partners, got):
-            mine = variables[i]
-            variables[i] = op(mine, theirs) if me < partner else op(theirs, mine)
-        if history:
-            snapshots.append(list(variables))
+        return data[0]
+    everything = [x for msg in messages for x in msg]
+    variables = yield from _butterfly(me, d, split_subblocks(everything, d), op, None)
     everything = [x for v in variables for x in v]
-    result = _like(everything[me * m:(me + 1) * m], data[me])      # subselection
-    return (result, snapshots) if history else result
+    return _like(everything[me * m:(me + 1) * m], data[me])          # subselection
 
 
 def send_and_spread_cost(p, m, model, **_):
@@ -787,7 +832,8 @@ def run_d_cycles_reduce(d: int) -> CyclesCheck:
 # -- element transfers in sequence (Table 2) ----------------------------------------------------
 
 _TRANSFER_PROGRAMS = ("one_cycle_broadcast", "d_cycles_broadcast", "send_and_spread",
-                      "one_cycle_reduce", "d_cycles_reduce", "reduce_and_spread")
+                      "one_cycle_reduce", "d_cycles_reduce", "reduce_and_spread",
+                      "butterfly_reduce_and_spread")
 
 
 def element_transfers(name: str, d: int, m: int, channels: int = 1) -> int:
