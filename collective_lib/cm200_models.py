@@ -14,8 +14,9 @@ Connection Machine CM-200*, Harvard TR-02-93 (1993).  This module holds
 * the totals for one cycle and for d cycles (:func:`one_cycle_time`,
   :func:`d_cycles_time`) and the data-set size at which d cycles win
   (:func:`cycles_crossover`, compared with Table 9 by :func:`table9_comparison`);
-* Table 2, the element transfers in sequence of each algorithm
-  (:func:`element_transfers`).
+* Table 2, the element transfers in sequence of each algorithm, as the
+  report's formulas (:func:`table2_transfers`; the same numbers counted by
+  running the programs are ``collective_lib.algorithms.cm200.element_transfers``).
 
 Units: the tables are in milliseconds; the model constants and the model
 times are in microseconds, as in the report.  ``M'`` (``words`` here) is the
@@ -43,7 +44,7 @@ __all__ = [
     "PRINTED_CONSTANTS", "PerformanceModel", "MODELS", "ModelFit", "fit_model",
     "fitted_constants", "constants_comparison",
     "one_cycle_time", "d_cycles_time", "cycles_crossover", "table9_comparison",
-    "TABLE2_OPERATIONS", "element_transfers", "broadcast_lower_bound",
+    "TABLE2_OPERATIONS", "table2_transfers", "broadcast_lower_bound",
     "PAPER_ISSUES",
 ]
 
@@ -619,7 +620,7 @@ def broadcast_lower_bound(d: int, M: int) -> int:
     return _c(M * (2 ** d - 1) / (2 * d * 2 ** d))
 
 
-def element_transfers(operation: str, d: int, M: int, reading: str = "printed") -> int:
+def table2_transfers(operation: str, d: int, M: int, reading: str = "printed") -> int:
     """Table 2: element transfers in sequence of ``operation`` on 2**d nodes.
 
     ``M`` is the total number of 32-bit elements before the broadcast (so a
@@ -632,9 +633,9 @@ def element_transfers(operation: str, d: int, M: int, reading: str = "printed") 
     algorithm can; the two readings agree for d <= 2.  Where a row's two
     printed forms differ (alt. 3 after a transpose), the left-hand one is used.
 
-    >>> element_transfers("one_cycle", 3, 8 * 256), element_transfers("d_cycles", 3, 8 * 256, "2d")
+    >>> table2_transfers("one_cycle", 3, 8 * 256), table2_transfers("d_cycles", 3, 8 * 256, "2d")
     (896, 301)
-    >>> element_transfers("d_cycles", 3, 8 * 256) < broadcast_lower_bound(3, 8 * 256)
+    >>> table2_transfers("d_cycles", 3, 8 * 256) < broadcast_lower_bound(3, 8 * 256)
     True
     """
     if operation not in TABLE2_OPERATIONS:

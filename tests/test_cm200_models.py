@@ -15,7 +15,7 @@ from collective_lib.algorithms.alltoall import (
 from collective_lib.cm200_models import (
     MODELS, PAPER_ISSUES, PRINTED_CONSTANTS, TABLE2_OPERATIONS, TABLE_NUMBERS, cm200_table,
     broadcast_lower_bound, consistency_report, constants_comparison, cycles_crossover, d_cycles_time,
-    element_transfers, fit_model, fitted_constants, one_cycle_time, table9_comparison)
+    fit_model, fitted_constants, one_cycle_time, table2_transfers, table9_comparison)
 from collective_lib.matvec import in_group, matvec_inputs, matvec_result, simulate_matvec
 from collective_lib.model import CostModel
 
@@ -222,19 +222,19 @@ def test_crossover_is_the_first_faster_size():
 
 def test_table2_single_cycle_and_gather():
     # d = 3, 256 64-bit elements = 512 words per node, M = 8 * 512
-    assert element_transfers("one_cycle", 3, 8 * 512) == 256 * 7
-    assert element_transfers("gather_broadcast", 3, 8 * 512) == 2 * 512 + 3
-    assert element_transfers("gather_broadcast", 3, 8 * 512, "2d") == 2 * 683 + 3
-    assert element_transfers("reduce_and_spread", 3, 8 * 512) == 512 * 3
+    assert table2_transfers("one_cycle", 3, 8 * 512) == 256 * 7
+    assert table2_transfers("gather_broadcast", 3, 8 * 512) == 2 * 512 + 3
+    assert table2_transfers("gather_broadcast", 3, 8 * 512, "2d") == 2 * 683 + 3
+    assert table2_transfers("reduce_and_spread", 3, 8 * 512) == 512 * 3
 
 
 def test_table2_readings_agree_for_small_d_and_differ_after():
     for op in ("d_cycles", "one_node_at_a_time", "rotated_binomial", "transpose_d_cycles"):
         for d in (1, 2):
             for M in (0, 1, 7, 64, 1000):
-                assert element_transfers(op, d, M) == element_transfers(op, d, M, "2d")
-    assert element_transfers("d_cycles", 3, 8 * 48) == 6 * 7            # printed: 48/8
-    assert element_transfers("d_cycles", 3, 8 * 48, "2d") == 8 * 7       # 48/6
+                assert table2_transfers(op, d, M) == table2_transfers(op, d, M, "2d")
+    assert table2_transfers("d_cycles", 3, 8 * 48) == 6 * 7            # printed: 48/8
+    assert table2_transfers("d_cycles", 3, 8 * 48, "2d") == 8 * 7       # 48/6
 
 
 def test_table2_as_printed_beats_the_channel_lower_bound_which_is_impossible():
@@ -242,12 +242,12 @@ def test_table2_as_printed_beats_the_channel_lower_bound_which_is_impossible():
         M = 2 ** d * 512
         bound = broadcast_lower_bound(d, M)
         for op in ("d_cycles", "rotated_binomial"):
-            assert element_transfers(op, d, M) < bound, (op, d)
-            assert element_transfers(op, d, M, "2d") >= bound, (op, d)
+            assert table2_transfers(op, d, M) < bound, (op, d)
+            assert table2_transfers(op, d, M, "2d") >= bound, (op, d)
         # the gather alone already needs the bound (the root receives M (1 - 2^-d)), then a broadcast
-        assert element_transfers("gather_broadcast", d, M) < 2 * bound
-        assert element_transfers("gather_broadcast", d, M, "2d") >= 2 * bound
-        assert element_transfers("one_cycle", d, M) >= bound
+        assert table2_transfers("gather_broadcast", d, M) < 2 * bound
+        assert table2_transfers("gather_broadcast", d, M, "2d") >= 2 * bound
+        assert table2_transfers("one_cycle", d, M) >= bound
 
 
 def test_table2_d_cycles_is_the_lower_bound_reading():
@@ -255,17 +255,17 @@ def test_table2_d_cycles_is_the_lower_bound_reading():
     for d in range(1, 8):
         for M in (2 ** d * 2 * d, 2 ** d * 2 * d * 5):
             needed = M - M // 2 ** d
-            assert element_transfers("d_cycles", d, M, "2d") * 2 * d == needed
+            assert table2_transfers("d_cycles", d, M, "2d") * 2 * d == needed
 
 
 def test_table2_rejects_bad_input():
     assert len(TABLE2_OPERATIONS) == 11
     with pytest.raises(ValueError, match="'spread'"):
-        element_transfers("spread", 3, 8)
+        table2_transfers("spread", 3, 8)
     with pytest.raises(ValueError, match="M=-1"):
-        element_transfers("one_cycle", 3, -1)
+        table2_transfers("one_cycle", 3, -1)
     with pytest.raises(ValueError, match="reading"):
-        element_transfers("one_cycle", 3, 8, reading="other")
+        table2_transfers("one_cycle", 3, 8, reading="other")
 
 
 # -- matrix-vector multiplication on a 2-D nodal array -------------------------------------------
@@ -334,6 +334,6 @@ def test_table2_matches_the_simulated_cm200_programs(d):
     for m in (1, 3, 6, 7, 24, 30):                     # 32-bit elements per node
         M = 2 ** d * m
         assert cm200.element_transfers("one_cycle_broadcast", d, m, channels=2) == \
-            element_transfers("one_cycle", d, M), (d, m)
+            table2_transfers("one_cycle", d, M), (d, m)
         assert cm200.element_transfers("d_cycles_broadcast", d, m, channels=2) == \
-            element_transfers("d_cycles", d, M, "2d"), (d, m)
+            table2_transfers("d_cycles", d, M, "2d"), (d, m)
