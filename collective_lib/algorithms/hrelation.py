@@ -723,9 +723,12 @@ def alltoallv_edge_coloring(me, p, data):
     (:func:`coloring_schedule`).  The schedule needs every message length,
     so the PEs first all-gather their rows of the size matrix
     (:func:`~collective_lib.algorithms.gather.bruck_allgather`, p words per
-    PE); each PE then computes the same schedule and runs its part of it,
-    a send, a receive or both in each step.  A message to oneself stays
-    local.  Any p, full-duplex, fully connected; time
+    PE); each PE then computes the same schedule and runs its part of it.
+    The schedule colours the h-regular completion of H
+    (:func:`pad_to_regular`), so in every step each PE sends one packet and
+    receives one, real or a one-word dummy: no PE runs ahead and takes a
+    port another PE needs in the current step, and the h steps run in
+    lockstep.  A message to oneself stays local.  Any p, full-duplex, fully connected; time
     ceil(log p) alpha + (p - 1) p beta + h (alpha + beta), which meets the
     lower bound h beta for the delivery itself but pays p^2 words to learn
     the sizes.
