@@ -186,7 +186,7 @@ def test_direct_delivery_is_eq_13_3_and_eq_4_10(name):
             assert run.time == pytest.approx((model.ts + model.tw * 5) * (p - 1)), f"p={p}"
 
 
-# -- Sanders §13.6.2 and Grama §4.5.3: indirect delivery on the hypercube ----------------------------
+# -- Sanders §13.6.2 and Grama §4.5.3: indirect delivery on the hypercube ----------------------
 
 @pytest.mark.parametrize("name", ["alltoall_hypercube", "all_to_all_personal_hcube"])
 def test_hypercube_indirect_is_eq_13_4_and_eq_4_9(name):
@@ -271,7 +271,7 @@ def test_the_pairwise_schedule_congests_a_ring():
     assert on_ring.time > e.simulate(8, 1).time == 7
 
 
-# -- Grama §4.5.1 and §4.5.2: ring and mesh -------------------------------------------------------
+# -- Grama §4.5.1 and §4.5.2: ring and mesh ----------------------------------------------------
 
 def test_ring_is_eq_4_7_and_its_messages_shrink_by_m():
     for p in [1, 2, 3, 6, 9, 16, 33]:

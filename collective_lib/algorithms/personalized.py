@@ -163,7 +163,6 @@ def alltoall_cyclic(me, p, data):
     return _check_received("alltoall_cyclic", result, m)
 
 
-
 @register(operation="alltoall", cost=direct_cost, exact=True,
           valid_p=_power_of_two("alltoall_direct_xor"),
           source="Sanders et al. 2019, §13.6.1, Eq. 13.3")
@@ -201,7 +200,8 @@ def one_factor_partner(i, p, r):
     even = p % 2 == 0
     p_prime = p - even
     if not 0 <= r < p_prime:
-        raise ValueError(f"the 1-factor schedule for p={p} has rounds 0..{p_prime - 1}, got r={r!r}")
+        raise ValueError(f"the 1-factor schedule for p={p} has rounds 0..{p_prime - 1}, "
+                         f"got r={r!r}")
     if not 0 <= i < p:
         raise ValueError(f"PE must be in 0..{p - 1}, got {i!r}")
     k = 2 * r % p_prime
@@ -230,11 +230,14 @@ def alltoall_one_factor(me, p, data):
     :func:`one_factor_partner` (i, p, r).  The rounds pair the PEs, so
     every step is a set of exchanges between two partners.  For odd p
     each round leaves PE r idle and there are p rounds; for even p PE
-    p - 1 takes the idle PE's place and p - 1 rounds suffice.  Any p,
-    full-duplex exchanges (a pair swaps its messages in alpha + beta m);
-    time (p - isEven(p))(alpha + beta m) for p > 1.  In the simulator's
-    half-duplex model a PE cannot send and receive at once, so every
-    exchange takes twice as long.
+    p - 1 takes the idle PE's place and p - 1 rounds suffice.  The idle PE
+    must not call its next partner before that partner's current call is
+    over: it sits the round out behind the others (``compute(0)``), else its
+    early transfer would take the partner's port and delay a chain of
+    rounds.  Any p, full-duplex exchanges (a pair swaps its messages in
+    alpha + beta m); time (p - isEven(p))(alpha + beta m) for p > 1.  In the
+    simulator's half-duplex model a PE cannot send and receive at once, so
+    every exchange, and the whole schedule, takes twice as long.
     """
     msgs, m = _uniform_messages("alltoall_one_factor", data, p)
     rounds = p - (p % 2 == 0)
@@ -361,7 +364,7 @@ def all_to_all_personal_hcube_ecube(me, p, data):
 
 
 def direct_indirect_crossover(p, model):
-    """The message length m* (words) where the hypercube's indirect delivery stops beating direct delivery.
+    """The message length m* (words) above which direct delivery beats the hypercube's indirect one.
 
     Equates the direct (p - 1)(ts + tw m) (Sanders Eq. 13.3, Grama Eq. 4.10)
     with the indirect log p (ts + tw m p/2) (Eq. 13.4, Eq. 4.9):
@@ -419,8 +422,8 @@ def all_to_all_personal_ring(me, p, data):
 
     Grama et al. 2003, §4.5.1, Fig. 4.18: every PE sends its p - 1 packets,
     nearest destination first, as one message of m(p - 1) words to its
-    right neighbour.  In each step a PE keeps the first packet of what it
-    received (it came from the PE i steps to its left) and forwards the
+    right neighbour.  In step i a PE keeps the first packet of what it
+    received (it comes from the PE i places to its left) and forwards the
     rest, so step i moves m(p - i) words.  Any p, full-duplex, all messages
     in one direction; time (ts + tw m p/2)(p - 1) (Eq. 4.7).  Sending half
     the packets each way would halve the tw term; Grama ignores that and
@@ -467,7 +470,7 @@ def personal_mesh_cost(p, m, model, tr=0.0, **_):
           valid_p=_mesh_p, params={"tr": 0.0},
           source="Grama et al. 2003, §4.5.2, Fig. 4.19, Eq. 4.8")
 def all_to_all_personal_mesh(me, p, data, tr=0.0):
-    """All-to-all personalized on a sqrt p x sqrt p torus: the ring procedure along rows, then columns.
+    """All-to-all personalized on a sqrt p x sqrt p torus: the ring procedure on rows, then columns.
 
     Grama et al. 2003, §4.5.2, Fig. 4.19.  A PE groups its p messages by
     the column of their destination (sqrt p groups of sqrt p messages).
@@ -589,7 +592,8 @@ def transpose_by_alltoall(A, p, algorithm="alltoall_cyclic", *, model=None, netw
         raise ValueError(f"p={p} must divide both dimensions of the {rows} x {cols} matrix")
     entry = catalog().get(algorithm)
     if entry is None or entry.operation != "alltoall":
-        raise ValueError(f"{algorithm!r} is not an all-to-all personalized algorithm of the catalog")
+        raise ValueError(f"{algorithm!r} is not an all-to-all personalized algorithm "
+                         "of the catalog")
     r, c = rows // p, cols // p
     inputs = [[A[i * r:(i + 1) * r, j * c:(j + 1) * c] for j in range(p)] for i in range(p)]
     run = entry.simulate(p, inputs=inputs, model=model, network=network)
