@@ -606,7 +606,7 @@ TABLE2_OPERATIONS = {
                                    lambda d, M, r: _c(M / (2 * 2 * 2 ** d))
                                    + 2 * _c(M / _channels(d, r))),
     "reduce_and_spread": ("row major", "reduce-and-spread",
-                          lambda d, M, r: _c(M / 2 ** d) * d),
+                          lambda d, M, r: _c(M / _channels(d, r)) * d),
 }
 
 
@@ -628,10 +628,14 @@ def table2_transfers(operation: str, d: int, M: int, reading: str = "printed") -
     copy of the report prints them; ``reading="2d"`` reads the factor 2^d as
     2d (a node's d links, two channels each) where a row spreads its data over
     all channels of a node: the d-cycles, alt. 1, alt. 4 and gather (alt. 3)
-    rows and the reduce-and-spread term of the column-major row.  As printed
-    those rows fall below :func:`broadcast_lower_bound` for d >= 3, which no
-    algorithm can; the two readings agree for d <= 2.  Where a row's two
-    printed forms differ (alt. 3 after a transpose), the left-hand one is used.
+    rows and the reduce-and-spread rows.  As printed the broadcast rows fall
+    below :func:`broadcast_lower_bound` for d >= 3, which no algorithm can,
+    and the row-major reduce-and-spread row is not the factor d above the
+    d-cycles reduction that §5 says it is; the two readings agree for d <= 2.
+    Where a row's two printed forms differ (alt. 3 after a transpose), the
+    left-hand one is used.  For a reduction, ``M`` is the length of the
+    vector being reduced (what every node holds before, and all nodes
+    together after, the reduction).
 
     >>> table2_transfers("one_cycle", 3, 8 * 256), table2_transfers("d_cycles", 3, 8 * 256, "2d")
     (896, 301)
@@ -662,7 +666,9 @@ PAPER_ISSUES = (
     "multiple of 2d) and the d-H,m row for 64..2048 nodes, but not 55 (16 nodes) and 14 "
     "(32 nodes): the models give 72 and 30.",
     "Table 2: our copy prints 2^d where the rows that use all channels of a node need 2d "
-    "(d cycles: ceil(M/(2^d 2^d)) for ceil(M/(2d 2^d)); gather: ceil(M/2^d) for ceil(M/2d)); as "
-    "printed they beat the channel lower bound for d >= 3. The row 'transpose, gather, "
+    "(d cycles: ceil(M/(2^d 2^d)) for ceil(M/(2d 2^d)); gather: ceil(M/2^d) for ceil(M/2d); "
+    "reduce-and-spread: ceil(M/2^d) d for ceil(M/2d) d, the factor d above the d-cycles "
+    "reduction that §5 states); as printed the broadcast rows beat the channel lower bound for "
+    "d >= 3. The row 'transpose, gather, "
     "broadcast' prints two right-hand sides that differ (M/(2*2*2^d) vs M/(2*2^d)).",
 )

@@ -337,3 +337,28 @@ def test_table2_matches_the_simulated_cm200_programs(d):
             table2_transfers("one_cycle", d, M), (d, m)
         assert cm200.element_transfers("d_cycles_broadcast", d, m, channels=2) == \
             table2_transfers("d_cycles", d, M, "2d"), (d, m)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_table2_matches_the_simulated_cm200_reductions(d):
+    """For a reduction M is the length of the reduced vector, p m for p messages of m words."""
+    cm200 = pytest.importorskip("collective_lib.algorithms.cm200")
+    for m in (1, 3, 5, 12):                            # words per message (per destination)
+        M = 2 ** d * m
+        assert cm200.element_transfers("one_cycle_reduce", d, m, channels=2) == \
+            table2_transfers("one_cycle", d, M), (d, m)
+        assert cm200.element_transfers("d_cycles_reduce", d, m, channels=2) == \
+            table2_transfers("d_cycles", d, M, "2d"), (d, m)
+        assert cm200.element_transfers("reduce_and_spread", d, m, channels=2) == \
+            table2_transfers("reduce_and_spread", d, M, "2d"), (d, m)
+
+
+def test_table2_reduce_and_spread_is_d_times_the_d_cycles_reduction_only_in_the_2d_reading():
+    """§5: reduce-and-spread needs a factor d more transfers than the d-cycles reduction."""
+    for d in range(3, 12):
+        M = 2 ** d * 2 * d * 4                         # whole blocks: no rounding
+        cycles = table2_transfers("d_cycles", d, M, "2d")
+        spread = table2_transfers("reduce_and_spread", d, M, "2d")
+        assert spread * (2 ** d - 1) == d * cycles * 2 ** d, d
+        printed = table2_transfers("reduce_and_spread", d, M)
+        assert printed * (2 ** d - 1) != d * cycles * 2 ** d, d
