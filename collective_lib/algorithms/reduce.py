@@ -361,7 +361,8 @@ def _hypercube_allreduce_p(p):
 
 @register(operation="allreduce", cost=hypercube_allreduce_cost, exact=True,
           network=Hypercube.of_size, valid_p=_hypercube_allreduce_p, params={"op": add},
-          source="Sanders et al. 2019, §13.2.1, Fig. 13.7 (bottom values)")
+          source="Sanders et al. 2019, §13.2.1, Fig. 13.7 (bottom values); Grama et al. 2003, "
+                 "§4.3 (all-reduce on the all-to-all broadcast pattern, Fig. 4.11)")
 def hypercube_allreduce(me, p, data, op=add):
     """All-reduce on a d-dimensional hypercube: exchange and combine along each dimension.
 
@@ -374,6 +375,11 @@ def hypercube_allreduce(me, p, data, op=add):
     ``op``; the book's m op m' is the same for a commutative one.  p must be a
     power of two; full-duplex exchanges between hypercube neighbours, time
     log2 p (alpha + beta m).
+
+    Grama et al. 2003, §4.3 reach the same program from the other side: run
+    the all-to-all broadcast of Algorithm 4.7 (Fig. 4.11), but add the
+    numbers received instead of concatenating the messages, so the message
+    stays m words long and each of the log p steps costs ts + tw m.
     """
     d = check_power_of_two("hypercube_allreduce", p)
     op = _check_op(op)
@@ -504,7 +510,8 @@ def _hypercube_prefix_p(p):
 @register(operation="prefix_sum_and_total", cost=hypercube_prefix_sum_cost, exact=True,
           network=Hypercube.of_size, valid_p=_hypercube_prefix_p,
           params={"op": add, "exclusive": False},
-          source="Sanders et al. 2019, §13.3, Theorem 13.6, Fig. 13.7")
+          source="Sanders et al. 2019, §13.3, Theorem 13.6, Fig. 13.7; Grama et al. 2003, "
+                 "§4.3 (prefix sums on the all-to-all broadcast pattern)")
 def hypercube_prefix_sum(me, p, data, op=add, exclusive=False):
     """Prefix sum and total on the hypercube: the all-reduce plus two lines.
 
@@ -516,6 +523,10 @@ def hypercube_prefix_sum(me, p, data, op=add, exclusive=False):
     returns m_0 op ... op m_(me-1), ``None`` on PE 0.  Lower ranks are kept on
     the left, so a non-commutative ``op`` is fine.  p a power of two,
     full-duplex: time log2 p (alpha + beta m) (Theorem 13.6).
+
+    This is also the prefix-sum procedure of Grama et al. 2003, §4.3, on the
+    pattern of the all-to-all broadcast: a PE adds a number received into its
+    prefix only when it comes from the lower half (a partner of smaller rank).
     """
     d = check_power_of_two("hypercube_prefix_sum", p)
     op = _check_op(op)
