@@ -22,7 +22,8 @@ __all__ = ["Algorithm", "Operation", "catalog", "register", "register_operation"
 #: Modules whose import registers algorithms, in chapter order.
 ALGORITHM_MODULES = ("collective_lib.algorithms.broadcast", "collective_lib.algorithms.reduce",
                      "collective_lib.algorithms.gather", "collective_lib.algorithms.alltoall",
-                     "collective_lib.algorithms.personalized", "collective_lib.algorithms.hrelation")
+                     "collective_lib.algorithms.personalized", "collective_lib.algorithms.hrelation",
+                     "collective_lib.algorithms.cm200")
 
 _ALGORITHMS: dict = {}
 _OPERATIONS: dict = {}

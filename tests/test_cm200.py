@@ -297,3 +297,12 @@ def test_one_cycle_reduce_history_is_figure_6():
     final = [results[int(gray(q))][0] for q in range(4)]
     assert final == ["Y0+Y0+Y0+Y0", "Y1+Y1+Y1+Y1", "Y2+Y2+Y2+Y2", "Y3+Y3+Y3+Y3"]
     assert operator.eq(results[0][1][0], [f"Y{gray_inverse(x)}" for x in range(4)])
+
+
+def test_the_catalog_caps_the_event_simulation_of_the_cycle_programs():
+    for name in ["one_cycle_broadcast", "one_cycle_reduce", "d_cycles_broadcast", "d_cycles_reduce"]:
+        entry = catalog()[name]
+        assert entry.valid(cm200.EVENT_MAX_P) and not entry.valid(2 * cm200.EVENT_MAX_P)
+        with pytest.raises(ValueError, match="p=512.*run_d_cycles_broadcast"):
+            entry.simulate(512, 1)
+    assert catalog()["send_and_spread"].valid(1024)

@@ -36,6 +36,9 @@ here (:func:`one_cycle_index`, :func:`d_cycles_broadcast_index`,
 of the d-cycles schedules with numpy, step by step, fast enough for the real
 machine's d = 11.
 
+The catalog entries of the four cycle programs accept p up to
+:data:`EVENT_MAX_P` (256): their event simulation grows as p^2 log p.
+
 Closed forms count communication only, one element per word: with
 ``ts = 0, tw = 1`` a program's simulated time is the number of element
 transfers in sequence over one channel per direction (the quantity of the
@@ -70,7 +73,7 @@ __all__ = [
     "one_cycle_index", "d_cycles_source", "d_cycles_broadcast_index", "d_cycles_reduce_start",
     "d_cycles_reduce_nodes", "d_cycles_reduce_blocks", "split_subblocks",
     "DCyclesSchedule", "d_cycles_schedule", "CyclesCheck", "run_d_cycles_broadcast",
-    "run_d_cycles_reduce", "element_transfers", "ORDERS",
+    "run_d_cycles_reduce", "element_transfers", "ORDERS", "EVENT_MAX_P",
 ]
 
 #: How the array is laid on the nodes: by binary node address or by Gray code (§3).
@@ -85,6 +88,22 @@ def _cube_d(algorithm, p) -> int:
 
 def _valid_cube(p):
     check_power_of_two("the CM-200 algorithms", p)
+
+
+#: The cycle programs move every element slot in each of the p - 1 steps, p (p - 1) d
+#: transfers in all; beyond this p the event simulator needs minutes.
+EVENT_MAX_P = 256
+
+
+def _valid_cycles(p):
+    """Catalog check of the cycle programs: a power of two that the event simulator handles."""
+    _valid_cube(p)
+    if p > EVENT_MAX_P:
+        raise ValueError(
+            f"the catalog simulates the cycle algorithms event by event, about p^2 log p "
+            f"transfers, which takes minutes for p > {EVENT_MAX_P}; got p={p}. Check the d-cycles "
+            f"schedules of larger cubes (up to the CM-200's d = 11) with run_d_cycles_broadcast(d) "
+            f"and run_d_cycles_reduce(d), or call simulate() on the program directly")
 
 
 def _check_order(order):
@@ -136,7 +155,9 @@ def split_subblocks(elements, d: int) -> list:
 
     With ``beta = ceil(len / d)`` the first ``gamma = len - d (beta - 1)``
     subblocks hold beta elements and the others ``beta - 1``; when the block
-    is shorter than d the last subblocks are empty.
+    is shorter than d the last subblocks are empty.  (This follows Fig. 20;
+    the text of §4.2.4 writes beta = ceil((M/2**d)/2**d) and speaks of 2d
+    subblocks, which fits neither the figure nor the d exchange sequences.)
 
     >>> split_subblocks(list(range(7)), 3)
     [[0, 1, 2], [3, 4], [5, 6]]
@@ -248,7 +269,8 @@ def d_cycles_reduce_blocks(pa, u, i, d: int, order: str = "binary"):
     Binary order: ``PA XOR sh^i(G(2**d - 1 - u))`` and
     ``PA XOR sh^i(G(2**d - 2 - u))`` (Mathur and Johnsson §4.2.3, with the
     receiving index corrected as in :func:`d_cycles_reduce_nodes`); Gray code
-    order applies ``G^-1`` to both, ``G^-1(PA) XOR G^-1(sh^i(...))``.
+    order applies ``G^-1`` to both, ``G^-1(PA) XOR G^-1(sh^i(...))`` (the
+    paper writes the step there as s).
 
     >>> d_cycles_reduce_blocks(1, 0, 1, 3)     # Fig. 13: P1 sends block 0 slot 1 to P3
     (0, 2)
@@ -328,7 +350,7 @@ def one_cycle_cost(p, m, model, **_):
 
 
 @register(operation="allgather", cost=one_cycle_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cube,
+          network=Hypercube.of_size, valid_p=_valid_cycles,
           source="Mathur and Johnsson 1993, §4.1, Figs. 5 and 7")
 def one_cycle_broadcast(me, p, data, reorder=True):
     """All-to-all broadcast by 2**d - 1 left cyclic shifts along the Gray code cycle.
@@ -363,7 +385,7 @@ def one_cycle_broadcast(me, p, data, reorder=True):
 
 
 @register(operation="all_to_all_reduction", cost=one_cycle_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
+          network=Hypercube.of_size, valid_p=_valid_cycles, params={"op": add},
           requires_commutative=True, source="Mathur and Johnsson 1993, §4.1, Fig. 6")
 def one_cycle_reduce(me, p, data, op=add, history=False):
     """All-to-all reduction by 2**d - 1 right cyclic shifts along the Gray code cycle.
@@ -409,7 +431,7 @@ def d_cycles_cost(p, m, model, **_):
 
 
 @register(operation="allgather", cost=d_cycles_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cube,
+          network=Hypercube.of_size, valid_p=_valid_cycles,
           source="Mathur and Johnsson 1993, §4.2.1, Figs. 8-11 (after Johnsson and Ho 1989)")
 def d_cycles_broadcast(me, p, data, reorder=True):
     """All-to-all broadcast over d edge-disjoint Hamiltonian cycles, all d links at once.
@@ -453,7 +475,7 @@ def d_cycles_broadcast(me, p, data, reorder=True):
 
 
 @register(operation="all_to_all_reduction", cost=d_cycles_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
+          network=Hypercube.of_size, valid_p=_valid_cycles, params={"op": add},
           requires_commutative=True,
           source="Mathur and Johnsson 1993, §4.2.2-4.2.4, Figs. 12-20")
 def d_cycles_reduce(me, p, data, op=add, history=False):
@@ -840,8 +862,9 @@ def element_transfers(name: str, d: int, m: int, channels: int = 1) -> int:
     """Element transfers in sequence of a CM-200 program, counted by the simulator.
 
     Runs the catalog entry ``name`` on ``Hypercube(d)`` with every PE holding
-    ``m`` elements (M' = m for the broadcasts; p messages of m elements, the
-    block per destination, for the reductions) under
+    ``m`` elements (M' = m for the broadcasts and for
+    ``butterfly_reduce_and_spread``; p messages of m elements, one block per
+    destination, for the all-to-all reductions) under
     ``CostModel(ts=0, tw=1, ports="all")``: the simulated time is then the
     number of elements that cross a link one after another, the quantity of
     Mathur and Johnsson's Table 2.  ``channels=2`` counts what the CM-200's
