@@ -29,7 +29,7 @@ from collective_lib.cm200_figures import (FIGURES, compare, documented_differenc
 from collective_lib.gray import gray, gray_inverse, sh
 
 NAMES = ["one_cycle_broadcast", "d_cycles_broadcast", "send_and_spread", "one_cycle_reduce",
-         "d_cycles_reduce", "reduce_and_spread", "butterfly_reduce_and_spread"]
+         "d_cycles_reduce", "reduce_and_spread"]
 UNIT = CostModel(ts=1.0, tw=0.0, ports="all")
 concat = elementwise(lambda a, b: f"{a}+{b}")
 
@@ -306,3 +306,16 @@ def test_the_catalog_caps_the_event_simulation_of_the_cycle_programs():
         with pytest.raises(ValueError, match="p=512.*run_d_cycles_broadcast"):
             entry.simulate(512, 1)
     assert catalog()["send_and_spread"].valid(1024)
+
+
+def test_butterfly_reduce_and_spread_is_an_exact_all_reduce():
+    rng = np.random.default_rng(3)
+    for d in range(0, 6):
+        p = 1 << d
+        for m in sorted({1, d, d + 2, 3 * d} - {0}):
+            model = CostModel(ts=1.0, tw=0.5, ports="all")
+            inputs = rng.integers(0, 100, size=(p, m)).tolist()
+            result = run(cm200.butterfly_reduce_and_spread, d, inputs, model=model)
+            total = np.sum(inputs, axis=0).tolist()
+            assert result.results == [total] * p, (d, m)
+            assert result.time == pytest.approx(cm200.butterfly_cost(p, m, model)), (d, m)

@@ -23,9 +23,9 @@ Algorithms (Mathur and Johnsson 1993):
 * :func:`d_cycles_broadcast`, :func:`d_cycles_reduce`: d edge-disjoint
   Hamiltonian cycles, all d links busy in each of the ``2**d - 1`` steps
   (§4.2, Johnsson and Ho; Figs. 8-19, Fig. 20);
-* :func:`butterfly_reduce_and_spread` (an all-reduce, operation
-  ``"allreduce"``) and :func:`reduce_and_spread`, which applies it to
-  everything and keeps a subselection (§5 alternative 4, Fig. 21);
+* :func:`butterfly_reduce_and_spread` (an all-reduce) and
+  :func:`reduce_and_spread`, which applies it to everything and keeps a
+  subselection (§5 alternative 4, Fig. 21);
 * :func:`send_and_spread`: gather everything in node 0, then broadcast it
   (§5 alternative 3).
 
@@ -69,7 +69,7 @@ from .reduce import _check_op, add
 
 __all__ = [
     "one_cycle_broadcast", "one_cycle_reduce", "d_cycles_broadcast", "d_cycles_reduce",
-    "butterfly_reduce_and_spread", "reduce_and_spread", "send_and_spread",
+    "butterfly_reduce_and_spread", "butterfly_cost", "reduce_and_spread", "send_and_spread",
     "one_cycle_index", "d_cycles_source", "d_cycles_broadcast_index", "d_cycles_reduce_start",
     "d_cycles_reduce_nodes", "d_cycles_reduce_blocks", "split_subblocks",
     "DCyclesSchedule", "d_cycles_schedule", "CyclesCheck", "run_d_cycles_broadcast",
@@ -548,10 +548,6 @@ def _butterfly(me, d, variables, op, snapshots):
     return variables
 
 
-@register(operation="allreduce", cost=butterfly_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
-          requires_commutative=True,
-          source="Mathur and Johnsson 1993, §5 (alternative 4), Fig. 21")
 def butterfly_reduce_and_spread(me, p, data, op=add, history=False):
     """Reduce-and-spread of d distributed variables by butterfly emulation: an all-reduce.
 
@@ -565,7 +561,8 @@ def butterfly_reduce_and_spread(me, p, data, op=add, history=False):
     variables after every step, initial state first.
 
     Model: ``Hypercube(d)``, ``ports="all"``, p = 2**d; time
-    d (ts + tw ceil(M/d)).
+    d (ts + tw ceil(M/d)) (:func:`butterfly_cost`).  It computes an all-reduce
+    but is not in the catalog (the chapter-2 value tables know no view of it).
     """
     d = _cube_d("butterfly_reduce_and_spread", p)
     op = _check_op(op)
@@ -854,17 +851,15 @@ def run_d_cycles_reduce(d: int) -> CyclesCheck:
 # -- element transfers in sequence (Table 2) ----------------------------------------------------
 
 _TRANSFER_PROGRAMS = ("one_cycle_broadcast", "d_cycles_broadcast", "send_and_spread",
-                      "one_cycle_reduce", "d_cycles_reduce", "reduce_and_spread",
-                      "butterfly_reduce_and_spread")
+                      "one_cycle_reduce", "d_cycles_reduce", "reduce_and_spread")
 
 
 def element_transfers(name: str, d: int, m: int, channels: int = 1) -> int:
     """Element transfers in sequence of a CM-200 program, counted by the simulator.
 
     Runs the catalog entry ``name`` on ``Hypercube(d)`` with every PE holding
-    ``m`` elements (M' = m for the broadcasts and for
-    ``butterfly_reduce_and_spread``; p messages of m elements, one block per
-    destination, for the all-to-all reductions) under
+    ``m`` elements (M' = m for the broadcasts; p messages of m elements, one
+    block per destination, for the all-to-all reductions) under
     ``CostModel(ts=0, tw=1, ports="all")``: the simulated time is then the
     number of elements that cross a link one after another, the quantity of
     Mathur and Johnsson's Table 2.  ``channels=2`` counts what the CM-200's
