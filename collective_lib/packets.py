@@ -17,12 +17,18 @@ __all__ = ["split_packets", "join_packets", "packet_words", "packet_counts_worth
            "best_packet_count"]
 
 
-def packet_words(n: int, k: int) -> int:
+def packet_words(n: int, k: int, *, allow_empty: bool = False) -> int:
     """Size of the longest packet, ``ceil(n/k)``.
 
     >>> packet_words(10, 4)
     3
+
+    A message is cut into at most n non-empty packets (``split_packets``), so
+    k > n is refused, as the pipelined programs refuse it, unless
+    ``allow_empty`` (the two-tree broadcast sends empty packets then).
     """
+    if k > n and not allow_empty:
+        raise ValueError(f"cannot cut a message of {n} words into k={k} packets; choose k <= {n}")
     return -(-n // k)
 
 

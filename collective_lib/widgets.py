@@ -33,8 +33,18 @@ MAX_SIMULATED_WORDS = 1_000_000
 MAX_SIMULATED_PACKETS = 4_000
 
 
+#: Operations in which every PE starts with one message per destination (p m words each).
+PER_DESTINATION_OPERATIONS = frozenset({"alltoall", "all_to_all_reduction", "alltoallv"})
+
+
+def _input_words(entry, p: int, m: int) -> int:
+    """Words held by all PEs together at the start: p m, or p p m for an all-to-all exchange."""
+    return p * p * m if entry.operation in PER_DESTINATION_OPERATIONS else p * m
+
+
 def _small_enough(entry, p, m, params) -> bool:
-    return p * m <= MAX_SIMULATED_WORDS and p * params.get("k", 1) <= MAX_SIMULATED_PACKETS
+    return (_input_words(entry, p, m) <= MAX_SIMULATED_WORDS
+            and p * params.get("k", 1) <= MAX_SIMULATED_PACKETS)
 
 
 def _entries(operation: str) -> dict:
@@ -385,7 +395,7 @@ class CostExplorer(_Demo):
                 f"tw = {_fmt(s['model'].tw)}. Lines: closed forms; dots: simulated times; "
                 "(bound): the formula is an upper bound. Pipelined algorithms use their "
                 "optimal number of packets k at every point; each algorithm keeps its own "
-                "port model. Dots are left out where p m exceeds "
+                "port model. Dots are left out where the PEs' inputs together exceed "
                 f"{MAX_SIMULATED_WORDS:,} words or p k exceeds {MAX_SIMULATED_PACKETS:,} "
                 "packets (too slow to simulate here).")
 

@@ -159,3 +159,14 @@ def test_the_closed_form_follows_the_children_order(p):
         run = entry.simulate(p, 2, model=model, root=root, children_order="smallest-first",
                              trace=False)
         assert run.time == entry.predict(p, 2, model, root=root, children_order="smallest-first")
+
+
+@pytest.mark.parametrize("name", ["linear_pipeline_broadcast", "pipelined_binary_tree_broadcast"])
+def test_a_pipelined_closed_form_refuses_more_packets_than_words_as_the_program_does(name):
+    entry = catalog()[name]
+    with pytest.raises(ValueError, match="k=3"):
+        entry.predict(4, 1, k=3)
+    with pytest.raises(ValueError, match="k=3"):
+        entry.simulate(4, 1, k=3)
+    time, formula = entry.simulate(4, 3, k=3).time, entry.predict(4, 3, k=3)
+    assert time == formula if entry.exact else time <= formula

@@ -141,3 +141,14 @@ def test_import_leaves_pyplot_and_the_backend_alone():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["False", "False"] and out.stderr == ""
+
+
+def test_the_cost_explorer_skips_simulating_all_to_all_inputs_that_are_too_large():
+    # Every PE of an all-to-all exchange holds p messages, so the inputs grow like p*p*m.
+    from collective_lib import widgets
+    personalized = catalog()["alltoall_cyclic"]
+    broadcast = catalog()["binomial_broadcast"]
+    assert widgets._small_enough(broadcast, 256, 1024, {})
+    assert not widgets._small_enough(personalized, 256, 1024, {})
+    assert widgets._small_enough(personalized, 32, 512, {})
+    assert widgets._input_words(personalized, 8, 3) == 8 * 8 * 3

@@ -589,7 +589,7 @@ def two_tree_broadcast_cost(p, m, model, k=2, **_):
     _check_two_tree_k(k)
     if p == 1:
         return 0.0
-    return (k + two_tree_latency_bound(p)) * _step(model, packet_words(m, k))
+    return (k + two_tree_latency_bound(p)) * _step(model, packet_words(m, k, allow_empty=True))
 
 
 def two_tree_optimal_k(p, m, model, **_):
