@@ -117,7 +117,8 @@ def sendrecv(dst: int, data: Any, src: int, words: int | None = None) -> SendRec
 
 def exchange(partner: int, data: Any, words: int | None = None) -> SendRecv:
     """Swap messages with ``partner``: ``sendrecv(partner, data, partner)``."""
-    return SendRecv(partner, data, partner, _words(data, words))
+    return _new(SendRecv, (partner, data, partner,
+                           size_in_words(data) if words is None else _words(data, words)))
 
 
 def compute(time: float) -> Compute:
