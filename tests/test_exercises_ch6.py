@@ -1,4 +1,7 @@
-"""nbgrader round trip of the chapter-6 exercise gray_codes (Mathur and Johnsson §3, §4.1).
+"""nbgrader round trip of the chapter-6 exercises gray_codes and cycles_crossover.
+
+gray_codes: Mathur and Johnsson §3 and §4.1 (Table 1, Fig. 7); cycles_crossover:
+§6.1 and Table 9, on the fitted models of :mod:`collective_lib.cm200_models`.
 
 As in test_exercises.py: the assignment is released with ``nbgrader
 generate_assignment`` (the release must hide solutions and hidden tests), then
@@ -9,6 +12,7 @@ cell) are autograded in one nbgrader run.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -69,9 +73,82 @@ def grade(workdir: Path):
     return course, results, time.monotonic() - start
 
 
+# -- cycles_crossover ---------------------------------------------------------------------------
+
+CROSS = "cycles_crossover"
+
+SEARCH_EVERY_SIZE = '''
+words = np.arange(1, 4097)                   # every M', not whole blocks of 2d
+faster = d_cycles_time(d, words, index) < one_cycle_time(d, words)
+return int(words[np.argmax(faster)]) if faster.any() else None
+'''
+
+SEARCH_WITH_THE_LIBRARY = '''
+from collective_lib.cm200_models import cycles_crossover
+return cycles_crossover(d, index)
+'''
+
+SEARCH_SPINS = '''
+words = 2 * d
+while not d_cycles_time(d, words, index) < one_cycle_time(d, words):
+    words += 0                               # never moves on
+return words
+'''
+
+BREAK_EVEN_SIGN = '''
+a, b = 2 * d, 4 * d
+slope_one = (float(one_cycle_time(d, b)) - float(one_cycle_time(d, a))) / (b - a)
+slope_d = (float(d_cycles_time(d, b, index)) - float(d_cycles_time(d, a, index))) / (b - a)
+if slope_d >= slope_one:
+    return None
+start_one = float(one_cycle_time(d, a)) - slope_one * a
+start_d = float(d_cycles_time(d, a, index)) - slope_d * a
+return (start_one - start_d) / (slope_one - slope_d)
+'''
+
+PREDICTION_CRASHES = '''
+return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
+'''
+
+
+def grade_crossover(workdir: Path):
+    course = h.copy_course(workdir / "course")
+    released = h.generate_assignment(course, CROSS)
+    assert [p.name for p in released] == [f"{CROSS}.ipynb"]
+    source = h.source_notebook(course, CROSS, f"{CROSS}.ipynb")
+
+    def bad(cell, code, region=None):
+        return h.replace_solution(source, cell, code, region)
+
+    start = time.monotonic()
+    results = grade_all(course, CROSS, {
+        "solution": source,
+        "every_size": bad("search_solution", SEARCH_EVERY_SIZE),
+        "library": bad("search_solution", SEARCH_WITH_THE_LIBRARY),
+        "spins": bad("search_solution", SEARCH_SPINS),
+        "sign": bad("predict_solution", BREAK_EVEN_SIGN, region=0),
+        "crashes": bad("predict_solution", PREDICTION_CRASHES, region=1),
+    })
+    return course, results, time.monotonic() - start
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return grade(tmp_path_factory.mktemp("gray"))
+def both(tmp_path_factory):
+    """Release and grade both assignments side by side (nbgrader runs in subprocesses)."""
+    jobs = {"gray": grade, "cross": grade_crossover}
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = {key: pool.submit(job, tmp_path_factory.mktemp(key)) for key, job in jobs.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+@pytest.fixture(scope="module")
+def graded(both):
+    return both["gray"]
+
+
+@pytest.fixture(scope="module")
+def crossing(both):
+    return both["cross"]
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
@@ -120,3 +197,46 @@ def test_wrong_submissions_get_partial_marks_and_a_message(graded, student, scor
 def test_grading_is_quick(graded):
     _, _, seconds = graded
     assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"
+
+
+def test_crossover_release_hides_solution_and_hidden_tests(crossing):
+    course, _, _ = crossing
+    text = released_text(course, CROSS)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "np.argmax(faster)", "slope_one", "_reference", "_searched", "floor(m_star"]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    for signature in ['def crossover(d, index="compute"):', 'def break_even(d, index="compute"):',
+                      'def predicted_crossover(d, index="compute"):']:
+        assert signature in text
+    assert text.count("raise NotImplementedError()") == 3
+
+
+def test_crossover_solution_gets_full_marks(crossing):
+    _, results, _ = crossing
+    result = results["solution"]
+    assert set(autograded_ids(result)) == {"search_tests", "predict_tests"}
+    assert_full_marks(result)
+    assert result.max_score == 6
+
+
+@pytest.mark.parametrize("student, scores, cell, message", [
+    ("every_size", {"search_tests": 0, "predict_tests": 3}, "search_tests",
+     "crossover(5, 'move') returned 25, expected 30"),
+    ("library", {"search_tests": 0, "predict_tests": 3}, "search_tests", "cycles_crossover"),
+    ("spins", {"search_tests": 0, "predict_tests": 3}, "search_tests",
+     "did not return within 10 s of real time"),
+    ("sign", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
+     "the lines for d = 4 meet between M' = 72 and 80"),
+    ("crashes", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
+     "predicted_crossover(1, 'compute') raised TypeError"),
+])
+def test_crossover_wrong_submissions_get_partial_marks(crossing, student, scores, cell, message):
+    _, results, _ = crossing
+    result = results[student]
+    assert {gid: result.scores[gid] for gid in scores} == scores, result.messages()
+    assert message in result.messages(cell)
+
+
+def test_crossover_grading_is_quick(crossing):
+    _, _, seconds = crossing
+    assert seconds < 120, f"autograding 6 submissions took {seconds:.0f} s"
