@@ -83,6 +83,16 @@ def _alltoall(MPI, comm, data, m, **_):
     return list(out)
 
 
+def _alltoallv(MPI, comm, data, m, **_):
+    blocks = [np.asarray(x, dtype=np.int64) for x in data]
+    send_counts = np.array([b.size for b in blocks], dtype=np.int64)
+    recv_counts = np.empty_like(send_counts)
+    comm.Alltoall(send_counts, recv_counts)          # the sizes first, as MPI_Alltoallv needs them
+    received = np.empty(int(recv_counts.sum()), dtype=np.int64)
+    comm.Alltoallv([np.concatenate(blocks), send_counts], [received, recv_counts])
+    return np.split(received, np.cumsum(recv_counts)[:-1])
+
+
 #: Operation name -> (MPI routine, function running it on this rank).
 MPI_COLLECTIVES = {
     "broadcast": ("MPI_Bcast", _bcast),
@@ -96,6 +106,7 @@ MPI_COLLECTIVES = {
     "allgather": ("MPI_Allgather", _allgather),
     "all_to_all_reduction": ("MPI_Reduce_scatter_block", _reduce_scatter),
     "alltoall": ("MPI_Alltoall", _alltoall),
+    "alltoallv": ("MPI_Alltoall+MPI_Alltoallv", _alltoallv),
 }
 
 
