@@ -17,7 +17,8 @@ from .model import CostModel
 from .networks import FullyConnected, Network
 from .simulator import Run, simulate
 
-__all__ = ["Algorithm", "Operation", "catalog", "register", "register_operation", "operations"]
+__all__ = ["Algorithm", "Operation", "catalog", "register", "register_operation", "operations",
+           "resolve_program"]
 
 #: Modules whose import registers algorithms, in chapter order.
 ALGORITHM_MODULES = ("collective_lib.algorithms.broadcast", "collective_lib.algorithms.reduce",
@@ -192,6 +193,30 @@ def catalog() -> MappingProxyType:
     for module in ALGORITHM_MODULES:
         importlib.import_module(module)
     return MappingProxyType(_ALGORITHMS)
+
+
+def resolve_program(algorithm) -> tuple:
+    """``(program, entry)`` for a catalog entry, an entry's name, or a program of one's own.
+
+    ``entry`` is the :class:`Algorithm` (None for a program that is not in the
+    catalog).  An unknown name or something that is not callable raises
+    ValueError naming it.
+
+    >>> program, entry = resolve_program("binomial_broadcast")
+    >>> program is entry.program, resolve_program(program)[1] is None
+    (True, True)
+    """
+    if isinstance(algorithm, str):
+        table = catalog()
+        if algorithm not in table:
+            raise ValueError(f"unknown algorithm {algorithm!r}; the catalog has {sorted(table)}")
+        algorithm = table[algorithm]
+    if isinstance(algorithm, Algorithm):
+        return algorithm.program, algorithm
+    if not callable(algorithm):
+        raise ValueError(f"expected a generator function, a catalog entry or its name, "
+                         f"got {algorithm!r}")
+    return algorithm, None
 
 
 def operations() -> MappingProxyType:

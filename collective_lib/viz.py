@@ -1032,21 +1032,6 @@ def _states(run, inputs, log) -> list:
     return states
 
 
-def _resolve_program(algorithm):
-    """(program, catalog entry or None) for an entry, an entry's name or a program."""
-    from .catalog import Algorithm, catalog
-    if isinstance(algorithm, str):
-        table = catalog()
-        if algorithm not in table:
-            raise ValueError(f"unknown algorithm {algorithm!r}; the catalog has {sorted(table)}")
-        algorithm = table[algorithm]
-    if isinstance(algorithm, Algorithm):
-        return algorithm.program, algorithm
-    if not callable(algorithm):
-        raise TypeError(f"expected a catalog entry, its name or a program, got {algorithm!r}")
-    return algorithm, None
-
-
 def record_run(algorithm, p: int, m: int = 1, *, inputs=None, model=None, network=None,
                seed: int = 0, **params) -> RecordedRun:
     """Simulate ``algorithm`` and record what every PE holds over time.
@@ -1078,7 +1063,8 @@ def record_run(algorithm, p: int, m: int = 1, *, inputs=None, model=None, networ
     ([10], [3], [10])
     """
     from .simulator import simulate
-    program, entry = _resolve_program(algorithm)
+    from .catalog import resolve_program
+    program, entry = resolve_program(algorithm)
     if entry is not None:
         entry.valid_p(p)
         params = {**entry.params, **params}

@@ -319,3 +319,12 @@ def test_butterfly_reduce_and_spread_is_an_exact_all_reduce():
             total = np.sum(inputs, axis=0).tolist()
             assert result.results == [total] * p, (d, m)
             assert result.time == pytest.approx(cm200.butterfly_cost(p, m, model)), (d, m)
+
+
+def test_two_channel_counts_are_refused_when_the_nodes_drift_out_of_lock_step():
+    # send_and_spread's trees drift apart when M' is not a multiple of d; the
+    # one-channel run then cannot be rescaled step by step.
+    with pytest.raises(ValueError, match="lock step"):
+        element_transfers("send_and_spread", 3, 7, channels=2)
+    one, two = (element_transfers("send_and_spread", 3, 12, channels=c) for c in (1, 2))
+    assert one / 2 <= two < one           # two channels at most halve every step

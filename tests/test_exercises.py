@@ -11,7 +11,6 @@ quickly because the exercises' guards stop them).
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -153,9 +152,7 @@ def grade_rso(workdir: Path):
 def graded(tmp_path_factory):
     """Release and grade both assignments, side by side (nbgrader runs in subprocesses)."""
     jobs = {"rso": grade_rso, "pipe": grade_pipe}
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = {key: pool.submit(job, tmp_path_factory.mktemp(key)) for key, job in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
+    return h.grade_side_by_side(jobs, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ grading) are autograded in one nbgrader run per assignment.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -128,9 +127,7 @@ def grade_float(workdir: Path):
 def graded(tmp_path_factory):
     """Release and grade both assignments side by side (nbgrader runs in subprocesses)."""
     jobs = {"minloc": grade_minloc, "float": grade_float}
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = {key: pool.submit(job, tmp_path_factory.mktemp(key)) for key, job in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
+    return h.grade_side_by_side(jobs, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

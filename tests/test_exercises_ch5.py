@@ -10,7 +10,6 @@ assignment; the two assignments are graded side by side.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -233,9 +232,7 @@ def grade_grid(workdir: Path):
 def graded(tmp_path_factory):
     """Release and grade both assignments side by side (nbgrader runs in subprocesses)."""
     jobs = {"ring": grade_ring, "grid": grade_grid}
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = {key: pool.submit(job, tmp_path_factory.mktemp(key)) for key, job in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
+    return h.grade_side_by_side(jobs, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ cell) are autograded in one nbgrader run.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -136,9 +135,7 @@ def grade_crossover(workdir: Path):
 def both(tmp_path_factory):
     """Release and grade both assignments side by side (nbgrader runs in subprocesses)."""
     jobs = {"gray": grade, "cross": grade_crossover}
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = {key: pool.submit(job, tmp_path_factory.mktemp(key)) for key, job in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
+    return h.grade_side_by_side(jobs, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -881,9 +881,19 @@ def element_transfers(name: str, d: int, m: int, channels: int = 1) -> int:
                          trace=channels > 1)
     if channels == 1:
         return int(round(run.time))
-    # With c channels a w-element transfer takes ceil(w / c); every node moves in
-    # lock step here, so the run is the sum over steps of the longest transfer.
-    by_start = {}
+    # With c channels a w-element transfer takes ceil(w / c).  When the nodes move
+    # in lock step (each step starts as the longest transfer of the one before
+    # ends), the run is the sum over steps of the longest transfer; otherwise
+    # rescaling the steps would not be the run the program makes, so refuse.
+    longest, ends = {}, {}
     for msg in run.messages:
-        by_start[msg.start] = max(by_start.get(msg.start, 0), -(-msg.words // channels))
-    return int(sum(by_start.values()))
+        longest[msg.start] = max(longest.get(msg.start, 0), -(-msg.words // channels))
+        ends[msg.start] = max(ends.get(msg.start, 0), msg.end)
+    starts = sorted(ends)
+    for step, following in zip(starts, starts[1:]):
+        if ends[step] != following:
+            raise ValueError(f"{name} with m={m} on d={d} does not move in lock step (a step "
+                             f"starts at {following:g}, the one before ends at {ends[step]:g}), "
+                             "so its count with channels=2 cannot be read off the one-channel "
+                             "run; choose m a multiple of d")
+    return int(sum(longest.values()))

@@ -319,19 +319,12 @@ class _Interpreter:
 
 def _program_of(program, p: int, params: dict):
     """(generator function, parameters): catalog names and entries check p first."""
-    from ..catalog import Algorithm, catalog
-    if isinstance(program, str):
-        entries = catalog()
-        if program not in entries:
-            raise ValueError(f"unknown algorithm {program!r}; choose one of {sorted(entries)}")
-        program = entries[program]
-    if isinstance(program, Algorithm):
-        program.valid_p(p)
-        return program.program, {**program.params, **params}
-    if not callable(program):
-        raise ValueError(f"program must be a generator function, a catalog name or entry, "
-                         f"got {program!r}")
-    return program, params
+    from ..catalog import resolve_program
+    function, entry = resolve_program(program)
+    if entry is None:
+        return function, params
+    entry.valid_p(p)
+    return function, {**entry.params, **params}
 
 
 def _my_input(inputs, me: int, p: int):
