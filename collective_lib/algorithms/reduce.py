@@ -419,7 +419,7 @@ def _rabenseifner_p(p):
 @register(operation="allreduce", cost=rabenseifner_allreduce_cost, exact=True,
           network=Hypercube.of_size, valid_p=_rabenseifner_p, params={"op": add},
           source="Rabenseifner, ICCS 2004 (reduce-scatter + all-gather); "
-                 "Grama et al. 2003, §4.3, Algorithm 4.8 (ALL_TO_ALL_RED_HCUBE); "
+                 "Grama et al. 2003, §4.2.3, Algorithm 4.8 (ALL_TO_ALL_RED_HCUBE); "
                  "Sanders et al. 2019, §13.2.1")
 def rabenseifner_allreduce(me, p, data, op=add):
     """All-reduce of long vectors: reduce-scatter by recursive halving, then all-gather.
