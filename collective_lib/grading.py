@@ -242,6 +242,14 @@ def _default_max_ops(p: int) -> int:
     return 64 * p * max(1, (p - 1).bit_length() + 1) + 1000
 
 
+def _endless_loop_text(what: str, limit_s: float, running: str = "") -> str:
+    """What to say when ``what`` runs out of real time (``running``: the case it was on)."""
+    during = f" (it was running for {running})" if running else ""
+    return (f"{what} did not finish within {limit_s:g} s of real time{during}. Is there an "
+            "endless loop that never yields an operation (such as `while True: pass`, or a "
+            "loop whose condition never changes)?")
+
+
 def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | None = None,
                 network=None, max_ops: int | None = None, time_limit_s: float = 10.0,
                 context: str | None = None, **params) -> Run:
@@ -301,10 +309,7 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
     where = f"{name} for {context}"
     try:
         with _quiet(), wall_clock_limit(
-                time_limit_s,
-                f"{where} did not finish within {time_limit_s:g} s of real time. Is there an "
-                "endless loop that never yields an operation (such as `while True: pass`, or "
-                "a loop whose condition never changes)?"):
+                time_limit_s, _endless_loop_text(where, time_limit_s)):
             return simulate(program, p, inputs, model=model, network=network, trace=True,
                             max_ops=limit, **params)
     except DeadlockError as exc:
@@ -427,9 +432,7 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
     state = {"context": "the first run"}
 
     def expired():
-        return (f"{name} did not finish within {time_limit_s:g} s of real time (it was running "
-                f"{state['context']}). Is there an endless loop that never yields an operation, "
-                "such as `while True: pass`?")
+        return _endless_loop_text(name, time_limit_s, state["context"])
 
     with wall_clock_limit(time_limit_s, expired):
         for p in ps:
@@ -1395,9 +1398,7 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
     state = {"context": "the first run"}
 
     def expired():
-        return (f"{name} did not finish within {time_limit_s:g} s of real time (it was running "
-                f"for {state['context']}). Is there an endless loop that never yields an "
-                "operation, such as `while True: pass`?")
+        return _endless_loop_text(name, time_limit_s, state["context"])
 
     with wall_clock_limit(time_limit_s, expired):
         for case in cases:
