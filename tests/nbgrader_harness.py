@@ -52,6 +52,12 @@ _BEGIN_SOLUTION = "### BEGIN SOLUTION"
 _END_SOLUTION = "### END SOLUTION"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
+# jupyter_client picks free TCP ports for a kernel and the kernel binds them a moment
+# later; two nbgrader runs side by side (grade_side_by_side) can race for one port, and
+# the kernel then never answers.  Such a run is repeated (every command here may be).
+_PORT_RACE = "Address already in use"
+PORT_RACE_ATTEMPTS = 3
+
 # Generous upper bound for one nbgrader command; the per-cell limit is
 # nbgrader's own timeout (see exercises/nbgrader_config.py).
 COMMAND_TIMEOUT = 900
@@ -92,16 +98,19 @@ def run_nbgrader(
     # gradebook) by name: find them next to this interpreter.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     cmd = [sys.executable, "-m", "nbgrader", *args]
-    proc = subprocess.run(
-        cmd,
-        cwd=course_dir,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=timeout,
-    )
+    for _attempt in range(PORT_RACE_ATTEMPTS):
+        proc = subprocess.run(
+            cmd,
+            cwd=course_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+        )
+        if proc.returncode == 0 or _PORT_RACE not in proc.stdout:
+            break
     if proc.returncode != 0:
         raise NbgraderError(
             f"`{' '.join(cmd[2:])}` exited with status {proc.returncode} in {course_dir}:\n"
