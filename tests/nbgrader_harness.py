@@ -362,3 +362,24 @@ def grade_side_by_side(jobs: dict, tmp_path_factory) -> dict:
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = {key: pool.submit(job, tmp_path_factory.mktemp(key)) for key, job in jobs.items()}
         return {key: future.result() for key, future in futures.items()}
+
+
+def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submissions,
+                      *, grade=None) -> tuple:
+    """Copy the course to ``course_dir``, release ``assignment``, grade its submissions.
+
+    The release must consist of the one notebook ``<assignment>.ipynb``.
+    ``make_submissions(source)`` builds the submissions (a dict, see
+    :func:`autograde_many`) from the instructor's notebook, and
+    ``grade(course, assignment, submissions)`` (default :func:`autograde_many`)
+    grades them in one nbgrader run.  Returns ``(course, results, seconds)``,
+    the seconds spent grading.
+    """
+    import time
+    course = copy_course(course_dir)
+    released = generate_assignment(course, assignment)
+    assert [p.name for p in released] == [f"{assignment}.ipynb"]
+    submissions = make_submissions(source_notebook(course, assignment, f"{assignment}.ipynb"))
+    start = time.monotonic()
+    results = (grade or autograde_many)(course, assignment, submissions)
+    return course, results, time.monotonic() - start

@@ -127,25 +127,21 @@ while True:
 
 
 def grade_rso(workdir: Path):
-    course = h.copy_course(workdir / "course")
-    released = h.generate_assignment(course, RSO)
-    assert [p.name for p in released] == [f"{RSO}.ipynb"]
-    source = h.source_notebook(course, RSO, f"{RSO}.ipynb")
+    def submissions(source):
+        def bad(code):
+            return h.replace_solution(source, RSO_SOLUTION_CELL, code)
 
-    def bad(code):
-        return h.replace_solution(source, RSO_SOLUTION_CELL, code)
+        return {
+            "solution": source,
+            "largest_first": bad(LARGEST_FIRST),
+            "calls_library": bad(CALLS_THE_LIBRARY),
+            "crashes": bad(CRASHES),
+            "deadlocks": bad(DEADLOCKS),
+            "spins": bad(SPINS),
+            "yields_forever": bad(YIELDS_FOREVER),
+        }
 
-    start = time.monotonic()
-    results = grade_all(course, RSO, {
-        "solution": source,
-        "largest_first": bad(LARGEST_FIRST),
-        "calls_library": bad(CALLS_THE_LIBRARY),
-        "crashes": bad(CRASHES),
-        "deadlocks": bad(DEADLOCKS),
-        "spins": bad(SPINS),
-        "yields_forever": bad(YIELDS_FOREVER),
-    })
-    return course, results, time.monotonic() - start
+    return h.release_and_grade(workdir / "course", RSO, submissions, grade=grade_all)
 
 
 @pytest.fixture(scope="module")
@@ -254,19 +250,16 @@ return k
 
 
 def grade_pipe(workdir: Path):
-    course = h.copy_course(workdir / "course")
-    released = h.generate_assignment(course, PIPE)
-    assert [p.name for p in released] == [f"{PIPE}.ipynb"]
-    source = h.source_notebook(course, PIPE, f"{PIPE}.ipynb")
-    start = time.monotonic()
-    results = grade_all(course, PIPE, {
-        "solution": source,
-        "excess_without_3bn": h.replace_solution(source, "excess_solution", EXCESS_WITHOUT_3BN),
-        "best_k_off_by_one": h.replace_solution(source, "best_k_solution", BEST_K_OFF_BY_ONE),
-        "best_k_crashes": h.replace_solution(source, "best_k_solution", BEST_K_CRASHES),
-        "best_k_spins": h.replace_solution(source, "best_k_solution", BEST_K_SPINS),
-    })
-    return course, results, time.monotonic() - start
+    def submissions(source):
+        return {
+            "solution": source,
+            "excess_without_3bn": h.replace_solution(source, "excess_solution", EXCESS_WITHOUT_3BN),
+            "best_k_off_by_one": h.replace_solution(source, "best_k_solution", BEST_K_OFF_BY_ONE),
+            "best_k_crashes": h.replace_solution(source, "best_k_solution", BEST_K_CRASHES),
+            "best_k_spins": h.replace_solution(source, "best_k_solution", BEST_K_SPINS),
+        }
+
+    return h.release_and_grade(workdir / "course", PIPE, submissions, grade=grade_all)
 
 
 def test_pipe_release_hides_solution_and_hidden_tests(pipe):

@@ -8,7 +8,6 @@ grading) are autograded in one nbgrader run per assignment.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -49,25 +48,21 @@ keep_left_is_commutative = True
 
 
 def grade_minloc(workdir: Path):
-    course = h.copy_course(workdir / "course")
-    released = h.generate_assignment(course, MINLOC)
-    assert [p.name for p in released] == [f"{MINLOC}.ipynb"]
-    source = h.source_notebook(course, MINLOC, f"{MINLOC}.ipynb")
+    def submissions(source):
+        def bad(cell, code):
+            return h.replace_solution(source, cell, code)
 
-    def bad(cell, code):
-        return h.replace_solution(source, cell, code)
+        return {
+            "solution": source,
+            "keep_left": bad("min_loc_solution", KEEP_LEFT),
+            "ties_right": bad("min_loc_solution", TIES_TO_THE_RIGHT),
+            "crashes": bad("min_loc_solution", MIN_LOC_CRASHES),
+            "spins": bad("min_loc_solution", MIN_LOC_SPINS),
+            "no_reduction": bad("runner_solution", RUNNER_WITHOUT_REDUCTION),
+            "wrong_answers": bad("commutative_answer", WRONG_ANSWERS),
+        }
 
-    start = time.monotonic()
-    results = grade_all(course, MINLOC, {
-        "solution": source,
-        "keep_left": bad("min_loc_solution", KEEP_LEFT),
-        "ties_right": bad("min_loc_solution", TIES_TO_THE_RIGHT),
-        "crashes": bad("min_loc_solution", MIN_LOC_CRASHES),
-        "spins": bad("min_loc_solution", MIN_LOC_SPINS),
-        "no_reduction": bad("runner_solution", RUNNER_WITHOUT_REDUCTION),
-        "wrong_answers": bad("commutative_answer", WRONG_ANSWERS),
-    })
-    return course, results, time.monotonic() - start
+    return h.release_and_grade(workdir / "course", MINLOC, submissions, grade=grade_all)
 
 
 # -- float_associativity (Sanders, Exercise 13.9) --------------------------------------------
@@ -103,24 +98,20 @@ my_values = [float(i) for i in range(16)]
 
 
 def grade_float(workdir: Path):
-    course = h.copy_course(workdir / "course")
-    released = h.generate_assignment(course, FLOAT)
-    assert [p.name for p in released] == [f"{FLOAT}.ipynb"]
-    source = h.source_notebook(course, FLOAT, f"{FLOAT}.ipynb")
+    def submissions(source):
+        def bad(cell, code):
+            return h.replace_solution(source, cell, code)
 
-    def bad(cell, code):
-        return h.replace_solution(source, cell, code)
+        return {
+            "solution": source,
+            "double": bad("sum_solution", DOUBLE_PRECISION),
+            "left_to_right": bad("sum_solution", LEFT_TO_RIGHT),
+            "sum_crashes": bad("sum_solution", SUM_CRASHES),
+            "difference_spins": bad("difference_solution", DIFFERENCE_SPINS),
+            "harmless_data": bad("data_solution", HARMLESS_DATA),
+        }
 
-    start = time.monotonic()
-    results = grade_all(course, FLOAT, {
-        "solution": source,
-        "double": bad("sum_solution", DOUBLE_PRECISION),
-        "left_to_right": bad("sum_solution", LEFT_TO_RIGHT),
-        "sum_crashes": bad("sum_solution", SUM_CRASHES),
-        "difference_spins": bad("difference_solution", DIFFERENCE_SPINS),
-        "harmless_data": bad("data_solution", HARMLESS_DATA),
-    })
-    return course, results, time.monotonic() - start
+    return h.release_and_grade(workdir / "course", FLOAT, submissions, grade=grade_all)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ grading helpers stop them).
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import nbformat
@@ -83,13 +82,8 @@ def build_submissions(source: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("ch3") / "course")
-    released = h.generate_assignment(course, ASSIGNMENT)
-    assert [p.name for p in released] == [f"{ASSIGNMENT}.ipynb"]
-    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
-    start = time.monotonic()
-    results = h.autograde_many(course, ASSIGNMENT, build_submissions(source))
-    return course, results, time.monotonic() - start
+    return h.release_and_grade(tmp_path_factory.mktemp("ch3") / "course", ASSIGNMENT,
+                               build_submissions)
 
 
 def set_of_autograded_ids(result) -> set:

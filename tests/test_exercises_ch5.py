@@ -9,7 +9,6 @@ assignment; the two assignments are graded side by side.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -118,31 +117,27 @@ return (yield from program(me, p, data, op))
 
 
 def grade_ring(workdir: Path):
-    course = h.copy_course(workdir / "course")
-    released = h.generate_assignment(course, RING)
-    assert [p.name for p in released] == [f"{RING}.ipynb"]
-    source = h.source_notebook(course, RING, f"{RING}.ipynb")
+    def submissions(source):
+        def bad(program, tables=None):
+            # The table cells and the program cells are graded independently, so one submission
+            # can carry a wrong table and a wrong program (fewer notebooks, quicker grading).
+            nb = h.replace_solution(source, "program_solution", program)
+            return nb if tables is None else h.replace_solution(nb, "tables_solution", tables)
 
-    def bad(program, tables=None):
-        # The table cells and the program cells are graded independently, so one submission
-        # can carry a wrong table and a wrong program (fewer notebooks, quicker grading).
-        nb = h.replace_solution(source, "program_solution", program)
-        return nb if tables is None else h.replace_solution(nb, "tables_solution", tables)
+        return {
+            "solution": source,
+            "to_the_right": bad(RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT),
+            "direct": bad(RING_DIRECT, TABLES_P8_WRONG),
+            "plus": bad(RING_WITH_PLUS, TABLES_UNREADABLE),
+            "crashes": bad(RING_CRASHES),
+            "deadlocks": bad(RING_DEADLOCKS),
+            "spins": bad(SPINS),
+            "yields_forever": bad(YIELDS_FOREVER),
+            "calls_library": bad(RING_CALLS_LIBRARY),
+            "hides_library": bad(RING_HIDES_THE_LIBRARY),
+        }
 
-    start = time.monotonic()
-    results = grade_all(course, RING, {
-        "solution": source,
-        "to_the_right": bad(RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT),
-        "direct": bad(RING_DIRECT, TABLES_P8_WRONG),
-        "plus": bad(RING_WITH_PLUS, TABLES_UNREADABLE),
-        "crashes": bad(RING_CRASHES),
-        "deadlocks": bad(RING_DEADLOCKS),
-        "spins": bad(SPINS),
-        "yields_forever": bad(YIELDS_FOREVER),
-        "calls_library": bad(RING_CALLS_LIBRARY),
-        "hides_library": bad(RING_HIDES_THE_LIBRARY),
-    })
-    return course, results, time.monotonic() - start
+    return h.release_and_grade(workdir / "course", RING, submissions, grade=grade_all)
 
 
 # -- grid_alltoall (Sanders et al., Exercise 13.11) ----------------------------------------------
@@ -206,26 +201,22 @@ return (yield from program(me, p, data))
 
 
 def grade_grid(workdir: Path):
-    course = h.copy_course(workdir / "course")
-    released = h.generate_assignment(course, GRID)
-    assert [p.name for p in released] == [f"{GRID}.ipynb"]
-    source = h.source_notebook(course, GRID, f"{GRID}.ipynb")
+    def submissions(source):
+        def bad(code):
+            return h.replace_solution(source, "grid_solution", code)
 
-    def bad(code):
-        return h.replace_solution(source, "grid_solution", code)
+        return {
+            "solution": source,
+            "direct": bad(GRID_DIRECT),
+            "arrival_order": bad(GRID_ARRIVAL_ORDER),
+            "forgets_words": bad(GRID_FORGETS_WORDS),
+            "crashes": bad(GRID_CRASHES),
+            "deadlocks": bad(GRID_DEADLOCKS),
+            "spins": bad(SPINS),
+            "uses_catalog": bad(GRID_USES_CATALOG),
+        }
 
-    start = time.monotonic()
-    results = grade_all(course, GRID, {
-        "solution": source,
-        "direct": bad(GRID_DIRECT),
-        "arrival_order": bad(GRID_ARRIVAL_ORDER),
-        "forgets_words": bad(GRID_FORGETS_WORDS),
-        "crashes": bad(GRID_CRASHES),
-        "deadlocks": bad(GRID_DEADLOCKS),
-        "spins": bad(SPINS),
-        "uses_catalog": bad(GRID_USES_CATALOG),
-    })
-    return course, results, time.monotonic() - start
+    return h.release_and_grade(workdir / "course", GRID, submissions, grade=grade_all)
 
 
 @pytest.fixture(scope="module")

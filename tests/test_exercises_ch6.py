@@ -11,7 +11,6 @@ cell) are autograded in one nbgrader run.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -51,25 +50,21 @@ return int(one_cycle_index(pa, s, d))
 
 
 def grade(workdir: Path):
-    course = h.copy_course(workdir / "course")
-    released = h.generate_assignment(course, GRAY)
-    assert [p.name for p in released] == [f"{GRAY}.ipynb"]
-    source = h.source_notebook(course, GRAY, f"{GRAY}.ipynb")
+    def submissions(source):
+        def bad(cell, code, region=None):
+            return h.replace_solution(source, cell, code, region)
 
-    def bad(cell, code, region=None):
-        return h.replace_solution(source, cell, code, region)
+        return {
+            "solution": source,
+            "wrong_gray": bad("gray_solution", WRONG_GRAY, region=0),
+            "spinning_rank": bad("gray_solution", SPINNING_RANK, region=1),
+            "off_by_one": bad("transitions_solution", OFF_BY_ONE_TRANSITIONS),
+            "crashing": bad("transitions_solution", CRASHING_TRANSITIONS),
+            "backwards": bad("index_solution", BACKWARDS_INDEX),
+            "library": bad("index_solution", LIBRARY_INDEX),
+        }
 
-    start = time.monotonic()
-    results = grade_all(course, GRAY, {
-        "solution": source,
-        "wrong_gray": bad("gray_solution", WRONG_GRAY, region=0),
-        "spinning_rank": bad("gray_solution", SPINNING_RANK, region=1),
-        "off_by_one": bad("transitions_solution", OFF_BY_ONE_TRANSITIONS),
-        "crashing": bad("transitions_solution", CRASHING_TRANSITIONS),
-        "backwards": bad("index_solution", BACKWARDS_INDEX),
-        "library": bad("index_solution", LIBRARY_INDEX),
-    })
-    return course, results, time.monotonic() - start
+    return h.release_and_grade(workdir / "course", GRAY, submissions, grade=grade_all)
 
 
 # -- cycles_crossover ---------------------------------------------------------------------------
@@ -111,24 +106,20 @@ return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
 
 
 def grade_crossover(workdir: Path):
-    course = h.copy_course(workdir / "course")
-    released = h.generate_assignment(course, CROSS)
-    assert [p.name for p in released] == [f"{CROSS}.ipynb"]
-    source = h.source_notebook(course, CROSS, f"{CROSS}.ipynb")
+    def submissions(source):
+        def bad(cell, code, region=None):
+            return h.replace_solution(source, cell, code, region)
 
-    def bad(cell, code, region=None):
-        return h.replace_solution(source, cell, code, region)
+        return {
+            "solution": source,
+            "every_size": bad("search_solution", SEARCH_EVERY_SIZE),
+            "library": bad("search_solution", SEARCH_WITH_THE_LIBRARY),
+            "spins": bad("search_solution", SEARCH_SPINS),
+            "sign": bad("predict_solution", BREAK_EVEN_SIGN, region=0),
+            "crashes": bad("predict_solution", PREDICTION_CRASHES, region=1),
+        }
 
-    start = time.monotonic()
-    results = grade_all(course, CROSS, {
-        "solution": source,
-        "every_size": bad("search_solution", SEARCH_EVERY_SIZE),
-        "library": bad("search_solution", SEARCH_WITH_THE_LIBRARY),
-        "spins": bad("search_solution", SEARCH_SPINS),
-        "sign": bad("predict_solution", BREAK_EVEN_SIGN, region=0),
-        "crashes": bad("predict_solution", PREDICTION_CRASHES, region=1),
-    })
-    return course, results, time.monotonic() - start
+    return h.release_and_grade(workdir / "course", CROSS, submissions, grade=grade_all)
 
 
 @pytest.fixture(scope="module")
