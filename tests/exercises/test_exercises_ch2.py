@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import nbgrader_harness as h
-from test_exercises import assert_full_marks, autograded_ids, grade_all, released_text
 
 # -- min_location (Sanders, Exercise 13.8) ---------------------------------------------------
 
@@ -135,7 +134,7 @@ def floats(graded):
 
 def test_minloc_release_hides_solution_and_hidden_tests(minloc):
     course, _, _ = minloc
-    text = released_text(course, MINLOC)
+    text = h.released_text(course, MINLOC)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "(a[0], a[1]) <=", "_reference", "check_operator_in_reductions", "_counting",
                    "min_loc_is_commutative = True", "keep_left_is_commutative = False",
@@ -152,9 +151,9 @@ def test_minloc_release_hides_solution_and_hidden_tests(minloc):
 def test_minloc_solution_gets_full_marks(minloc):
     _, results, _ = minloc
     result = results["solution"]
-    assert set(autograded_ids(result)) == {"min_loc_tests", "any_order_tests", "runner_tests",
+    assert set(h.autograded_ids(result)) == {"min_loc_tests", "any_order_tests", "runner_tests",
                                            "commutative_tests"}
-    assert_full_marks(result)
+    h.assert_full_marks(result)
     assert result.max_scores["explain_commutative"] == 2          # graded by hand
     assert result.max_score == 11
 
@@ -219,7 +218,7 @@ def test_minloc_grading_is_quick(minloc):
 
 def test_float_release_hides_solution_and_hidden_tests(floats):
     course, _, _ = floats
-    text = released_text(course, FLOAT)
+    text = h.released_text(course, FLOAT)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "[1e8] + [1.0] * 7", "my_values = [", "def _sum(", "1e-6 * max",
                    'abs(float(simulated_sum(values, "binomial_reduce"))', "Kahan",
@@ -235,8 +234,8 @@ def test_float_release_hides_solution_and_hidden_tests(floats):
 def test_float_solution_gets_full_marks(floats):
     _, results, _ = floats
     result = results["solution"]
-    assert set(autograded_ids(result)) == {"sum_tests", "difference_tests", "data_tests"}
-    assert_full_marks(result)
+    assert set(h.autograded_ids(result)) == {"sum_tests", "difference_tests", "data_tests"}
+    h.assert_full_marks(result)
     assert result.max_scores["explain_consequences"] == 2         # graded by hand
     assert result.max_score == 10
 

@@ -10,7 +10,6 @@ quickly because the exercises' guards stop them).
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import nbformat
@@ -18,31 +17,8 @@ import pytest
 
 import nbgrader_harness as h
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE = REPO_ROOT / "exercises" / "source"
-
-# An endless submission is stopped by the guards of collective_lib.grading after a
-# few seconds per test cell; nbgrader's own per-cell timeout is only the last resort.
-GRADING_BUDGET_S = 150
-
-
-def grade_all(course: Path, assignment: str, submissions: dict) -> dict:
-    """Autograde all submissions in one nbgrader run, within the time budget."""
-    start = time.monotonic()
-    results = h.autograde_many(course, assignment, submissions)
-    elapsed = time.monotonic() - start
-    assert elapsed < GRADING_BUDGET_S, f"autograding took {elapsed:.0f} s"
-    return results
-
-
-released_text = h.released_text
-autograded_ids = h.autograded_ids
-
-
-def assert_full_marks(result):
-    for gid in autograded_ids(result):
-        assert result.scores[gid] == result.max_scores[gid], (gid, result.messages(gid))
-
 
 # -- metadata ---------------------------------------------------------------------------
 
@@ -163,7 +139,7 @@ def pipe(graded):
 
 def test_rso_release_hides_solution_and_hidden_tests(rso):
     course, _, _ = rso
-    text = released_text(course, RSO)
+    text = h.released_text(course, RSO)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "rel & -rel", "span *= 2", "step *= 2", "(rel + step + root) % p",
                    "reversed(", "[::-1]", "children_order", "d * (d + 1)", "d(d+1)",
@@ -180,8 +156,8 @@ def test_rso_release_hides_solution_and_hidden_tests(rso):
 def test_rso_solution_gets_full_marks(rso):
     _, results, _ = rso
     result = results["solution"]
-    assert set(autograded_ids(result)) == {"correctness_tests", "time_tests"}
-    assert_full_marks(result)
+    assert set(h.autograded_ids(result)) == {"correctness_tests", "time_tests"}
+    h.assert_full_marks(result)
     assert result.max_scores["explain_log_squared"] == 3      # graded by hand
 
 
@@ -264,7 +240,7 @@ def grade_pipe(workdir: Path):
 
 def test_pipe_release_hides_solution_and_hidden_tests(pipe):
     course, _, _ = pipe
-    text = released_text(course, PIPE)
+    text = h.released_text(course, PIPE)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "2 * math.ceil(guess) + 4", "key=lambda k: simulated_time",
                    "(3 * beta * n + 2 * alpha * math.log2(p))", "excess(n, p, alpha, beta) / math.sqrt",
@@ -281,8 +257,8 @@ def test_pipe_release_hides_solution_and_hidden_tests(pipe):
 def test_pipe_solution_gets_full_marks(pipe):
     _, results, _ = pipe
     result = results["solution"]
-    assert set(autograded_ids(result)) == {"best_k_tests", "excess_tests", "ratios_tests"}
-    assert_full_marks(result)
+    assert set(h.autograded_ids(result)) == {"best_k_tests", "excess_tests", "ratios_tests"}
+    h.assert_full_marks(result)
     assert result.total == result.max_score == 10
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import nbgrader_harness as h
-from test_exercises import assert_full_marks, autograded_ids, grade_all, released_text
 
 # -- ring_reduction (Grama et al., Algorithm 4.5) ----------------------------------------------
 
@@ -247,7 +246,7 @@ RING_TABLES_OF = {"to_the_right": {"tables_p4_tests": 0, "tables_p8_tests": 0},
 
 def test_ring_release_hides_solution_and_hidden_tests(ring):
     course, _, _ = ring
-    text = released_text(course, RING)
+    text = h.released_text(course, RING)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "x0[3] + x1[3] + x2[3]", "ring_pattern", "sends_4 = {", "sends_8, results_8 =",
                    "received = yield sendrecv(left", "_ring_tables", "check_answer_table",
@@ -264,9 +263,9 @@ def test_ring_release_hides_solution_and_hidden_tests(ring):
 def test_ring_solution_gets_full_marks(ring):
     _, results, _ = ring
     result = results["solution"]
-    assert set(autograded_ids(result)) == {"tables_p4_tests", "tables_p8_tests", "program_tests",
+    assert set(h.autograded_ids(result)) == {"tables_p4_tests", "tables_p8_tests", "program_tests",
                                            "time_tests"}
-    assert_full_marks(result)
+    h.assert_full_marks(result)
     assert result.max_scores["mesh_answer"] == 2                 # graded by hand
     assert result.max_score == 12
 
@@ -337,7 +336,7 @@ GRID_FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0}
 
 def test_grid_release_hides_solution_and_hidden_tests(grid):
     course, _, _ = grid
-    text = released_text(course, GRID)
+    text = h.released_text(course, GRID)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "def digit(rank, t)", "held = [(me, dst, data[dst])", "_unique_messages",
                    "_transpose", "count_pieces", "forbid_library", "_GRIDS",
@@ -352,8 +351,8 @@ def test_grid_release_hides_solution_and_hidden_tests(grid):
 def test_grid_solution_gets_full_marks(grid):
     _, results, _ = grid
     result = results["solution"]
-    assert set(autograded_ids(result)) == {"correctness_tests", "time_tests"}
-    assert_full_marks(result)
+    assert set(h.autograded_ids(result)) == {"correctness_tests", "time_tests"}
+    h.assert_full_marks(result)
     assert result.max_scores["answer"] == 2                      # graded by hand
     assert result.max_score == 9
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 BOOK_DIR = REPO_ROOT / "book"
 TOC = REPO_ROOT / "_toc.yml"
 

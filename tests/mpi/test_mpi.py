@@ -21,7 +21,7 @@ from collective_lib.mpi import (MPIDeadlockError, MPIExecNotFoundError, MPIJobEr
 from collective_lib.mpi.backend import mpi
 
 P = 4
-PROGRAMS = Path(__file__).resolve().parent / "mpi_programs.py"
+PROGRAMS = Path(__file__).resolve().parents[1] / "mpi_programs.py"
 
 
 def program(name: str) -> str:

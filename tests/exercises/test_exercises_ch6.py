@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 import nbgrader_harness as h
-from test_exercises import assert_full_marks, autograded_ids, grade_all, released_text
 
 GRAY = "gray_codes"
 
@@ -141,7 +140,7 @@ def crossing(both):
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _, _ = graded
-    text = released_text(course, GRAY)
+    text = h.released_text(course, GRAY)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "i ^ (i >> 1)", "_ref_gray", "(position + s)", "_FORBIDDEN",
                    "bit_length() - 1)"]:
@@ -155,8 +154,8 @@ def test_release_hides_solution_and_hidden_tests(graded):
 def test_solution_gets_full_marks(graded):
     _, results, _ = graded
     result = results["solution"]
-    assert set(autograded_ids(result)) == {"gray_tests", "transitions_tests", "index_tests"}
-    assert_full_marks(result)
+    assert set(h.autograded_ids(result)) == {"gray_tests", "transitions_tests", "index_tests"}
+    h.assert_full_marks(result)
     assert result.max_score == 8
 
 
@@ -189,7 +188,7 @@ def test_grading_is_quick(graded):
 
 def test_crossover_release_hides_solution_and_hidden_tests(crossing):
     course, _, _ = crossing
-    text = released_text(course, CROSS)
+    text = h.released_text(course, CROSS)
     for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
                    "np.argmax(faster)", "slope_one", "_reference", "_searched", "floor(m_star"]:
         assert secret not in text, f"the release gives away {secret!r}"
@@ -202,8 +201,8 @@ def test_crossover_release_hides_solution_and_hidden_tests(crossing):
 def test_crossover_solution_gets_full_marks(crossing):
     _, results, _ = crossing
     result = results["solution"]
-    assert set(autograded_ids(result)) == {"search_tests", "predict_tests"}
-    assert_full_marks(result)
+    assert set(h.autograded_ids(result)) == {"search_tests", "predict_tests"}
+    h.assert_full_marks(result)
     assert result.max_score == 6
 
 
