@@ -65,8 +65,8 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Callable, Hashable, NamedTuple
 
-from .errors import OperationLimitError
-from .simulator import schedule_resume, start_programs
+from ..errors import OperationLimitError
+from ..simulator import schedule_resume, start_programs
 
 __all__ = [
     "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
