@@ -7,9 +7,10 @@ from collective_lib.algorithms.sync import (BARRIERS, BOOK_TABLE_13_2, LOCKS, ba
                                             diffusion, diffusion_table, format_diffusion_table,
                                             lock_demo, reader_writer_lock, run_with_threads,
                                             simple_barrier, ttas_backoff_lock)
+from collective_lib.errors import OperationLimitError
 from collective_lib.shared_memory import (exclusion_violation, explore_interleavings,
-                                          find_violation, mutual_exclusion, pause, read,
-                                          simulate_shared)
+                                          find_violation, mutual_exclusion, packed_lines, pause,
+                                          read, simulate_shared)
 from collective_lib.trees import binomial_children
 
 GOOD_LOCKS = [cas_spin_lock, ttas_backoff_lock, reader_writer_lock]
@@ -211,8 +212,6 @@ def test_counters_need_no_reset_between_barriers():
 
 
 def test_a_missing_pe_makes_the_others_spin_until_the_limit():
-    from collective_lib.errors import OperationLimitError
-
     def absent(me, p, data):
         if me != 2:
             yield from binomial_barrier(me, p).wait()
@@ -256,7 +255,6 @@ def test_diffusion_table_has_the_shape_of_table_13_2():
 
 
 def test_false_sharing_slows_the_unpadded_binomial_barrier():
-    from collective_lib.shared_memory import packed_lines
     padded, = diffusion_table(ps=(32,), sizes=(100,), iterations=2)
     packed, = diffusion_table(ps=(32,), sizes=(100,), iterations=2, line_of=packed_lines(16))
     assert packed.binomial > 2 * padded.binomial

@@ -1,0 +1,216 @@
+"""Properties of a trace, and the search for an interleaving that breaks one.
+
+:func:`exclusion_violation` and :func:`mutual_exclusion` look at a trace;
+:func:`find_violation` runs many seeded interleavings and returns the first
+one (its schedule and a readable trace) that breaks a property;
+:func:`explore_interleavings` tries *every* interleaving of a tiny case.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import OperationLimitError
+from ..simulator import start_programs
+from .machine import DEFAULT_MODEL, SharedRun, _Machine, format_trace
+from .ops import _declared_memory
+from .runners import _check_max_ops, _check_p, _Interleaving, _run_interleaved, simulate_shared
+
+__all__ = ["exclusion_violation", "mutual_exclusion", "Violation", "find_violation",
+           "explore_interleavings"]
+
+
+def exclusion_violation(trace, exclusive: str = "cs", shared: str | None = "read"):
+    """The first trace event at which exclusion breaks, or None.
+
+    An ``exclusive`` section may be entered only while no PE is in an
+    ``exclusive`` or ``shared`` section; a ``shared`` section (readers of a
+    reader-writer lock) only while no PE is in an ``exclusive`` one.
+
+    >>> from collective_lib.shared_memory import Event
+    >>> t = [Event(0, 0, "enter", "cs", None), Event(1, 1, "enter", "cs", None)]
+    >>> exclusion_violation(t)
+    Event(time=1, pe=1, op='enter', cell='cs', value=None)
+    """
+    inside_x, inside_s = set(), set()
+    for e in trace:
+        if e.op == "enter":
+            if e.cell == exclusive:
+                if inside_x or inside_s:
+                    return e
+                inside_x.add(e.pe)
+            elif shared is not None and e.cell == shared:
+                if inside_x:
+                    return e
+                inside_s.add(e.pe)
+        elif e.op == "leave":
+            if e.cell == exclusive:
+                inside_x.discard(e.pe)
+            elif e.cell == shared:
+                inside_s.discard(e.pe)
+    return None
+
+
+def mutual_exclusion(run: SharedRun) -> bool:
+    """True if no two PEs were ever in section "cs" together, nor a "cs" with a "read"."""
+    return exclusion_violation(run.trace) is None
+
+
+@dataclass
+class Violation:
+    """An interleaving under which a property fails.
+
+    ``schedule`` replays it (``simulate_shared(..., schedule=v.schedule)``);
+    ``run`` is the run it gives (partial when the schedule was shortened to
+    the first steps that already show the failure); ``text`` lists its trace.
+    """
+    schedule: list
+    run: SharedRun
+    seed: int | None = None
+    reason: str = "the check failed"
+
+    @property
+    def trace(self) -> list:
+        return self.run.trace
+
+    @property
+    def text(self) -> str:
+        return format_trace(self.run.trace)
+
+    def __str__(self):
+        origin = f"seed {self.seed}" if self.seed is not None else "exhaustive search"
+        return (f"{self.reason} ({origin}); schedule of {len(self.schedule)} steps: "
+                f"{self.schedule}\n{self.text}")
+
+
+def _shortest_failing_prefix(replay, check, schedule):
+    """Binary search the shortest prefix of schedule whose partial run fails check."""
+    lo, hi = 0, len(schedule)
+    best = None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        run = replay(schedule[:mid], mid)
+        if not check(run):
+            hi, best = mid, run
+        else:
+            lo = mid + 1
+    return schedule[:lo], best
+
+
+def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(200),
+                   inputs=None, memory=None, max_ops: int = 100_000,
+                   line_of: Callable | None = None, shrink: bool = True,
+                   **params) -> Violation | None:
+    """Run seeded random interleavings until one fails ``check``; return it, or None.
+
+    ``check(run) -> bool`` says whether a :class:`SharedRun` is fine
+    (:func:`mutual_exclusion` is one).  A run that exceeds ``max_ops``
+    operations (PEs that spin forever) is returned as a violation too, with
+    the reason "no progress" and the spinning PEs named.  With ``shrink`` the schedule is cut to
+    the shortest prefix whose partial run already fails; this assumes that a
+    failure visible in a trace stays visible when the trace grows, which holds
+    for checks that look only at the trace (as all checks should when
+    ``run.complete`` is False).
+
+    >>> from collective_lib.shared_memory import read, write
+    >>> def racy(me, p, data):                 # read, then write: not atomic
+    ...     x = yield read("c")
+    ...     yield write("c", x + 1)
+    >>> v = find_violation(racy, 2, lambda run: run.memory["c"] == 2, memory={"c": 0},
+    ...                    shrink=False)
+    >>> v.schedule, v.run.memory
+    ([0, 1, 0, 1], {'c': 1})
+    """
+    _check_p(p)
+    _check_max_ops(max_ops)
+    for seed in seeds:
+        cells = _declared_memory(program, p, memory, params)
+        machine = _Machine(p, cells, DEFAULT_MODEL, line_of, True)
+        run = _run_interleaved(start_programs(program, p, inputs, params), machine, p, None,
+                               max_ops, seed, None, None, stop_at_limit=True)
+        if run.stopped is not None:
+            return Violation(list(run.schedule), run, seed,
+                             reason="no progress: " + run.stopped)
+        if check(run):
+            continue
+        schedule = list(run.schedule)
+        if shrink:
+            def replay(prefix, n):
+                return simulate_shared(program, p, inputs, memory=memory, schedule=prefix,
+                                       stop_after=n, max_ops=max_ops, line_of=line_of,
+                                       **params)
+            short, partial = _shortest_failing_prefix(replay, check, schedule)
+            if partial is not None:
+                return Violation(short, partial, seed)
+        return Violation(schedule, run, seed)
+    return None
+
+
+def explore_interleavings(program: Callable, p: int, check: Callable, *, max_steps: int = 40,
+                          max_runs: int = 100_000, inputs=None, memory=None,
+                          line_of: Callable | None = None, **params) -> Violation | None:
+    """Try every interleaving of a tiny case; return a shortest failing one, or None.
+
+    The search is breadth first, so the interleaving returned is as short as
+    possible, and ``check`` is applied to every prefix (see :func:`find_violation`
+    on partial runs).  Three reductions keep it finite and small:
+
+    * a PE in a spin loop (its last operation re-observed an unchanged value
+      and it is about to pause or repeat that operation) is not scheduled
+      again until some PE changes memory, since it would only see the same
+      value again;
+    * two prefixes that leave the same memory and have given every PE the same
+      sequence of results lead to the same state (programs are deterministic
+      functions of what they are told), so only one is explored;
+    * prefixes longer than ``max_steps`` are not extended.
+
+    A state where every PE that has not returned spins on unchanged values is
+    reported as a livelock.  Raises OperationLimitError after ``max_runs``
+    replays.
+
+    >>> from collective_lib.algorithms.sync import lock_demo, broken_lock
+    >>> v = explore_interleavings(lock_demo, 2, mutual_exclusion, lock=broken_lock, rounds=1)
+    >>> v.schedule
+    [0, 1, 0, 1]
+    """
+    _check_p(p)
+    runs = 0
+
+    def replay(prefix):
+        nonlocal runs
+        runs += 1
+        if runs > max_runs:
+            raise OperationLimitError(f"explore_interleavings replayed more than "
+                                      f"max_runs={max_runs} prefixes; the case is too big "
+                                      f"(lower max_steps, p or the number of rounds)")
+        cells = _declared_memory(program, p, memory, params)
+        machine = _Machine(p, cells, DEFAULT_MODEL, line_of, True)
+        state = _Interleaving(start_programs(program, p, inputs, params), machine, p,
+                              history=True)
+        for pe in prefix:
+            state.step(pe)
+        return state
+
+    visited = set()
+    frontier = [[]]
+    for depth in range(max_steps + 1):
+        following = []
+        for prefix in frontier:
+            state = replay(prefix)
+            key = state.key()
+            if key in visited:
+                continue
+            visited.add(key)
+            run = state.record(None, None, not state.pending)
+            if not check(run):
+                return Violation(prefix, run)
+            if not state.pending or depth == max_steps:
+                continue
+            runnable = [pe for pe in state.ready() if not state.parked(pe)]
+            if not runnable:
+                spinning = "; ".join(f"PE {pe} {state.machine.spinning(pe)}"
+                                     for pe in state.ready())
+                return Violation(prefix, run, reason=f"livelock: {spinning}")
+            following.extend(prefix + [pe] for pe in runnable)
+        frontier = following
+    return None

@@ -1,0 +1,184 @@
+"""What a shared-memory program yields, and the cells it yields them on.
+
+A PE of a shared-memory program is a generator that yields these records:
+
+* :func:`read`, :func:`write`, :func:`cas` (compare-and-swap; the result is
+  True or False) and :func:`fetch_add` (the result is the old value), each
+  atomic;
+* :func:`pause` for local work or back-off;
+* the markers :func:`enter`, :func:`leave` and :func:`note`, which cost
+  nothing and only put an event into the trace, so that properties such as
+  mutual exclusion can be checked afterwards.
+
+Cells are declared up front with their initial values, as a dict whose keys
+are names (``"lock"``) or ``(name, index)`` pairs (``("readyEpoch", 3)``);
+:func:`cell_array` builds the pairs for an array, :func:`packed_lines` puts
+several cells on one cache line, and :func:`uses_memory` attaches a layout to
+a program.  Touching an undeclared cell raises ValueError naming it.
+"""
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, Callable, Hashable, NamedTuple
+
+__all__ = [
+    "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
+    "read", "write", "cas", "fetch_add", "pause", "enter", "leave", "note",
+    "cell_array", "packed_lines", "uses_memory",
+]
+
+
+# -- operations -----------------------------------------------------------------------
+
+class Read(NamedTuple):
+    """Read ``cell``; the result is its value."""
+    cell: Hashable
+
+
+class Write(NamedTuple):
+    """Store ``value`` in ``cell``; the result is ``None``."""
+    cell: Hashable
+    value: Any
+
+
+class CAS(NamedTuple):
+    """If ``cell`` holds ``expected``, store ``new``; the result says whether it did."""
+    cell: Hashable
+    expected: Any
+    new: Any
+
+
+class FetchAdd(NamedTuple):
+    """Add ``delta`` to ``cell``; the result is the value before the addition."""
+    cell: Hashable
+    delta: Any
+
+
+class Pause(NamedTuple):
+    """Local work or back-off lasting ``time`` units; the result is ``None``."""
+    time: float
+
+
+class Marker(NamedTuple):
+    """A zero-cost event in the trace: ``kind`` is "enter", "leave" or "note"."""
+    kind: str
+    label: Any
+    value: Any
+
+
+def read(cell) -> Read:
+    """Read a cell; the PE is resumed with its value."""
+    return Read(cell)
+
+
+def write(cell, value) -> Write:
+    """Write ``value`` into a cell."""
+    return Write(cell, value)
+
+
+def cas(cell, expected, new) -> CAS:
+    """Compare-and-swap: atomically replace ``expected`` by ``new``; True if it did."""
+    return CAS(cell, expected, new)
+
+
+def fetch_add(cell, delta=1) -> FetchAdd:
+    """Atomically add ``delta`` to a cell; the PE is resumed with the old value."""
+    return FetchAdd(cell, delta)
+
+
+def pause(time: float = 1) -> Pause:
+    """Spend ``time`` units on local work (the back-off of a spin loop, or computation)."""
+    if not isinstance(time, Real) or isinstance(time, bool) or time < 0:
+        raise ValueError(f"pause time must be a non-negative number, got {time!r}")
+    return Pause(time)
+
+
+def enter(section: str = "cs") -> Marker:
+    """Mark that the PE enters the critical section ``section`` (costs nothing)."""
+    return Marker("enter", section, None)
+
+
+def leave(section: str = "cs") -> Marker:
+    """Mark that the PE leaves the critical section ``section`` (costs nothing)."""
+    return Marker("leave", section, None)
+
+
+def note(label: str, value: Any = None) -> Marker:
+    """Put ``(label, value)`` into the trace (costs nothing), e.g. ``note("arrive", epoch)``."""
+    return Marker("note", label, value)
+
+
+# -- memory layout --------------------------------------------------------------------
+
+def cell_array(name: str, n: int, initial: Any = 0) -> dict:
+    """Declarations for an array of ``n`` cells ``(name, 0) .. (name, n-1)``.
+
+    >>> cell_array("readyEpoch", 3)
+    {('readyEpoch', 0): 0, ('readyEpoch', 1): 0, ('readyEpoch', 2): 0}
+    """
+    if not isinstance(n, Integral) or n < 0:
+        raise ValueError(f"an array needs a non-negative length, got {n!r}")
+    return {(name, i): initial for i in range(n)}
+
+
+def packed_lines(per_line: int) -> Callable:
+    """A ``line_of`` that packs arrays densely: ``per_line`` consecutive cells share a line.
+
+    ``(name, i)`` goes to the line ``(name, i // per_line)``; a named cell keeps a
+    line of its own.  With 4-byte counters and 64-byte lines, ``per_line=16`` is
+    an unpadded array: neighbouring PEs' cells share a line (false sharing).
+
+    >>> f = packed_lines(4)
+    >>> f(("readyEpoch", 5)), f("lock")
+    (('readyEpoch', 1), 'lock')
+    """
+    if not isinstance(per_line, Integral) or per_line < 1:
+        raise ValueError(f"per_line must be a positive integer, got {per_line!r}")
+
+    def line_of(cell):
+        if isinstance(cell, tuple):
+            return (cell[0], cell[1] // per_line)
+        return cell
+    return line_of
+
+
+def uses_memory(layout: Callable) -> Callable:
+    """Decorator: attach a memory layout ``layout(p, **params) -> dict`` to a program.
+
+    :func:`simulate_shared` and the other runners call it when they are given
+    no ``memory``, so a program carries the cells it needs with it.
+    """
+    def attach(program):
+        program.memory = layout
+        return program
+    return attach
+
+
+def _is_cell(cell) -> bool:
+    if isinstance(cell, str):
+        return True
+    return (isinstance(cell, tuple) and len(cell) == 2 and isinstance(cell[0], str)
+            and isinstance(cell[1], Integral))
+
+
+def _cell_text(cell) -> str:
+    if isinstance(cell, tuple):
+        return f"{cell[0]}[{cell[1]}]"
+    return str(cell)
+
+
+def _declared_memory(program, p, memory, params) -> dict:
+    if memory is None:
+        memory = getattr(program, "memory", None)
+        if memory is None:
+            return {}
+    if callable(memory):
+        memory = memory(p, **params)
+    if not isinstance(memory, dict):
+        raise TypeError(f"memory must be a dict {{cell: initial value}} or a callable "
+                        f"(p, **params) -> dict, got {memory!r}")
+    for cell in memory:
+        if not _is_cell(cell):
+            raise ValueError(f"a cell is named by a string or a (string, integer) pair, "
+                             f"got {cell!r}")
+    return dict(memory)
