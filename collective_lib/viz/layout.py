@@ -48,6 +48,11 @@ def _layout(network) -> _Layout:
     return _Layout(xy * scale, min(0.3, 0.45 * float(near.min()) * scale), _font_size(network.p))
 
 
+def _binomial_positions(p: int) -> np.ndarray:
+    """x = rank, y = minus the depth in the binomial tree of root 0 (the number of 1 bits)."""
+    return np.array([(i, -bin(i).count("1")) for i in range(p)], dtype=float)
+
+
 def _figsize(lay: _Layout, extra_width: float = 0.0) -> tuple:
     """A figure size that keeps about 0.9 inch per unit, within a page."""
     dx, dy = np.ptp(lay.xy, axis=0) + 1.2

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..trees import binomial_parent
-from .layout import _draw_nodes, _frame, _Layout
+from .layout import _binomial_positions, _draw_nodes, _frame, _Layout
 from .style import (ARROW_COLOUR, LINK_COLOUR, MAX_LABELLED, SECTION_COLOURS, _font_size,
                     _new_axes)
 
@@ -356,11 +356,6 @@ def waits_on(run) -> list:
         looked[e.pe] = before[0]
     return [Wait(a, b, cell, n) for (a, b, cell), n in
             sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], _cell_name(kv[0][2])))]
-
-
-def _binomial_positions(p: int) -> np.ndarray:
-    """x = rank, y = minus the depth in the binomial tree (the number of 1 bits)."""
-    return np.array([(i, -bin(i).count("1")) for i in range(p)], dtype=float)
 
 
 def wait_graph(run, *, ax=None, layout="binomial", title=None):

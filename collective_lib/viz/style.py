@@ -9,8 +9,8 @@ import matplotlib
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-__all__ = ["LINK_COLOUR", "ARROW_COLOUR", "HOLDER_COLOUR", "LINE_STYLES", "SECTION_COLOURS",
-           "MAX_DRAWN_CLIQUE", "MAX_LABELLED"]
+__all__ = ["LINK_COLOUR", "ARROW_COLOUR", "HOLDER_COLOUR", "TREE_EDGE_COLOUR", "NODE_COLOUR",
+           "LINE_STYLES", "SECTION_COLOURS", "MAX_DRAWN_CLIQUE", "MAX_LABELLED"]
 
 #: Links of a network (light grey, behind everything else).
 LINK_COLOUR = "#c8c8c8"
@@ -18,6 +18,10 @@ LINK_COLOUR = "#c8c8c8"
 ARROW_COLOUR = "#c0392b"
 #: PEs that hold the data.
 HOLDER_COLOUR = "#2e5d8c"
+#: Edges of the trees drawn by :mod:`~collective_lib.viz.trees`.
+TREE_EDGE_COLOUR = "0.6"
+#: Fill of the nodes of a cube (:mod:`~collective_lib.viz.cubes`).
+NODE_COLOUR = "#dbe7f3"
 #: Dash patterns cycled through by curves that may coincide.
 LINE_STYLES = ("-", "--", "-.", ":")
 #: Background bands of the sections of a shared-memory run: critical section, readers.

@@ -24,7 +24,8 @@ from .layout import (_draw_links, _draw_nodes, _figsize, _frame, _layout, _Layou
                      _offset_path, _point_along)
 from .style import ARROW_COLOUR, LINK_COLOUR, MAX_LABELLED, _load_colours, _new_axes
 
-__all__ = ["draw_network", "draw_step", "draw_steps", "link_load_map"]
+__all__ = ["draw_network", "draw_step", "draw_steps", "link_load_map", "payload_sources",
+           "sources_label"]
 
 
 # -- draw_network -------------------------------------------------------------------------
@@ -199,6 +200,40 @@ def _draw_transfer(ax, lay: _Layout, msg, text, font) -> None:
         ax.text(x, y, text, fontsize=font, ha="center", va="center", zorder=6, gid="label",
                 color=ARROW_COLOUR,
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
+
+
+def payload_sources(payload) -> list:
+    """The PEs whose messages a payload carries, when PE i's input is ``[i]``.
+
+    All-to-all broadcasts forward and concatenate such one-word inputs;
+    this reads them back out of any nesting of lists, in order.
+
+    >>> payload_sources([[3], [[0], [1]]])
+    [3, 0, 1]
+    >>> payload_sources(None)
+    []
+    """
+    if payload is None:
+        return []
+    if isinstance(payload, list) and len(payload) == 1 and isinstance(payload[0], int):
+        return [payload[0]]
+    return [s for part in payload for s in payload_sources(part)]
+
+
+def sources_label(msg, step) -> str:
+    """"step (sources)" for a message, as in Grama Figs. 4.9 and 4.11: pass as ``label=``.
+
+    The sources are those of :func:`payload_sources`, so every PE's input
+    must be ``[i]``.
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> run = catalog()["all_to_all_bc_ring"].simulate(4, inputs=[[i] for i in range(4)])
+    >>> sorted(sources_label(m, 2) for m in run.step(2))
+    ['2 (0)', '2 (1)', '2 (2)', '2 (3)']
+    """
+    return f"{step} ({','.join(map(str, payload_sources(msg.payload)))})"
 
 
 def draw_steps(run, steps=None, *, cols=4, label=None):

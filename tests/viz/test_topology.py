@@ -137,3 +137,13 @@ def test_link_load_on_a_clique_draws_only_used_links():
     ax = viz.link_load_map(run)
     assert len(by_gid(ax, "link")) == 15
     assert ax.figure.axes[-1].get_ylim() == (0.0, 1.0)
+
+
+# -- labels naming the sources -------------------------------------------------------------
+
+def test_sources_label_names_every_pe_whose_input_a_message_carries():
+    run = catalog()["all_to_all_bc_ring"].simulate(8, inputs=[[i] for i in range(8)])
+    ax = viz.draw_step(run, 3, label=viz.sources_label)
+    assert labels(ax) == sorted(f"3 ({(i - 2) % 8})" for i in range(8))
+    assert viz.payload_sources([[2], [[0], [1]], None]) == [2, 0, 1]
+    assert viz.payload_sources(None) == []
