@@ -1109,7 +1109,7 @@ def _combination_order(entry, p: int, params: dict, pe: int) -> str | None:
     (:class:`collective_lib.viz.Span`); None when that is not possible.
     """
     try:
-        from .viz import Span, span_inputs, span_op
+        from .spans import Span, span_inputs, span_op
         words = 1 if "k" not in params else params["k"]
         run = entry.simulate(p, words, inputs=span_inputs(p, words),
                              trace=False, **{**params, "op": span_op})

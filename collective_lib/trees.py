@@ -14,7 +14,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 __all__ = ["ceil_log2", "is_power_of_two", "binomial_parent", "binomial_children",
-           "InOrderNode", "in_order_node", "in_order_tree", "tree_height", "GOLDEN_RATIO"]
+           "InOrderNode", "in_order_node", "in_order_tree", "in_order_depths", "tree_height",
+           "GOLDEN_RATIO"]
 
 GOLDEN_RATIO = (1 + math.sqrt(5)) / 2
 
@@ -124,12 +125,11 @@ def in_order_tree(p: int, root: int, shape: str = "balanced") -> tuple:
     return tuple(in_order_node(me, p, root, shape) for me in range(p))
 
 
-@lru_cache(maxsize=256)
-def tree_height(p: int, root: int, shape: str = "balanced") -> int:
-    """Edges on the longest root-to-leaf path of the in-order tree (Sanders' L).
+def in_order_depths(p: int, root: int, shape: str = "balanced") -> list:
+    """The depth of every PE in the in-order tree (the root has depth 0), indexed by rank.
 
-    >>> tree_height(7, 3), tree_height(8, 0)
-    (2, 3)
+    >>> in_order_depths(7, 3)
+    [2, 1, 2, 0, 2, 1, 2]
     """
     tree = in_order_tree(p, root, shape)
     depth = {root: 0}
@@ -140,4 +140,14 @@ def tree_height(p: int, root: int, shape: str = "balanced") -> int:
             if c is not None:
                 depth[c] = depth[v] + 1
                 stack.append(c)
-    return max(depth.values())
+    return [depth[v] for v in range(p)]
+
+
+@lru_cache(maxsize=256)
+def tree_height(p: int, root: int, shape: str = "balanced") -> int:
+    """Edges on the longest root-to-leaf path of the in-order tree (Sanders' L).
+
+    >>> tree_height(7, 3), tree_height(8, 0)
+    (2, 3)
+    """
+    return max(in_order_depths(p, root, shape))

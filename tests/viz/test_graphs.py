@@ -1,15 +1,8 @@
 """draw_bipartite_multigraph: every packet is an arc, coloured by its step (Sanders §13.6.3)."""
-import matplotlib.pyplot as plt
 import networkx as nx
 import pytest
 
 from collective_lib import viz
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 def multigraph(sizes):

@@ -1,17 +1,19 @@
-"""The widgets work without a kernel, follow their controls, and carry a static fallback."""
-import subprocess
-import sys
-
+"""The step and value players work without a kernel, follow their controls, and carry a
+static fallback."""
 import pytest
 
 from collective_lib import catalog
-from collective_lib.widgets import cost_explorer, step_player
+from collective_lib.widgets import step_player, value_player
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def broadcast_names():
     return [name for name, e in catalog().items() if e.operation == "broadcast"]
+
+
+def entries(operations):
+    return [e for e in catalog().values() if e.operation in operations]
 
 
 def shown(widget):
@@ -106,49 +108,66 @@ def test_player_rejects_unknown_names():
         step_player("teleport")
 
 
-# -- cost explorer -------------------------------------------------------------------------
+# -- value_player ---------------------------------------------------------------------------
 
-def test_explorer_follows_its_controls():
-    explorer = cost_explorer(p=8, m=16)
-    assert "p from 1 to 8 with m = 16" in explorer.caption.value
-    before = explorer.image.value
-    explorer.controls["vary"].value = "m"
-    assert "m from 1 to 16 words with p = 8" in explorer.caption.value
-    explorer.controls["tw"].value = 1.0
-    assert "tw = 1." in explorer.caption.value
-    assert explorer.image.value != before
+def test_player_offers_every_entry_of_the_operation():
+    player = value_player("reduce")
+    names = [e.name for e in entries(("reduce",))]
+    assert list(player.controls["algorithm"].options) == names
+    assert player.controls["step"].max == len(player.values.rows) - 1
 
 
-def test_explorer_bundle_has_widget_and_picture():
-    explorer = cost_explorer(p=8, m=16)
-    bundle = explorer._repr_mimebundle_()
-    assert WIDGET_VIEW in bundle
-    assert '<img src="data:image/png;base64,' in bundle["text/html"]
-    assert explorer.image in explorer.widget.children
-    assert explorer.fallback_html() == bundle["text/html"]
+def test_player_follows_algorithm_root_and_values():
+    player = value_player("reduce", algorithm="binomial_reduce", p=6, root=3)
+    assert player.values.cells[-1][0][3] == "3:5,0:2"
+    player.controls["algorithm"].value = "binary_tree_reduce"
+    assert player.values.cells[-1][0][3] == "0:5"
+    player.controls["values"].value = "numbers"
+    assert player.values.values[-1][0][3] == [sum(x[0] for x in player.run.inputs)]
+    player.controls["p"].value = 2
+    assert player.controls["root"].max == 1 and player.run.p == 2
 
 
-def test_explorer_rejects_bad_vary():
-    with pytest.raises(ValueError, match="vary"):
-        cost_explorer(vary="time")
+def test_player_step_changes_the_highlight_and_the_transfer_line():
+    player = value_player("allreduce", algorithm="hypercube_allreduce", p=4)
+    assert "Before any communication" in player.table.value
+    player.controls["step"].value = 2
+    assert "<b>Step 2</b> transfers: 0-&gt;2: 0:1" in player.table.value
+    assert player.table.value.count("background:#fdebd0") == 1
 
 
-# -- import cost ---------------------------------------------------------------------------
-
-def test_import_leaves_pyplot_and_the_backend_alone():
-    code = ("import sys, collective_lib.widgets; "
-            "print('matplotlib.pyplot' in sys.modules, 'matplotlib.animation' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.split() == ["False", "False"] and out.stderr == ""
+def test_player_explains_an_invalid_p_and_uses_p_words_for_rabenseifner():
+    player = value_player("allreduce", algorithm="rabenseifner_allreduce", p=4)
+    assert player.m == 4 and "m = 4" in player.info.value
+    player.controls["p"].value = 6
+    assert player.run is None and "cannot run on p = 6" in player.info.value
+    assert player.table.value == "" and "power of two" in player.fallback_html()
 
 
-def test_the_cost_explorer_skips_simulating_all_to_all_inputs_that_are_too_large():
-    # Every PE of an all-to-all exchange holds p messages, so the inputs grow like p*p*m.
-    from collective_lib import widgets
-    personalized = catalog()["alltoall_cyclic"]
-    broadcast = catalog()["binomial_broadcast"]
-    assert widgets._small_enough(broadcast, 256, 1024, {})
-    assert not widgets._small_enough(personalized, 256, 1024, {})
-    assert widgets._small_enough(personalized, 32, 512, {})
-    assert widgets._input_words(personalized, 8, 3) == 8 * 8 * 3
+def test_player_barrier_hides_the_value_toggle_and_pipelines_take_k():
+    player = value_player("barrier", p=5)
+    assert player.controls["values"].layout.display == "none"
+    assert player.values.cells[-1][0] == ["0:4"] * 5
+    player = value_player("reduce", algorithm="pipelined_binary_tree_reduce", p=7, root=3, k=3)
+    assert player.m == 3 and player.controls["k"].layout.display is None
+    assert player.values.cells[-1][0][3] == "0:6 0:6 0:6"
+
+
+def test_player_bundle_has_widget_and_whole_table():
+    player = value_player("prefix_sum_and_total", p=8)
+    bundle = player._repr_mimebundle_()
+    assert bundle[WIDGET_VIEW]["model_id"] == player.widget.model_id
+    page = bundle["text/html"]
+    assert "hypercube_prefix_sum" in page and page.count("<th rowspan='2'") == 4
+    assert "background:#fdebd0" not in page and "transfers in this step" in page
+
+
+def test_player_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="not a reduce algorithm"):
+        value_player("reduce", algorithm="hypercube_allreduce")
+    with pytest.raises(ValueError, match="'pattern' or 'numbers'"):
+        value_player(values="letters")
+    with pytest.raises(ValueError, match="p must be an integer in 1..16"):
+        value_player(p=40)
+    with pytest.raises(ValueError, match="no algorithm in the catalog implements"):
+        value_player("teleport")

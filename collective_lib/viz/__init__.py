@@ -1,0 +1,39 @@
+"""Pictures of networks, runs, costs and shared memory (matplotlib).
+
+One module per kind of picture; every public name is re-exported here, so
+``from collective_lib import viz; viz.draw_step(...)`` works:
+
+* :mod:`~collective_lib.viz.topology` -- :func:`draw_network`, :func:`draw_step`,
+  :func:`draw_steps`, :func:`link_load_map`;
+* :mod:`~collective_lib.viz.timelines` -- :func:`space_time`;
+* :mod:`~collective_lib.viz.costs` -- :func:`cost_curves`, :func:`optimal_params`;
+* :mod:`~collective_lib.viz.tables` -- :func:`holdings_table`, :func:`values_table`;
+* :mod:`~collective_lib.viz.memory` -- :func:`memory_timeline`, :func:`wait_graph`
+  and the data they draw (:func:`memory_spans`, :func:`critical_sections`, ...);
+* :mod:`~collective_lib.viz.graphs` -- :func:`draw_bipartite_multigraph`;
+* :mod:`~collective_lib.viz.trees` -- :func:`draw_in_order_tree`, :func:`draw_binomial_run`;
+* :mod:`~collective_lib.viz.cubes` -- :func:`draw_cube`, :func:`draw_cube_path`;
+* :mod:`~collective_lib.viz.style` -- the colours and sizes they all share.
+
+Every drawing function takes an optional ``ax``; without one it opens a new
+figure through pyplot (so that a notebook shows it) and returns the Axes.
+Nothing is shown or printed.  Recording what each PE holds during a run is not
+a picture: it lives in :mod:`collective_lib.recording`, and the symbolic
+operands "x:y" in :mod:`collective_lib.spans`.
+"""
+from . import costs, cubes, graphs, layout, memory, style, tables, timelines, topology, trees
+from .costs import cost_curves, optimal_params
+from .cubes import CUBE_POSITIONS, draw_cube, draw_cube_path
+from .graphs import draw_bipartite_multigraph
+from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_spans,
+                     memory_timeline, wait_graph, waits_on)
+from .style import (ARROW_COLOUR, HOLDER_COLOUR, LINE_STYLES, LINK_COLOUR, MAX_DRAWN_CLIQUE,
+                    MAX_LABELLED, NODE_COLOUR, SECTION_COLOURS, TREE_EDGE_COLOUR)
+from .tables import HELD_VALUES, Holding, ValuesTable, holdings_table, values_table
+from .timelines import space_time
+from .topology import (draw_network, draw_step, draw_steps, link_load_map, payload_sources,
+                       sources_label)
+from .trees import draw_binomial_run, draw_in_order_tree
+
+__all__ = [*topology.__all__, *timelines.__all__, *costs.__all__, *tables.__all__,
+           *memory.__all__, *graphs.__all__, *trees.__all__, *cubes.__all__, *style.__all__]

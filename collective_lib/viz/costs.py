@@ -1,0 +1,165 @@
+"""Cost curves: closed forms as lines, simulated times as markers of the same colour.
+
+:func:`cost_curves` draws the catalog's algorithms over p or over m;
+:func:`optimal_params` gives every pipelined algorithm its best number of
+packets at each point.
+"""
+from __future__ import annotations
+
+from matplotlib.lines import Line2D
+
+from ..catalog import catalog
+from ..model import CostModel
+from .style import LINE_STYLES, _new_axes
+
+__all__ = ["cost_curves", "optimal_params"]
+
+
+def optimal_params(entry, p, m, model) -> dict:
+    """``{"k": entry.optimal_k(...)}`` for a pipelined entry, ``{}`` for any other.
+
+    Pass it as ``params=`` to :func:`cost_curves` to draw every pipelined
+    algorithm at its best number of packets.
+    """
+    if entry.optimal_k is None:
+        return {}
+    return {"k": entry.optimal_k(p, m, model)}
+
+
+def _entry_model(entry, model):
+    """The entry's own port model, with the times (and routing) of ``model`` when given."""
+    if model is None:
+        return entry.default_model()
+    return CostModel(model.ts, model.tw, model.th, ports=entry.ports, routing=model.routing)
+
+
+def _entry_params(entry, params, p, m, model) -> dict:
+    given = params(entry, p, m, model) if callable(params) else dict(params or {})
+    # An entry only gets the parameters its program takes (k means nothing to a binomial tree).
+    return {key: value for key, value in given.items() if key in entry.params}
+
+
+def _curve(entry, vary, values, m, p, model, params, simulate, seed):
+    """(xs, predicted, simulated xs, simulated times) for one entry."""
+    xs, predicted, sim_x, sim_t = [], [], [], []
+    for x in values:
+        pp, mm = (x, m) if vary == "p" else (p, x)
+        if not entry.valid(pp):
+            continue
+        try:                     # some entries refuse some sizes (Rabenseifner needs m >= p)
+            kw = _entry_params(entry, params, pp, mm, model)
+            time = entry.predict(pp, mm, model, **kw)
+        except ValueError:
+            continue
+        xs.append(x)
+        predicted.append(time)
+        if simulate is True or (callable(simulate) and simulate(entry, pp, mm, kw)):
+            sim_t.append(entry.simulate(pp, mm, model=model, seed=seed, trace=False, **kw).time)
+            sim_x.append(x)
+    return xs, predicted, sim_x, sim_t
+
+
+def _resolve(entries) -> list:
+    if isinstance(entries, str):
+        entries = [entries]
+    table = catalog()
+    out = []
+    for e in entries:
+        if isinstance(e, str):
+            if e not in table:
+                raise ValueError(f"unknown algorithm {e!r}; the catalog has {sorted(table)}")
+            e = table[e]
+        out.append(e)
+    return out
+
+
+def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=None,
+                simulate=True, ax=None, seed=0):
+    """Closed-form costs as lines and simulated times as markers of the same colour.
+
+    Parameters
+    ----------
+    entries : iterable of catalog entries or names
+    vary : {"p", "m"}
+        The quantity on the x axis.
+    values : iterable of int
+        The values of p (or of m).  An entry is drawn only at the values of p
+        it is valid for (a hypercube algorithm only at powers of two), and not
+        at all when there is none.
+    m : int
+        Message length in words when ``vary="p"``.
+    p : int
+        Number of PEs when ``vary="m"`` (required then).
+    model : CostModel, optional
+        Its ``ts``, ``tw``, ``th`` and routing are used for every entry, but
+        each entry keeps **its own port model** (``entry.ports``), the one its
+        closed form assumes.  Default: each entry's ``default_model()``
+        (ts = 1, tw = 0, so times count steps).
+    params : dict or callable, optional
+        Extra program parameters, e.g. ``{"k": 4}``; an entry receives only
+        those it takes.  A callable ``params(entry, p, m, model) -> dict`` is
+        asked at every point, e.g. :func:`optimal_params`.
+    simulate : bool or callable
+        Also simulate every point (untraced) and draw the times as markers.
+        A callable ``simulate(entry, p, m, params) -> bool`` picks the points
+        worth simulating (to keep interactive use fast).
+    ax : matplotlib Axes, optional
+    seed : int
+        Seed of the random inputs.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per drawn entry (``gid`` ``"<name>:formula"``) and one marker
+        series (``gid`` ``"<name>:simulated"``).  An entry whose formula is an
+        upper bound, not an equality, has "(bound)" in its legend label.
+
+    Examples
+    --------
+    >>> ax = cost_curves(["binomial_broadcast", "naive_broadcast"], values=range(1, 9))
+    >>> [line.get_label() for line in ax.get_lines() if line.get_gid().endswith("formula")]
+    ['binomial_broadcast', 'naive_broadcast']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    if vary not in ("p", "m"):
+        raise ValueError(f"vary must be 'p' or 'm', got {vary!r}")
+    if vary == "m" and p is None:
+        raise ValueError("cost_curves(vary='m') needs the number of PEs p")
+    values = [int(v) for v in values]
+    ax = _new_axes(ax, (7.0, 4.2))
+    for i, entry in enumerate(_resolve(entries)):
+        emodel = _entry_model(entry, model)
+        xs, predicted, sim_x, sim_t = _curve(entry, vary, values, m, p, emodel, params,
+                                             simulate, seed)
+        if not xs:
+            continue
+        colour = f"C{i % 10}"
+        name = entry.name if entry.exact else f"{entry.name} (bound)"
+        # Dashes differ too, so that equal formulas (binomial tree, hypercube) both show.
+        ax.plot(xs, predicted, LINE_STYLES[i % len(LINE_STYLES)], color=colour, lw=1.5,
+                label=name, gid=f"{entry.name}:formula")
+        if simulate:
+            ax.plot(sim_x, sim_t, "o", color=colour, ms=4, label="_nolegend_",
+                    gid=f"{entry.name}:simulated")
+    _finish_cost_axes(ax, vary, values, m, p, model, simulate)
+    return ax
+
+
+def _finish_cost_axes(ax, vary, values, m, p, model, simulate) -> None:
+    if values and min(values) > 0 and max(values) / min(values) >= 100:
+        # Over two decades a log-log plot shows the growth rates (log p, p, ...) best;
+        # a time of 0 (one PE) is left out there.
+        ax.set_xscale("log", base=2 if vary == "p" else 10)
+        ax.set_yscale("log", nonpositive="mask")
+    ax.set_xlabel("p (number of PEs)" if vary == "p" else "m (words)")
+    ax.set_ylabel("time (units of the model)")
+    times = "ts = 1, tw = 0" if model is None else f"ts = {model.ts:g}, tw = {model.tw:g}"
+    fixed = f"m = {m}" if vary == "p" else f"p = {p}"
+    ax.set_title(f"{fixed}, {times}", fontsize=10)
+    handles, labels = ax.get_legend_handles_labels()
+    if simulate and handles:
+        handles.append(Line2D([], [], ls="none", marker="o", color="0.3", ms=4))
+        labels.append("simulated")
+    if handles:
+        ax.legend(handles, labels, fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)

@@ -1,0 +1,112 @@
+"""Graphs of the book that are not networks: the bipartite multigraph of an h-relation.
+
+Sanders et al. 2019, §13.6.3: node s_i is PE i as a sender, node r_j PE j as a receiver,
+and every packet from i to j is an edge (s_i, r_j).  An edge colouring in which no two
+edges at a node share a colour is a schedule: the edges of one colour form one step.
+"""
+from __future__ import annotations
+
+from matplotlib.lines import Line2D
+from matplotlib.patches import Circle, FancyArrowPatch
+
+from .style import _new_axes
+
+__all__ = ["draw_bipartite_multigraph"]
+
+
+def _edge_colour_of(colouring, u, v, key):
+    """The colour of edge (u, v, key) in ``colouring``, stored in either orientation."""
+    if (u, v, key) in colouring:
+        return colouring[(u, v, key)]
+    if (v, u, key) in colouring:
+        return colouring[(v, u, key)]
+    raise ValueError(f"the colouring has no colour for the edge {(u, v, key)!r}")
+
+
+def draw_bipartite_multigraph(graph, colouring=None, *, only=None, ax=None, title=None):
+    """Draw a bipartite multigraph: side 0 on the left, side 1 on the right, one arc per edge.
+
+    Parallel edges are drawn as arcs bent by different amounts so that each
+    shows.  With a colouring, each edge gets its colour's hue and a legend
+    names the colours "step c + 1" (Sanders et al. 2019, §13.6.3: the edges
+    of one colour are the packets of one step).
+
+    Parameters
+    ----------
+    graph : networkx.MultiGraph
+        Every node has the attribute ``bipartite`` = 0 or 1 (as from
+        :func:`collective_lib.algorithms.hrelation.h_relation_multigraph`).
+        A node ``(tag, i)`` is labelled ``tag + str(i)``, e.g. ``s0``.
+    colouring : dict, optional
+        ``{(u, v, key): colour}``, colours 0, 1, ...; either orientation of
+        an edge may be used.  Without it every edge is grey.
+    only : iterable of int, optional
+        Draw only the edges of these colours (the others faintly), to show
+        one step of the schedule.
+    ax : matplotlib Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The arcs have gid ``"edge:<colour>"`` (``"edge:none"`` without a
+        colouring), the nodes gid ``"node"``.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> H = nx.MultiGraph()
+    >>> H.add_nodes_from([("s", 0), ("s", 1)], bipartite=0)
+    >>> H.add_nodes_from([("r", 0), ("r", 1)], bipartite=1)
+    >>> keys = H.add_edges_from([(("s", 0), ("r", 1), 0), (("s", 0), ("r", 1), 1),
+    ...                          (("s", 1), ("r", 0), 0)])
+    >>> colours = {(("s", 0), ("r", 1), 0): 0, (("s", 0), ("r", 1), 1): 1, (("s", 1), ("r", 0), 0): 0}
+    >>> ax = draw_bipartite_multigraph(H, colours)
+    >>> sorted(a.get_gid() for a in ax.patches if a.get_gid().startswith("edge"))
+    ['edge:0', 'edge:0', 'edge:1']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    sides = {0: [], 1: []}
+    for v, s in graph.nodes(data="bipartite"):
+        if s not in (0, 1):
+            raise ValueError(f"node {v!r} needs the attribute bipartite = 0 or 1, got {s!r}")
+        sides[s].append(v)
+    for s in sides:
+        sides[s].sort()
+    width = 2.4                                 # distance between the two columns
+    pos = {v: (width * s, -float(row)) for s in sides for row, v in enumerate(sides[s])}
+    rows = max(len(sides[0]), len(sides[1]), 1)
+    ax = _new_axes(ax, (4.6, 0.5 * rows + 1.0))
+    keep = None if only is None else set(only)
+    palette = [f"C{i}" for i in range(10)]
+    used = set()
+    for u, v, key in graph.edges(keys=True):
+        if graph.nodes[u]["bipartite"] == 1:
+            u, v = v, u
+        colour = None if colouring is None else _edge_colour_of(colouring, u, v, key)
+        faint = keep is not None and colour not in keep
+        if colour is not None and not faint:
+            used.add(colour)
+        # Parallel edges fan out: key 0 straight, then alternately above and below.
+        bend = 0.0 if key == 0 else (0.12 * ((key + 1) // 2)) * (1 if key % 2 else -1)
+        ax.add_patch(FancyArrowPatch(
+            pos[u], pos[v], arrowstyle="-", connectionstyle=f"arc3,rad={bend}",
+            shrinkA=12, shrinkB=12, lw=0.6 if faint else 1.8, zorder=1,
+            color="0.88" if faint else ("0.45" if colour is None else palette[colour % 10]),
+            gid=f"edge:{'none' if colour is None else colour}"))
+    for v, (x, y) in pos.items():
+        ax.add_patch(Circle((x, y), 0.2, facecolor="white", edgecolor="0.2", lw=1.0, zorder=2,
+                            gid="node"))
+        text = f"{v[0]}{v[1]}" if isinstance(v, tuple) and len(v) == 2 else str(v)
+        ax.text(x, y, text, ha="center", va="center", fontsize=8, zorder=3)
+    ax.set_xlim(-0.4, width + 0.4)
+    ax.set_ylim(-rows + 0.5, 0.6)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    if used:
+        ax.legend(handles=[Line2D([], [], color=palette[c % 10], lw=2, label=f"step {c + 1}")
+                           for c in sorted(used)],
+                  fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax

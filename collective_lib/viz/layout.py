@@ -1,0 +1,148 @@
+"""Where the PEs go and how nodes and links are drawn: the pieces every network picture shares.
+
+A :class:`_Layout` scales a network's own positions so that neighbours sit
+about one unit apart; the helpers here draw links as light lines, PEs as
+numbered circles, and give polylines offset to the right of their direction
+(so that opposite transfers over one link never overlap).  Nothing here is
+public: :mod:`~collective_lib.viz.topology`, :mod:`~collective_lib.viz.memory`
+and the tree and cube pictures build on it.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.patches import Circle, FancyArrowPatch
+
+from .style import ARROW_COLOUR, HOLDER_COLOUR, LINK_COLOUR, MAX_DRAWN_CLIQUE, _font_size
+
+__all__: list = []
+
+
+class _Layout(NamedTuple):
+    xy: np.ndarray      # (p, 2) drawing coordinates, typical neighbour distance 1
+    radius: float       # node radius in the same units
+    font: float         # node-label font size in points (0: no labels)
+
+
+def _nearest_distances(xy: np.ndarray) -> np.ndarray:
+    """Distance from each point to its nearest other point (in row blocks, to bound memory)."""
+    out = np.empty(len(xy))
+    for lo in range(0, len(xy), 256):
+        block = xy[lo:lo + 256]
+        d = np.hypot(block[:, None, 0] - xy[None, :, 0], block[:, None, 1] - xy[None, :, 1])
+        d[np.arange(len(block)), np.arange(lo, lo + len(block))] = np.inf
+        out[lo:lo + 256] = d.min(axis=1)
+    return out
+
+
+def _layout(network) -> _Layout:
+    """Scale the network's own positions so that neighbours sit about one unit apart."""
+    pos = network.positions()
+    xy = np.array([pos[i] for i in range(network.p)], dtype=float).reshape(-1, 2)
+    if network.p == 1:
+        return _Layout(xy, 0.3, _font_size(1))
+    near = _nearest_distances(xy)
+    scale = 1.0 / float(np.median(near))
+    return _Layout(xy * scale, min(0.3, 0.45 * float(near.min()) * scale), _font_size(network.p))
+
+
+def _binomial_positions(p: int) -> np.ndarray:
+    """x = rank, y = minus the depth in the binomial tree of root 0 (the number of 1 bits)."""
+    return np.array([(i, -bin(i).count("1")) for i in range(p)], dtype=float)
+
+
+def _figsize(lay: _Layout, extra_width: float = 0.0) -> tuple:
+    """A figure size that keeps about 0.9 inch per unit, within a page."""
+    dx, dy = np.ptp(lay.xy, axis=0) + 1.2
+    inch = min(0.9, 9.0 / dx, 7.0 / dy)
+    return (max(2.8, dx * inch) + extra_width, max(2.4, dy * inch + 0.4))
+
+
+def _frame(ax, lay: _Layout) -> None:
+    """Equal aspect, no axis lines, and room for the nodes at the border."""
+    pad = 0.6
+    (x0, y0), (x1, y1) = lay.xy.min(axis=0) - pad, lay.xy.max(axis=0) + pad
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_axis_off()
+
+
+# -- nodes and links ----------------------------------------------------------------------
+
+def _draws_links(network) -> bool:
+    return not (getattr(network, "direct", False) and network.p > MAX_DRAWN_CLIQUE)
+
+
+def _undirected(network) -> list:
+    """Each link once, as a sorted pair, in a fixed order."""
+    return sorted({(min(u, v), max(u, v)) for u, v in network.links()})
+
+
+def _crosses_a_node(lay: _Layout, u: int, v: int) -> bool:
+    """Whether the straight line from u to v passes through another PE's circle."""
+    a, b = lay.xy[u], lay.xy[v]
+    d = b - a
+    t = np.clip((lay.xy - a) @ d / max(float(d @ d), 1e-12), 0.0, 1.0)
+    gap = np.hypot(*(lay.xy - (a + t[:, None] * d)).T)
+    gap[[u, v]] = np.inf
+    return bool(gap.min() < lay.radius)
+
+
+def _draw_links(ax, network, lay: _Layout) -> None:
+    """Light lines for the links; a link that would run through a PE (wrap-around) curves."""
+    if not _draws_links(network):
+        return
+    straight = []
+    for u, v in _undirected(network):
+        if _crosses_a_node(lay, u, v):
+            ax.add_patch(FancyArrowPatch(lay.xy[u], lay.xy[v], arrowstyle="-",
+                                         connectionstyle="arc3,rad=0.25", color=LINK_COLOUR,
+                                         lw=1.0, zorder=0))
+        else:
+            straight.append((lay.xy[u], lay.xy[v]))
+    ax.add_collection(LineCollection(straight, colors=LINK_COLOUR, linewidths=1.0, zorder=0))
+
+
+def _draw_nodes(ax, lay: _Layout, *, filled=(), ringed=(), labels=True) -> None:
+    """Circles with the PE numbers; ``filled`` PEs dark, ``ringed`` PEs with a red edge."""
+    filled, ringed = set(filled), set(ringed)
+    for pe, (x, y) in enumerate(lay.xy):
+        dark = pe in filled
+        edge = ARROW_COLOUR if pe in ringed else "#333333"
+        ax.add_patch(Circle((x, y), lay.radius, facecolor=HOLDER_COLOUR if dark else "white",
+                            edgecolor=edge, lw=1.8 if pe in ringed else 1.0, zorder=4,
+                            gid="node"))
+        if labels and lay.font:
+            ax.text(x, y, str(pe), ha="center", va="center", fontsize=lay.font, zorder=5,
+                    color="white" if dark else "black", gid="node-label")
+
+
+def _offset_path(points: np.ndarray, offset: float, shrink: float) -> np.ndarray:
+    """The polyline through ``points`` moved ``offset`` to the right of its direction.
+
+    Two transfers in opposite directions over the same link thus never overlap.
+    Both ends are pulled in by ``shrink`` so that the line stops at the node circles.
+    """
+    seg = np.diff(points, axis=0)
+    seg /= np.maximum(np.hypot(seg[:, 0], seg[:, 1]), 1e-12)[:, None]
+    right = np.stack([seg[:, 1], -seg[:, 0]], axis=1)
+    normals = np.vstack([right[:1], (right[:-1] + right[1:]) / 2, right[-1:]])
+    out = points + offset * normals
+    out[0] += shrink * seg[0]
+    out[-1] -= shrink * seg[-1]
+    return out
+
+
+def _point_along(verts: np.ndarray, fraction: float) -> tuple:
+    """The point at ``fraction`` of the polyline's length, and the direction there."""
+    seg = np.diff(verts, axis=0)
+    lengths = np.hypot(seg[:, 0], seg[:, 1])
+    target = fraction * lengths.sum()
+    for i, ell in enumerate(lengths):
+        if target <= ell or i == len(lengths) - 1:
+            t = min(target / ell, 1.0) if ell else 0.0
+            return verts[i] + t * seg[i], seg[i] / (ell or 1.0)
+        target -= ell

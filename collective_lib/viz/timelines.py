@@ -1,0 +1,90 @@
+"""Time lines of a run: who sends to whom and when, PE by PE.
+
+:func:`space_time` draws the space-time diagram of a traced run: PEs top to
+bottom, time left to right, every transfer an arrow.
+"""
+from __future__ import annotations
+
+from matplotlib.collections import LineCollection
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Patch
+
+from .style import MAX_LABELLED, _new_axes
+from .topology import _check_traced
+
+__all__ = ["space_time"]
+
+
+def space_time(run, *, ax=None):
+    """A space-time diagram: PEs top to bottom, time left to right.
+
+    Every transfer is an arrow from (start, sender) to (end, receiver).  Above
+    each PE's line a blue bar marks when its send port is busy, below it an
+    orange bar when its receive port is; a dashed line marks the total time.
+
+    Parameters
+    ----------
+    run : Run
+        A traced run.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> run = catalog()["linear_pipeline_broadcast"].simulate(p=4, m=3, k=3)
+    >>> ax = space_time(run)
+    >>> len([a for a in ax.patches if a.get_gid() == "message"]) == len(run.messages)
+    True
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    _check_traced(run)
+    ax = _new_axes(ax, (7.0, min(9.0, max(2.6, 0.28 * run.p + 1.4))))
+    _busy_bars(ax, run)
+    _message_lines(ax, run)
+    end = run.time if run.time > 0 else 1.0
+    ax.axvline(run.time, color="black", ls="--", lw=1, zorder=1)
+    ax.text(run.time, 1.01, f"T = {run.time:g}", fontsize=8, va="bottom", ha="center",
+            transform=ax.get_xaxis_transform())
+    ax.set_xlim(0, end * 1.08)
+    ax.set_ylim(run.p - 0.5, -0.9)            # PE 0 at the top
+    if run.p <= MAX_LABELLED:
+        ax.set_yticks(range(run.p))
+    ax.tick_params(labelsize=8)
+    ax.set_xlabel("time (units of the model)")
+    ax.set_ylabel("PE")
+    ax.legend(handles=[Patch(color="C0", alpha=0.35, label="sending"),
+                       Patch(color="C1", alpha=0.35, label="receiving"),
+                       Line2D([], [], color="0.25", lw=0.8, marker=">", ms=4,
+                              markevery=[1], label="transfer")],
+              fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return ax
+
+
+def _busy_bars(ax, run) -> None:
+    sends = [[] for _ in range(run.p)]
+    recvs = [[] for _ in range(run.p)]
+    for m in run.messages:
+        sends[m.src].append((m.start, m.end - m.start))
+        recvs[m.dst].append((m.start, m.end - m.start))
+    for pe in range(run.p):
+        ax.axhline(pe, color="0.85", lw=0.6, zorder=0)
+        if sends[pe]:
+            ax.broken_barh(sends[pe], (pe - 0.34, 0.3), color="C0", alpha=0.35, lw=0, zorder=1)
+        if recvs[pe]:
+            ax.broken_barh(recvs[pe], (pe + 0.04, 0.3), color="C1", alpha=0.35, lw=0, zorder=1)
+
+
+def _message_lines(ax, run) -> None:
+    """Arrows for up to 400 messages; beyond that plain lines, which draw much faster."""
+    if len(run.messages) > 400:
+        ax.add_collection(LineCollection([[(m.start, m.src), (m.end, m.dst)]
+                                          for m in run.messages], colors="0.25", lw=0.6))
+        return
+    for m in run.messages:
+        ax.add_patch(FancyArrowPatch((m.start, m.src), (m.end, m.dst), arrowstyle="-|>",
+                                     mutation_scale=8, color="0.25", lw=0.8, zorder=2,
+                                     shrinkA=0, shrinkB=0, gid="message"))

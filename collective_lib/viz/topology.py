@@ -1,0 +1,311 @@
+"""Pictures of a network and of the steps of a run on it.
+
+* :func:`draw_network` -- a topology, optionally coloured by link load;
+* :func:`draw_step`, :func:`draw_steps` -- the transfers of one step as arrows
+  labelled "step (source)", in the style of Grama Fig. 4.9;
+* :func:`link_load_map` -- how many transfers crossed each directed link.
+
+Every drawing function takes an optional ``ax``; without one it opens a new
+figure through pyplot (so that a notebook shows it) and returns the Axes.
+Nothing is shown or printed here.  Drawings depend only on their arguments,
+so the same run always gives the same picture.
+"""
+from __future__ import annotations
+
+from numbers import Number
+
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.patches import FancyArrowPatch
+from matplotlib.path import Path
+from matplotlib.ticker import MaxNLocator
+
+from .layout import (_draw_links, _draw_nodes, _figsize, _frame, _layout, _Layout,
+                     _offset_path, _point_along)
+from .style import ARROW_COLOUR, LINK_COLOUR, MAX_LABELLED, _load_colours, _new_axes
+
+__all__ = ["draw_network", "draw_step", "draw_steps", "link_load_map", "payload_sources",
+           "sources_label"]
+
+
+# -- draw_network -------------------------------------------------------------------------
+
+def _draw_link_load(ax, network, lay: _Layout, link_load: dict) -> None:
+    """Each directed link as an arrow on the right of its direction, coloured by load."""
+    top = max(link_load.values(), default=0)
+    norm, cmap = Normalize(vmin=0, vmax=max(top, 1)), _load_colours()
+    direct = getattr(network, "direct", False)
+    links = sorted(link_load) if direct else sorted(set(network.links()) | set(link_load))
+    for u, v in links:
+        load = link_load.get((u, v), 0)
+        if load == 0 and direct:
+            continue
+        verts = _offset_path(lay.xy[[u, v]], 0.35 * lay.radius, lay.radius)
+        if load:
+            style = dict(color=cmap(norm(load)), lw=1.2 + 2.0 * load / norm.vmax,
+                         arrowstyle="-|>", mutation_scale=8, zorder=2)
+        else:
+            style = dict(color=LINK_COLOUR, lw=0.8, arrowstyle="-", zorder=1)
+        ax.add_patch(FancyArrowPatch(path=Path(verts), gid="link", **style))
+    bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.8, pad=0.02)
+    bar.set_label("transfers over the link")
+    bar.locator = MaxNLocator(integer=True)
+    bar.update_ticks()
+
+
+def draw_network(network, *, ax=None, node_labels=True, link_load=None, title=None):
+    """Draw a network: PEs as numbered circles, links as light lines.
+
+    Parameters
+    ----------
+    network : Network
+        Any network of :mod:`collective_lib.networks`; PEs go to
+        ``network.positions()``, rescaled so that neighbours are about one unit
+        apart.  A fully connected network with more than 8 PEs is drawn
+        without its links (they would hide everything else).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    node_labels : bool
+        Write the PE numbers in the circles (always off above 32 PEs).
+    link_load : dict, optional
+        ``{(u, v): count}`` such as ``Run.link_load``.  Each directed link is
+        then an arrow drawn slightly to the right of its direction, so both
+        directions of a link show, coloured by its count; a colour bar gives
+        the scale, from 0 to the largest count.  Links never used are grey.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from collective_lib import Hypercube
+    >>> ax = draw_network(Hypercube(3), title="3-cube")
+    >>> len([c for c in ax.patches if c.get_gid() == "node"])
+    8
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    lay = _layout(network)
+    ax = _new_axes(ax, _figsize(lay, 1.2 if link_load is not None else 0.0))
+    if link_load is None:
+        _draw_links(ax, network, lay)
+    else:
+        _draw_link_load(ax, network, lay, link_load)
+    _draw_nodes(ax, lay, labels=node_labels)
+    _frame(ax, lay)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+# -- steps --------------------------------------------------------------------------------
+
+def _is_value(payload) -> bool:
+    """Payloads compared by value, not identity (small ints and strings are shared objects)."""
+    return payload is None or isinstance(payload, (Number, str, bytes))
+
+
+def _origin_finder(run):
+    """A function giving, for a message, the PE that first sent that same payload object.
+
+    A broadcast forwards the root's object unchanged, so its origin is the root;
+    a payload that is a plain value (number, string, None) or a new object is
+    credited to its own sender.
+    """
+    first = {}
+    for msg in sorted(run.messages, key=lambda m: m.start):    # stable: issue order on ties
+        if not _is_value(msg.payload):
+            first.setdefault(id(msg.payload), msg.src)
+
+    def origin(msg):
+        return msg.src if _is_value(msg.payload) else first.get(id(msg.payload), msg.src)
+    return origin
+
+
+def _check_traced(run) -> int:
+    """The number of steps; a run simulated without its trace has nothing to show."""
+    if not run.messages and run.link_load:
+        raise ValueError("the run has no message trace; simulate it with trace=True")
+    return len(run.step_starts())
+
+
+def _holders_at(run, t: float, senders) -> set:
+    """PEs holding data at time t: who sent or received before t, plus ``senders``."""
+    return set(run.informed(by=t)) | set(senders)
+
+
+def draw_step(run, step, *, ax=None, label=None):
+    """Draw the transfers that start in step ``step`` of a run, as in Grama Fig. 4.9.
+
+    Each transfer is an arrow along its routed path, drawn a little to the
+    right of its direction so that opposite transfers over one link stay
+    apart, and labelled "step (origin)": ``origin`` is the PE that first sent
+    that payload object (for a broadcast: the root), else the sender.  PEs
+    that hold data when the step starts are filled; the receivers of this
+    step have a red edge.
+
+    Parameters
+    ----------
+    run : Run
+        A traced run (``simulate(..., trace=True)``).
+    step : int
+        From 1 to ``len(run.step_starts())``; see :meth:`Run.step`.
+    ax : matplotlib Axes, optional
+    label : callable or False, optional
+        ``label(message, step) -> str`` replaces the default label; ``False``
+        draws no labels.  Above 32 PEs the default is no labels.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> run = catalog()["binomial_broadcast"].simulate(p=8)
+    >>> ax = draw_step(run, 2)
+    >>> sorted(t.get_text() for t in ax.texts if t.get_gid() == "label")
+    ['2 (0)', '2 (0)']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    total = _check_traced(run)
+    messages = run.step(step)
+    lay = _layout(run.network)
+    ax = _new_axes(ax, _figsize(lay))
+    if label is None and run.p <= MAX_LABELLED:
+        origin = _origin_finder(run)
+        label = lambda msg, s: f"{s} ({origin(msg)})"    # noqa: E731
+    _draw_links(ax, run.network, lay)
+    holders = _holders_at(run, messages[0].start, (m.src for m in messages))
+    _draw_nodes(ax, lay, filled=holders, ringed={m.dst for m in messages})
+    font = max(lay.font - 1, 5.5)
+    for msg in messages:
+        _draw_transfer(ax, lay, msg, label(msg, step) if label else None, font)
+    _frame(ax, lay)
+    ax.set_title(f"step {step} of {total}", fontsize=10)
+    return ax
+
+
+def _draw_transfer(ax, lay: _Layout, msg, text, font) -> None:
+    """One arrow along the message's path, and its label beside the arrow."""
+    nodes = [msg.src] + [v for _, v in msg.path]
+    verts = _offset_path(lay.xy[nodes], 0.35 * lay.radius, lay.radius)
+    ax.add_patch(FancyArrowPatch(path=Path(verts), arrowstyle="-|>", mutation_scale=11,
+                                 color=ARROW_COLOUR, lw=1.5, zorder=3, gid="message"))
+    if text:
+        # Slightly before the middle and further right: labels of opposite transfers separate.
+        (x, y), d = _point_along(verts, 0.45)
+        x, y = x + 0.3 * lay.radius * d[1], y - 0.3 * lay.radius * d[0]
+        ax.text(x, y, text, fontsize=font, ha="center", va="center", zorder=6, gid="label",
+                color=ARROW_COLOUR,
+                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
+
+
+def payload_sources(payload) -> list:
+    """The PEs whose messages a payload carries, when PE i's input is ``[i]``.
+
+    All-to-all broadcasts forward and concatenate such one-word inputs;
+    this reads them back out of any nesting of lists, in order.
+
+    >>> payload_sources([[3], [[0], [1]]])
+    [3, 0, 1]
+    >>> payload_sources(None)
+    []
+    """
+    if payload is None:
+        return []
+    if isinstance(payload, list) and len(payload) == 1 and isinstance(payload[0], int):
+        return [payload[0]]
+    return [s for part in payload for s in payload_sources(part)]
+
+
+def sources_label(msg, step) -> str:
+    """"step (sources)" for a message, as in Grama Figs. 4.9 and 4.11: pass as ``label=``.
+
+    The sources are those of :func:`payload_sources`, so every PE's input
+    must be ``[i]``.
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> run = catalog()["all_to_all_bc_ring"].simulate(4, inputs=[[i] for i in range(4)])
+    >>> sorted(sources_label(m, 2) for m in run.step(2))
+    ['2 (0)', '2 (1)', '2 (2)', '2 (3)']
+    """
+    return f"{step} ({','.join(map(str, payload_sources(msg.payload)))})"
+
+
+def draw_steps(run, steps=None, *, cols=4, label=None):
+    """A grid of :func:`draw_step` panels, one per step (all steps by default).
+
+    Parameters
+    ----------
+    run : Run
+        A traced run.
+    steps : iterable of int, optional
+    cols : int
+        Panels per row.
+    label : callable or False, optional
+        As in :func:`draw_step`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> run = catalog()["binomial_broadcast"].simulate(p=4)
+    >>> fig = draw_steps(run)
+    >>> [ax.get_title() for ax in fig.axes if ax.get_title()]
+    ['step 1 of 2', 'step 2 of 2']
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
+    """
+    import matplotlib.pyplot as plt
+    total = _check_traced(run)
+    steps = list(range(1, total + 1) if steps is None else steps)
+    if not steps:
+        raise ValueError("the run has no steps to draw (no message was sent)")
+    if not isinstance(cols, int) or cols < 1:
+        raise ValueError(f"cols must be a positive integer, got {cols!r}")
+    cols = min(cols, len(steps))
+    rows = -(-len(steps) // cols)
+    w, h = _figsize(_layout(run.network))
+    scale = min(1.0, 3.2 / w)                   # panels about 3 inches wide
+    fig, axes = plt.subplots(rows, cols, figsize=(cols * w * scale, rows * h * scale),
+                             squeeze=False)
+    for ax in axes.flat[len(steps):]:
+        ax.set_axis_off()
+    for ax, s in zip(axes.flat, steps):
+        draw_step(run, s, ax=ax, label=label)
+    fig.tight_layout()
+    return fig
+
+
+# -- link load ----------------------------------------------------------------------------
+
+def link_load_map(run, *, ax=None):
+    """The run's network with every directed link coloured by how many transfers crossed it.
+
+    Parameters
+    ----------
+    run : Run
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from collective_lib import catalog, Ring
+    >>> run = catalog()["naive_broadcast"].simulate(p=8, network=Ring(8))
+    >>> ax = link_load_map(run)
+    >>> ax.get_title()
+    'link load: at most 4 transfers on one link'
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    top = run.max_link_load()
+    return draw_network(run.network, ax=ax, link_load=run.link_load,
+                        title=f"link load: at most {top} transfer{'s' * (top != 1)} on one link")

@@ -1,0 +1,417 @@
+"""Players that step through one run of a catalog algorithm.
+
+* :func:`step_player` -- one picture per step (the transfers as arrows);
+* :func:`value_player` -- one table row per step: what every PE holds after
+  it, for reductions, prefix sums and barriers.
+
+Both offer every algorithm :func:`collective_lib.catalog` registers for the
+chosen operation.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..recording import record_run
+from ..spans import span_inputs, span_op
+from ..viz.tables import values_table
+from ..viz.topology import draw_network, draw_step
+from .base import _Demo, _entries, _fmt, _img_tag, _png
+
+__all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
+
+#: The step player's pictures stay readable up to this many PEs.
+MAX_P = 32
+#: The value player's tables stay readable up to this many PEs.
+MAX_VALUE_P = 16
+
+
+class _CatalogPlayer(_Demo):
+    """What the players of catalog runs share: choosing the algorithm, p, root and k."""
+
+    def _choose(self, operation, algorithm):
+        """Set ``entries`` and return the algorithm to start with (the first by default)."""
+        self.entries = _entries(operation)
+        names = list(self.entries)
+        if algorithm is None:
+            return names[0]
+        if algorithm not in self.entries:
+            raise ValueError(f"{algorithm!r} is not a {operation} algorithm; choose from {names}")
+        return algorithm
+
+    def _setup_controls(self, algorithm, p, root, k, *, p_max, k_max) -> dict:
+        """The controls that choose a run; each one re-simulates when it changes."""
+        controls = {
+            "algorithm": W.Dropdown(options=list(self.entries), value=algorithm,
+                                    description="algorithm"),
+            "p": W.IntSlider(value=p, min=1, max=p_max, description="p"),
+            "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root"),
+            "k": W.IntSlider(value=k, min=1, max=k_max, description="packets k"),
+        }
+        for control in controls.values():
+            control.observe(self._on_setup, names="value")
+        return controls
+
+    @property
+    def entry(self):
+        return self.entries[self.controls["algorithm"].value]
+
+    def _params(self) -> dict:
+        c, params = self.controls, {}
+        if "root" in self.entry.params:
+            params["root"] = c["root"].value
+        if "k" in self.entry.params:
+            params["k"] = c["k"].value
+        return params
+
+    def _fit_controls(self, p: int) -> None:
+        """Show only the parameters the chosen algorithm takes; keep the root below p."""
+        c, entry = self.controls, self.entry
+        c["root"].max = max(p - 1, 0)
+        c["k"].layout.display = None if "k" in entry.params else "none"
+        c["root"].layout.display = None if "root" in entry.params else "none"
+
+
+class StepPlayer(_CatalogPlayer):
+    """Step through one run of a catalog algorithm; see :func:`step_player`.
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+        The whole player.
+    controls : dict
+        ``"algorithm"``, ``"p"``, ``"root"``, ``"k"``, ``"step"``, ``"play"``.
+    info : ipywidgets.HTML
+        The line with the simulated time and the closed form, or why the
+        configuration cannot run.
+    image : ipywidgets.Image
+        The current step as a PNG.
+    run : Run or None
+        The current run (None when the configuration is invalid).
+    """
+
+    def __init__(self, operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):
+        algorithm = self._choose(operation, algorithm)
+        if m is not None and k > m:
+            raise ValueError(f"k={k} exceeds m={m}: a packet holds at least one word")
+        self.m = m
+        self.run, self.error = None, None
+        self._busy = False
+        c = self.controls = self._setup_controls(algorithm, p, root, k, p_max=MAX_P,
+                                                 k_max=min(16, m or 16))
+        c["step"] = W.IntSlider(value=1, min=1, max=1, description="step")
+        c["play"] = W.Play(value=1, min=1, max=1, interval=1200, description="play")
+        W.jslink((c["play"], "value"), (c["step"], "value"))
+        self.info = W.HTML()
+        self.image = W.Image(format="png")
+        c["step"].observe(self._on_step, names="value")
+        self.widget = W.VBox([
+            W.HBox([c["algorithm"], c["p"]]),
+            W.HBox([c["root"], c["k"]]),
+            W.HBox([c["play"], c["step"]]),
+            self.info, self.image])
+        self._resimulate()
+
+    # -- state ---------------------------------------------------------------------------
+
+    def _message_words(self) -> int:
+        # One word per packet unless the caller fixed m: every k is then possible.
+        if self.m is not None:
+            return self.m
+        return self.controls["k"].value if "k" in self.entry.params else 1
+
+    def _resimulate(self) -> None:
+        """Fit the controls to the algorithm and p, simulate, and redraw."""
+        c, entry = self.controls, self.entry
+        self._busy = True
+        try:
+            p = c["p"].value
+            self._fit_controls(p)
+            self.run, self.error = self._simulate(entry, p)
+            steps = len(self.run.step_starts()) if self.run else 0
+            for key in ("step", "play"):
+                c[key].max = max(steps, 1)
+                c[key].disabled = steps == 0
+            c["step"].value = min(c["step"].value, max(steps, 1))
+        finally:
+            self._busy = False
+        self.info.value = self._info_text()
+        self._redraw()
+
+    def _simulate(self, entry, p):
+        try:
+            entry.valid_p(p)
+            run = entry.simulate(p, self._message_words(), model=entry.default_model(),
+                                 **self._params())
+        except ValueError as exc:
+            return None, f"{entry.name} cannot run on p = {p}: {exc}"
+        return run, None
+
+    def _info_text(self) -> str:
+        entry = self.entry
+        if self.run is None:
+            return f'<span style="color:#b03a2e">{html.escape(self.error)}</span>'
+        p, m = self.run.p, self._message_words()
+        predicted = entry.predict(p, m, entry.default_model(), **self._params())
+        kind = "closed form" if entry.exact else "closed-form bound"
+        return (f"<b>{entry.name}</b>, p = {p}, m = {m}: simulated time "
+                f"<b>{_fmt(self.run.time)}</b>; {kind} {_fmt(predicted)} "
+                f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
+                f"<i>{html.escape(entry.source)}</i>")
+
+    # -- pictures ------------------------------------------------------------------------
+
+    def _figure(self) -> Figure:
+        return Figure(figsize=(5.2, 4.6))
+
+    def _draw(self, ax, step: int) -> None:
+        if self.run is None:
+            return
+        if not self.run.messages:
+            draw_network(self.run.network, ax=ax, title="no transfers (a single PE)")
+        else:
+            draw_step(self.run, step, ax=ax)
+
+    def _redraw(self) -> None:
+        if self.run is None:
+            self.image.layout.display = "none"
+            return
+        fig = self._figure()
+        self._draw(fig.add_subplot(), self.controls["step"].value)
+        self.image.value = _png(fig)
+        self.image.layout.display = None
+
+    def fallback_html(self) -> str:
+        """The info line and an animation of every step (JavaScript, no kernel needed)."""
+        head = f"<p>{self.info.value}</p>"
+        if self.run is None:
+            return head
+        steps = len(self.run.step_starts())
+        if steps <= 1:
+            fig = self._figure()
+            self._draw(fig.add_subplot(), 1)
+            return head + _img_tag(_png(fig), "the only step")
+        return head + self._animation(steps)
+
+    def _animation(self, steps: int) -> str:
+        from matplotlib.animation import FuncAnimation
+        fig = self._figure()
+        fig.set_dpi(80)                  # every frame is embedded: keep the page light
+        ax = fig.add_subplot()
+
+        def frame(s):
+            ax.clear()
+            self._draw(ax, s)
+            return []
+        anim = FuncAnimation(fig, frame, frames=range(1, steps + 1), init_func=lambda: [],
+                             interval=1200, repeat=False)
+        return anim.to_jshtml(fps=1, default_mode="once")
+
+
+def step_player(operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):
+    """A player that steps through a simulated run, one picture per step.
+
+    Controls: the algorithm (every catalog entry of ``operation``), p (1..32),
+    the root, the number of packets k (only for algorithms that take one),
+    and a step slider with a play button.  Below them a line gives the
+    simulated time and the closed form under ``ts = 1, tw = 0`` (each message
+    costs one unit, so the time counts steps).  A configuration that cannot
+    run, such as a hypercube algorithm with p not a power of two, shows the
+    reason instead of a picture.
+
+    Parameters
+    ----------
+    operation : str
+        Which collective, e.g. ``"broadcast"``.
+    algorithm : str, optional
+        The entry shown first (default: the first of the operation).
+    p, root, k : int
+        The initial settings.
+    m : int, optional
+        Message length in words; by default one word per packet (m = k).
+
+    Returns
+    -------
+    StepPlayer
+        Displays as the widget in Jupyter and as an animation of the initial
+        configuration's steps in a page without a kernel.
+
+    Examples
+    --------
+    >>> player = step_player("broadcast", algorithm="binomial_broadcast", p=8)
+    >>> player.run.time
+    3.0
+    >>> player.controls["p"].value = 16
+    >>> player.run.time
+    4.0
+    """
+    return StepPlayer(operation, algorithm=algorithm, p=p, root=root, k=k, m=m)
+
+
+# -- value player -----------------------------------------------------------------------
+
+class ValuePlayer(_CatalogPlayer):
+    """Step through a reduction or prefix-sum run, one table row per step.
+
+    See :func:`value_player`.  Attributes: ``widget``, ``controls``
+    (``"algorithm"``, ``"p"``, ``"root"``, ``"k"``, ``"values"``, ``"step"``,
+    ``"play"``), ``info`` (the simulated time and the closed form, or why the
+    configuration cannot run), ``table`` (the HTML of the values table with
+    the current step marked), ``run`` (a :class:`~collective_lib.recording.RecordedRun` or None)
+    and ``values`` (its :class:`~collective_lib.viz.ValuesTable`).
+    """
+
+    def __init__(self, operation="reduce", *, algorithm=None, p=8, root=0, k=1,
+                 values="pattern", seed=0):
+        algorithm = self._choose(operation, algorithm)
+        if values not in ("pattern", "numbers"):
+            raise ValueError(f"values must be 'pattern' or 'numbers', got {values!r}")
+        if not isinstance(p, int) or not 1 <= p <= MAX_VALUE_P:
+            raise ValueError(f"p must be an integer in 1..{MAX_VALUE_P}, got {p!r}")
+        self.seed = seed
+        self.run, self.values, self.error = None, None, None
+        self._busy = False
+        c = self.controls = self._setup_controls(algorithm, p, root, k, p_max=MAX_VALUE_P, k_max=8)
+        c["values"] = W.ToggleButtons(options=[("pattern x:y", "pattern"),
+                                               ("numbers", "numbers")], value=values)
+        c["step"] = W.IntSlider(value=0, min=0, max=0, description="after step")
+        c["play"] = W.Play(value=0, min=0, max=0, interval=1200, description="play")
+        W.jslink((c["play"], "value"), (c["step"], "value"))
+        self.info = W.HTML()
+        self.table = W.HTML()
+        c["values"].observe(self._on_setup, names="value")
+        c["step"].observe(self._on_step, names="value")
+        self.widget = W.VBox([
+            W.HBox([c["algorithm"], c["p"]]),
+            W.HBox([c["root"], c["k"]]),
+            c["values"],
+            W.HBox([c["play"], c["step"]]),
+            self.info, self.table])
+        self._resimulate()
+
+    def _message_words(self, p: int) -> int:
+        """One word per packet; an algorithm that needs more (Rabenseifner: m >= p) gets p."""
+        m = self.controls["k"].value if "k" in self.entry.params else 1
+        try:
+            self.entry.predict(p, m, **self._params())
+        except ValueError:
+            m = max(m, p)
+        return m
+
+    def _inputs(self, p: int, m: int):
+        """(inputs, extra parameters): symbolic spans or small random integers."""
+        if "op" not in self.entry.params:
+            return [None] * p, {}
+        if self.controls["values"].value == "pattern":
+            return span_inputs(p, m), {"op": span_op}
+        rng = np.random.default_rng(self.seed)
+        return [rng.integers(0, 10, size=m).tolist() for _ in range(p)], {}
+
+    def _resimulate(self) -> None:
+        c, entry = self.controls, self.entry
+        self._busy = True
+        try:
+            p = c["p"].value
+            self._fit_controls(p)
+            c["values"].layout.display = None if "op" in entry.params else "none"
+            self.run, self.values, self.error = None, None, None
+            try:
+                entry.valid_p(p)
+                m = self._message_words(p)
+                inputs, extra = self._inputs(p, m)
+                self.m = m
+                self.run = record_run(entry, p, m, inputs=inputs, **self._params(), **extra)
+                self.values = values_table(self.run)
+            except ValueError as exc:
+                self.error = f"{entry.name} cannot run on p = {p}: {exc}"
+            last = len(self.values.rows) - 1 if self.values else 0
+            for key in ("step", "play"):
+                c[key].max = last
+                c[key].disabled = last == 0
+            c["step"].value = min(c["step"].value, last)
+        finally:
+            self._busy = False
+        self.info.value = self._info_text()
+        self._redraw()
+
+    def _info_text(self) -> str:
+        entry = self.entry
+        if self.run is None:
+            return f'<span style="color:#b03a2e">{html.escape(self.error)}</span>'
+        p, m = self.run.p, self.m
+        predicted = entry.predict(p, m, entry.default_model(), **self._params())
+        kind = "closed form" if entry.exact else "closed-form bound"
+        return (f"<b>{entry.name}</b>, p = {p}, m = {m}: simulated time "
+                f"<b>{_fmt(self.run.time)}</b>; {kind} {_fmt(predicted)} "
+                f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
+                "A cell shows what the PE holds after the step; <i>x:y</i> stands for "
+                "m<sub>x</sub> op ... op m<sub>y</sub>, '-' for nothing. "
+                f"<i>{html.escape(entry.source)}</i>")
+
+    def _step_line(self, step: int) -> str:
+        if step == 0:
+            return "<p>Before any communication: every PE holds its own input.</p>"
+        sent = html.escape(self.values.transfers_text(step))
+        return f"<p><b>Step {step}</b> transfers: {sent}</p>"
+
+    def _redraw(self) -> None:
+        if self.values is None:
+            self.table.value = ""
+            return
+        step = self.controls["step"].value
+        self.table.value = (self._step_line(step)
+                            + self.values.to_html(highlight=step, transfers=False))
+
+    def fallback_html(self) -> str:
+        """The info line and the whole table, each step with its transfers."""
+        head = f"<p>{self.info.value}</p>"
+        if self.values is None:
+            return head
+        return head + self.values.to_html(transfers=True)
+
+
+def value_player(operation="reduce", *, algorithm=None, p=8, root=0, k=1, values="pattern",
+                 seed=0):
+    """A player that shows what every PE holds after each step of a reduction or prefix sum.
+
+    Controls: the algorithm (every catalog entry of ``operation``), p (1..16),
+    the root and the number of packets k (for the algorithms that take them),
+    the kind of values, and a step slider with a play button.  The table has
+    one row per step (the current one marked) and one column per PE, like
+    Sanders et al.'s Figs. 13.3, 13.7 and 13.9, and the line above it lists
+    the step's transfers.  With ``values="pattern"`` PE i starts with the
+    symbol ``i`` and a cell ``x:y`` means m_x op ... op m_y, so an operand
+    combined out of rank order shows (e.g. ``2:4,0:1``); with ``"numbers"``
+    the PEs hold small random integers and op is +.
+
+    Parameters
+    ----------
+    operation : str
+        ``"reduce"``, ``"allreduce"``, ``"prefix_sum"``, ``"prefix_sum_and_total"``,
+        ``"barrier"`` (the barrier shows which PEs each PE has heard from).
+    algorithm : str, optional
+    p, root, k : int
+    values : {"pattern", "numbers"}
+    seed : int
+        Seed of the random numbers.
+
+    Returns
+    -------
+    ValuePlayer
+        Displays as the widget in Jupyter, and as the complete table with
+        every step's transfers in a page without a kernel.
+
+    Examples
+    --------
+    >>> player = value_player("allreduce", algorithm="hypercube_allreduce", p=4)
+    >>> player.values.column(3)
+    ['3', '2:3', '0:3']
+    >>> player.controls["values"].value = "numbers"
+    >>> player.run.results[0] == [sum(x[0] for x in player.run.inputs)]
+    True
+    """
+    return ValuePlayer(operation, algorithm=algorithm, p=p, root=root, k=k, values=values,
+                       seed=seed)

@@ -1,0 +1,87 @@
+"""cost_curves: closed forms as lines, simulated times as markers, read back from the plot."""
+import pytest
+
+from collective_lib import CostModel, catalog, viz
+
+
+def formula_lines(ax):
+    return {ln.get_gid().split(":")[0]: ln for ln in ax.get_lines()
+            if (ln.get_gid() or "").endswith(":formula")}
+
+
+def simulated_points(ax):
+    return {ln.get_gid().split(":")[0]: ln for ln in ax.get_lines()
+            if (ln.get_gid() or "").endswith(":simulated")}
+
+
+def broadcasts():
+    return [e for e in catalog().values() if e.operation == "broadcast"]
+
+
+def test_cost_curves_one_line_per_entry_and_exact_points_on_the_line():
+    ax = viz.cost_curves(broadcasts(), values=range(1, 17), m=4)
+    lines, points = formula_lines(ax), simulated_points(ax)
+    assert set(lines) == {e.name for e in broadcasts()}
+    for entry in broadcasts():
+        xs, predicted = lines[entry.name].get_data()
+        sx, simulated = points[entry.name].get_data()
+        assert list(sx) == list(xs)
+        assert list(predicted) == [entry.predict(int(p), 4) for p in xs]
+        if entry.exact:
+            assert list(simulated) == list(predicted), entry.name
+        else:
+            assert all(s <= t for s, t in zip(simulated, predicted)), entry.name
+    assert list(lines["hypercube_broadcast"].get_xdata()) == [1, 2, 4, 8, 16]
+    assert list(lines["naive_broadcast"].get_ydata())[-1] == 15
+
+
+def test_cost_curves_skip_entries_without_a_valid_p_and_mark_bounds():
+    ax = viz.cost_curves(broadcasts(), values=[3, 5, 6], m=2)
+    lines = formula_lines(ax)
+    assert "hypercube_broadcast" not in lines
+    labels = {ln.get_label() for ln in lines.values()}
+    assert "pipelined_binary_tree_broadcast (bound)" in labels
+    assert "binomial_broadcast" in labels
+    assert ax.get_ylabel() == "time (units of the model)"
+
+
+def test_cost_curves_over_m_use_each_entrys_port_model():
+    model = CostModel(ts=2.0, tw=0.5)
+    names = ["linear_pipeline_broadcast", "pipelined_binary_tree_broadcast"]
+    ax = viz.cost_curves(names, vary="m", values=[2, 4, 8], p=8, model=model,
+                         params={"k": 2, "unused": 1})
+    lines, points = formula_lines(ax), simulated_points(ax)
+    linear, tree = catalog()[names[0]], catalog()[names[1]]
+    assert list(lines[names[0]].get_ydata()) == \
+        [linear.predict(8, m, model, k=2) for m in (2, 4, 8)]
+    assert list(points[names[0]].get_ydata()) == list(lines[names[0]].get_ydata())
+    half = CostModel(ts=2.0, tw=0.5, ports="half-duplex")
+    assert list(points[names[1]].get_ydata()) == \
+        [tree.simulate(8, m, model=half, k=2, trace=False).time for m in (2, 4, 8)]
+
+
+def test_cost_curves_at_optimal_k_and_without_simulation():
+    model = CostModel(ts=1.0, tw=0.1)
+    ax = viz.cost_curves(["linear_pipeline_broadcast"], values=[4, 8], m=64, model=model,
+                         params=viz.optimal_params, simulate=False)
+    entry = catalog()["linear_pipeline_broadcast"]
+    best = [entry.predict(p, 64, model, k=entry.optimal_k(p, 64, model)) for p in (4, 8)]
+    assert list(formula_lines(ax)["linear_pipeline_broadcast"].get_ydata()) == best
+    assert simulated_points(ax) == {}
+
+
+def test_cost_curves_reject_bad_arguments():
+    with pytest.raises(ValueError, match="vary"):
+        viz.cost_curves(broadcasts(), vary="q", values=[2])
+    with pytest.raises(ValueError, match="needs the number of PEs"):
+        viz.cost_curves(broadcasts(), vary="m", values=[2])
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        viz.cost_curves(["no_such_broadcast"], values=[2])
+
+
+def test_cost_curves_skip_sizes_an_entry_refuses():
+    # Rabenseifner's all-reduce needs at least one word per PE: m < p has no point.
+    ax = viz.cost_curves(["rabenseifner_allreduce"], vary="m", values=[1, 4, 8, 16, 64], p=8,
+                         model=CostModel(1.0, 0.1), simulate=False)
+    (line,) = [l for l in ax.get_lines() if l.get_gid() == "rabenseifner_allreduce:formula"]
+    assert list(line.get_xdata()) == [8, 16, 64]

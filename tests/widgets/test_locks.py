@@ -1,0 +1,49 @@
+"""The lock player follows its controls and describes the moment under its cursor."""
+import pytest
+
+from collective_lib import viz, widgets
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def test_player_follows_its_controls():
+    player = widgets.lock_player("cas_spin_lock", p=3, rounds=2, hold=10)
+    assert player.run.memory["counter"] == 6
+    assert "mutual exclusion held" in player.info.value
+    player.controls["p"].value = 5
+    assert player.run.p == 5 and player.run.memory["counter"] == 10
+    assert player.controls["time"].max == int(player.run.time)
+    player.controls["lock"].value = "broken_lock"
+    assert "mutual exclusion violated" in player.info.value
+    player.controls["lock"].value = "reader_writer_lock"
+    assert "the lock's line moved" in player.info.value
+
+
+def test_player_describes_the_moment_under_the_cursor():
+    player = widgets.lock_player("ttas_backoff_lock", p=3, rounds=1, hold=50)
+    lines = player.state_lines(0)
+    assert len(lines) == 4 and lines[0].startswith("PE 0: ")
+    start = viz.critical_sections(player.run)[0][2]
+    inside = player.state_lines(start + 1)
+    assert any("in the critical section" in line for line in inside)
+    assert "lock in the caches of PE" in player.state_lines(start)[-1]
+    assert all(line.endswith("done") for line in player.state_lines(player.run.time)[:3])
+
+
+def test_player_has_a_static_fallback():
+    player = widgets.lock_player("cas_spin_lock", p=2, rounds=1, hold=0)
+    bundle = player._repr_mimebundle_()
+    assert WIDGET_VIEW in bundle
+    html = bundle["text/html"]
+    assert "cas_spin_lock" in html and "<script" in html and "data:image/png;base64" in html
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    ({"lock": "ticket_lock"}, "unknown lock"),
+    ({"p": 0}, "p must be between 1 and 16"),
+    ({"rounds": 9}, "rounds must be between 1 and 4"),
+    ({"hold": -1}, "hold must be between 0 and 200"),
+])
+def test_player_rejects_bad_settings(kwargs, text):
+    with pytest.raises(ValueError, match=text):
+        widgets.lock_player(**kwargs)
