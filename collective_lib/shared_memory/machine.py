@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from ..errors import OperationLimitError
 from .ops import CAS, FetchAdd, Marker, Pause, Read, Write, _cell_text
 
-__all__ = ["CoherenceModel", "Event", "SharedRun", "format_trace"]
+__all__ = ["CoherenceModel", "DEFAULT_MODEL", "Event", "SharedRun", "format_trace"]
 
 
 # -- the cost model -------------------------------------------------------------------

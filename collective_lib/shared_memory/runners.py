@@ -29,7 +29,7 @@ from ..simulator import schedule_resume, start_programs
 from .machine import DEFAULT_MODEL, CoherenceModel, SharedRun, _Machine
 from .ops import Marker, Pause, _declared_memory
 
-__all__ = ["simulate_shared", "run_with_threads"]
+__all__ = ["simulate_shared", "run_with_threads", "DEFAULT_MAX_OPS"]
 
 DEFAULT_MAX_OPS = 1_000_000
 
