@@ -63,7 +63,7 @@ def grade(workdir: Path):
             "library": bad("index_solution", LIBRARY_INDEX),
         }
 
-    return h.release_and_grade(workdir / "course", GRAY, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", GRAY, submissions, grade=h.grade_all)
 
 
 # -- cycles_crossover ---------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def grade_crossover(workdir: Path):
             "crashes": bad("predict_solution", PREDICTION_CRASHES, region=1),
         }
 
-    return h.release_and_grade(workdir / "course", CROSS, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", CROSS, submissions, grade=h.grade_all)
 
 
 @pytest.fixture(scope="module")
