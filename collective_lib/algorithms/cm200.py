@@ -93,7 +93,8 @@ def _valid_cycles(p):
             f"the catalog simulates the cycle algorithms event by event, about p^2 log p "
             f"transfers, which takes minutes for p > {EVENT_MAX_P}; got p={p}. Check the d-cycles "
             f"schedules of larger cubes (up to the CM-200's d = 11) with run_d_cycles_broadcast(d) "
-            f"and run_d_cycles_reduce(d), or call simulate() on the program directly")
+            f"and run_d_cycles_reduce(d) of collective_lib.cm200.schedules, or call simulate() "
+            f"on the program directly")
 
 
 def _elements(algorithm, message) -> list:

@@ -72,8 +72,8 @@ def draw_cube_path(ax, pos, path, colour, labels, closed=False) -> None:
         (x0, y0), (x1, y1) = pos[u], pos[v]
         length = math.hypot(x1 - x0, y1 - y0)
         nx, ny = -(y1 - y0) / length, (x1 - x0) / length       # to the left of the arrow
-        ax.annotate("", xy=(x1 + 0.08 * nx, y1 + 0.08 * ny), xytext=(x0 + 0.08 * nx, y0 + 0.08 * ny),
-                    zorder=2, arrowprops=dict(arrowstyle="-|>", color=colour, lw=2,
+        ax.annotate("", xy=(x1 + 0.08 * nx, y1 + 0.08 * ny),
+                    xytext=(x0 + 0.08 * nx, y0 + 0.08 * ny), zorder=2, arrowprops=dict(arrowstyle="-|>", color=colour, lw=2,
                                               shrinkA=11, shrinkB=11))
         ax.text(0.65 * x0 + 0.35 * x1 + 0.3 * nx, 0.65 * y0 + 0.35 * y1 + 0.3 * ny, label,
                 color=colour, fontsize=8, ha="center", va="center", zorder=5)

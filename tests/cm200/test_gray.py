@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from collective_lib.cm200.gray import (bits, gray, gray_code, gray_inverse, gray_table, ring_embedding,
-                                       sh, transition_sequence)
+from collective_lib.cm200.gray import (bits, gray, gray_code, gray_inverse, gray_table,
+                                       ring_embedding, sh, transition_sequence)
 
 DS = range(1, 17)
 
