@@ -1,7 +1,7 @@
 """nbgrader round trip of the chapter-6 exercises gray_codes and cycles_crossover.
 
 gray_codes: Mathur and Johnsson §3 and §4.1 (Table 1, Fig. 7); cycles_crossover:
-§6.1 and Table 9, on the fitted models of :mod:`collective_lib.cm200_models`.
+§6.1 and Table 9, on the fitted models of :mod:`collective_lib.cm200.models`.
 
 As in test_exercises.py: the assignment is released with ``nbgrader
 generate_assignment`` (the release must hide solutions and hidden tests), then
@@ -43,7 +43,7 @@ return gray_of((gray_rank(pa) - s) % 2**d)
 '''
 
 LIBRARY_INDEX = '''
-from collective_lib.algorithms.cm200 import one_cycle_index
+from collective_lib.cm200.schedules import one_cycle_index
 return int(one_cycle_index(pa, s, d))
 '''
 
@@ -63,7 +63,7 @@ def grade(workdir: Path):
             "library": bad("index_solution", LIBRARY_INDEX),
         }
 
-    return h.release_and_grade(workdir / "course", GRAY, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", GRAY, submissions, grade=h.grade_all)
 
 
 # -- cycles_crossover ---------------------------------------------------------------------------
@@ -77,7 +77,7 @@ return int(words[np.argmax(faster)]) if faster.any() else None
 '''
 
 SEARCH_WITH_THE_LIBRARY = '''
-from collective_lib.cm200_models import cycles_crossover
+from collective_lib.cm200.models import cycles_crossover
 return cycles_crossover(d, index)
 '''
 
@@ -118,7 +118,7 @@ def grade_crossover(workdir: Path):
             "crashes": bad("predict_solution", PREDICTION_CRASHES, region=1),
         }
 
-    return h.release_and_grade(workdir / "course", CROSS, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", CROSS, submissions, grade=h.grade_all)
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from collective_lib.gray import (bits, gray, gray_code, gray_inverse, gray_table, ring_embedding,
-                                 sh, transition_sequence)
+from collective_lib.cm200.gray import (bits, gray, gray_code, gray_inverse, gray_table,
+                                       ring_embedding, sh, transition_sequence)
 
 DS = range(1, 17)
 
@@ -62,6 +62,26 @@ def test_sh_is_a_cyclic_left_shift(d):
     assert np.array_equal(sh(sh(x, d, 1), d, d - 1), x)
     assert np.array_equal(sh(x, d, d), x & mask)
     assert sh(int(x[0]), d) == int(sh(x[:1], d)[0])
+
+
+@pytest.mark.parametrize("d", DS)
+def test_reflection_rule(d):
+    """The (d+1)-bit code is the d-bit code, then the d-bit code backwards with a 1 in front."""
+    code = gray_code(d)
+    assert np.array_equal(gray_code(d + 1), np.concatenate([code, code[::-1] | 1 << d]))
+
+
+@pytest.mark.parametrize("d", DS)
+def test_shifted_cycles_flip_d_different_bits_in_every_step(d):
+    """§4.2: sh^i(G) is a Hamiltonian cycle flipping bit (t_u + i) mod d in step u, so in
+    every step the d shifted cycles use d different dimensions."""
+    t = transition_sequence(d)
+    for i in range(d):
+        cycle = sh(gray_code(d), d, i)
+        assert len(set(cycle.tolist())) == 1 << d
+        assert np.array_equal(np.log2(cycle[:-1] ^ cycle[1:]).astype(int), (t + i) % d)
+    assert all(len({(int(b) + i) % d for i in range(d)}) == d for b in t)
+    assert sh(0b011, 3) == 0b110
 
 
 def test_table_1_and_the_papers_examples():

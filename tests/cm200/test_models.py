@@ -1,4 +1,4 @@
-"""The CM-200 tables, the §6 models fitted to them, Table 2 and Table 9, and y = A x on a 2-D array.
+"""The CM-200 tables, the §6 models fitted to them, Table 2 and Table 9.
 
 Source: Mathur and Johnsson, All-to-All Communication on the Connection Machine
 CM-200, TR-02-93 (1993).  Expected values below are read off the report.
@@ -8,16 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from collective_lib import simulate
-from collective_lib.algorithms.alltoall import (
-    all_to_all_bc_hcube, all_to_all_bc_mesh, all_to_all_bc_ring, all_to_all_red_hcube,
-    all_to_all_red_ring)
-from collective_lib.cm200_models import (
+from collective_lib.cm200.models import (
     MODELS, PAPER_ISSUES, PRINTED_CONSTANTS, TABLE2_OPERATIONS, TABLE_NUMBERS, cm200_table,
     broadcast_lower_bound, consistency_report, constants_comparison, cycles_crossover, d_cycles_time,
     fit_model, fitted_constants, one_cycle_time, table2_transfers, table9_comparison)
-from collective_lib.matvec import in_group, matvec_inputs, matvec_result, simulate_matvec
-from collective_lib.model import CostModel
+from collective_lib.cm200.schedules import element_transfers
 
 # -- the transcription -------------------------------------------------------------------------
 
@@ -268,88 +263,29 @@ def test_table2_rejects_bad_input():
         table2_transfers("one_cycle", 3, 8, reading="other")
 
 
-# -- matrix-vector multiplication on a 2-D nodal array -------------------------------------------
-
-@pytest.mark.parametrize("P, Q, rows, cols", [
-    (8, 8, 2, 4), (16, 12, 4, 2), (7, 5, 2, 3), (3, 3, 3, 3), (20, 30, 4, 4),
-    (5, 9, 1, 4), (9, 4, 3, 1), (1, 1, 1, 1), (64, 48, 8, 4)])
-def test_matvec_equals_a_times_x(P, Q, rows, cols):
-    rng = np.random.default_rng(P * 100 + Q)
-    A, x = rng.normal(size=(P, Q)), rng.normal(size=Q)
-    y, run = simulate_matvec(A, x, rows, cols, model=CostModel(ts=1, tw=0.1))
-    np.testing.assert_allclose(y, A @ x, rtol=1e-12, atol=1e-12)
-    assert len(run.results) == rows * cols
-
-
-@pytest.mark.parametrize("allgather, reduction", [
-    (all_to_all_bc_hcube, all_to_all_red_hcube), (all_to_all_bc_ring, all_to_all_red_hcube)])
-def test_matvec_with_hypercube_collectives(allgather, reduction):
-    rng = np.random.default_rng(7)
-    A, x = rng.integers(-9, 9, size=(32, 16)), rng.integers(-9, 9, size=16)
-    y, _ = simulate_matvec(A, x, 4, 2, allgather=allgather, reduction=reduction)
-    assert np.array_equal(y, A @ x)
-
-
-def test_matvec_time_is_the_sum_of_its_phases():
-    """Ring collectives, unit steps: (rows - 1) + (cols - 1) + 1 shuffle step."""
-    A, x = np.ones((12, 12)), np.arange(12.0)
-    for rows, cols in ((2, 3), (3, 2), (4, 3)):
-        _, run = simulate_matvec(A, x, rows, cols)
-        assert run.time == (rows - 1) + (cols - 1) + 1
-
-
-def test_matvec_layout_puts_x_in_label_order():
-    A, x = np.zeros((6, 10)), np.arange(10)
-    inputs = matvec_inputs(A, x, 2, 3)
-    assert np.array_equal(np.concatenate([piece for _, piece in inputs]), x)
-    assert inputs[1][0].shape == (3, 4)          # node 1 = (row 1, column 0)
-    assert np.array_equal(matvec_result([np.array([1]), [2, 3]]), [1, 2, 3])
-    with pytest.raises(ValueError, match="shape"):
-        matvec_inputs(A, np.arange(3), 2, 3)
-    with pytest.raises(ValueError, match="rows"):
-        matvec_inputs(A, x, 0, 3)
-
-
-def test_in_group_translates_ranks_and_rejects_outsiders():
-    def odd_pes_share(me, p, data):
-        if me % 2:
-            return (yield from in_group(all_to_all_bc_mesh, [1, 3, 5, 7], me, data))
-        yield from ()
-    run = simulate(odd_pes_share, 8, list("abcdefgh"))
-    assert run.results[1::2] == [["b", "d", "f", "h"]] * 4
-    assert all({m.src, m.dst} <= {1, 3, 5, 7} for m in run.messages)
-
-    def outsider(me, p, data):
-        return (yield from in_group(all_to_all_bc_ring, [0], me, data))
-    with pytest.raises(ValueError, match="PE 1 runs a collective of the group"):
-        simulate(outsider, 2, [0, 1])
-
-
 # -- Table 2 against the simulator's counts of the CM-200 programs --------------------------------
 
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 5])
 def test_table2_matches_the_simulated_cm200_programs(d):
     """The calculator's 2d reading equals the simulator's count (two channels per link)."""
-    cm200 = pytest.importorskip("collective_lib.algorithms.cm200")
     for m in (1, 3, 6, 7, 24, 30):                     # 32-bit elements per node
         M = 2 ** d * m
-        assert cm200.element_transfers("one_cycle_broadcast", d, m, channels=2) == \
+        assert element_transfers("one_cycle_broadcast", d, m, channels=2) == \
             table2_transfers("one_cycle", d, M), (d, m)
-        assert cm200.element_transfers("d_cycles_broadcast", d, m, channels=2) == \
+        assert element_transfers("d_cycles_broadcast", d, m, channels=2) == \
             table2_transfers("d_cycles", d, M, "2d"), (d, m)
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 4])
 def test_table2_matches_the_simulated_cm200_reductions(d):
     """For a reduction M is the length of the reduced vector, p m for p messages of m words."""
-    cm200 = pytest.importorskip("collective_lib.algorithms.cm200")
     for m in (1, 3, 5, 12):                            # words per message (per destination)
         M = 2 ** d * m
-        assert cm200.element_transfers("one_cycle_reduce", d, m, channels=2) == \
+        assert element_transfers("one_cycle_reduce", d, m, channels=2) == \
             table2_transfers("one_cycle", d, M), (d, m)
-        assert cm200.element_transfers("d_cycles_reduce", d, m, channels=2) == \
+        assert element_transfers("d_cycles_reduce", d, m, channels=2) == \
             table2_transfers("d_cycles", d, M, "2d"), (d, m)
-        assert cm200.element_transfers("reduce_and_spread", d, m, channels=2) == \
+        assert element_transfers("reduce_and_spread", d, m, channels=2) == \
             table2_transfers("reduce_and_spread", d, M, "2d"), (d, m)
 
 

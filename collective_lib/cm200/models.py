@@ -4,7 +4,7 @@ Source: K. K. Mathur and S. L. Johnsson, *All-to-All Communication on the
 Connection Machine CM-200*, Harvard TR-02-93 (1993).  This module holds
 
 * the measured tables (Tables 3-17, transcribed cell by cell into
-  ``data/cm200_tables.json``) and :func:`cm200_table` to load one;
+  ``cm200/data/tables.json``) and :func:`cm200_table` to load one;
 * :func:`consistency_report`: the checks the tables allow on themselves
   ("total" columns are sums of their parts, Table 6 and Table 15 are ratios of
   Tables 5 and 14, Table 16 repeats columns of Tables 5 and 14);
@@ -16,7 +16,7 @@ Connection Machine CM-200*, Harvard TR-02-93 (1993).  This module holds
   (:func:`cycles_crossover`, compared with Table 9 by :func:`table9_comparison`);
 * Table 2, the element transfers in sequence of each algorithm, as the
   report's formulas (:func:`table2_transfers`; the same numbers counted by
-  running the programs are ``collective_lib.algorithms.cm200.element_transfers``).
+  running the programs are :func:`collective_lib.cm200.schedules.element_transfers`).
 
 Units: the tables are in milliseconds; the model constants and the model
 times are in microseconds, as in the report.  ``M'`` (``words`` here) is the
@@ -96,11 +96,11 @@ class CM200Table:
 
 @lru_cache(maxsize=1)
 def _raw_tables() -> dict:
-    text = resources.files("collective_lib").joinpath("data/cm200_tables.json").read_text("utf-8")
+    text = resources.files("collective_lib.cm200").joinpath("data/tables.json").read_text("utf-8")
     return json.loads(text)["tables"]
 
 
-#: The numbers of the tables held in ``data/cm200_tables.json``.
+#: The numbers of the tables held in ``data/tables.json``.
 TABLE_NUMBERS = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
 
 

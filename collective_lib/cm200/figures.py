@@ -5,7 +5,7 @@ Every figure of §4 and §5 that shows who holds what after each step (Figs.
 corresponding program of :mod:`collective_lib.algorithms.cm200` on a 2-cube
 or 3-cube, in the paper's layout (Step, Mem, P0 .. P7, Dim), and can be
 compared cell by cell with the paper's table.  The paper's tables are
-transcribed in ``collective_lib/data/cm200_figures.json``, together with the
+transcribed in ``collective_lib/cm200/data/figures.json``, together with the
 cells where the paper and the simulation differ and why
 (:func:`documented_differences`).
 
@@ -32,14 +32,14 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-from .algorithms.cm200 import (butterfly_reduce_and_spread, d_cycles_broadcast,
-                               d_cycles_reduce, d_cycles_schedule, one_cycle_broadcast,
-                               one_cycle_reduce)
-from .algorithms.reduce import elementwise
+from ..algorithms.cm200 import (butterfly_reduce_and_spread, d_cycles_broadcast,
+                                d_cycles_reduce, one_cycle_broadcast, one_cycle_reduce)
+from ..algorithms.reduce import elementwise
+from ..model import CostModel
+from ..networks import Hypercube
+from ..simulator import simulate
 from .gray import bits, gray, gray_inverse, gray_table
-from .model import CostModel
-from .networks import Hypercube
-from .simulator import simulate
+from .schedules import d_cycles_schedule
 
 __all__ = ["FIGURES", "regenerate", "paper_figure", "compare", "documented_differences",
            "format_table", "SENT", "ADDED", "DONE"]
@@ -239,7 +239,7 @@ def regenerate(key: str) -> dict:
 
 @lru_cache(maxsize=1)
 def _paper() -> dict:
-    text = resources.files("collective_lib").joinpath("data", "cm200_figures.json").read_text(
+    text = resources.files("collective_lib.cm200").joinpath("data", "figures.json").read_text(
         encoding="utf-8")
     return json.loads(text)
 

@@ -15,67 +15,20 @@ evenly over all nodes as one-dimensional arrays, in label order.  Then
    (r, c) belongs to node ``r * cols + c``.
 
 Any all-gather and all-to-all reduction program of the catalog can do steps 1
-and 3; :func:`in_group` runs such a program on a subset of the PEs.
+and 3; :func:`collective_lib.groups.in_group` runs such a program on a subset
+of the PEs.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .algorithms.alltoall import all_to_all_bc_ring, all_to_all_red_ring
-from .ops import Compute, Multi, Recv, Send, SendRecv, compute, multi, recv, send, sendrecv
-from .simulator import simulate
-from .validate import check_positive_int
+from ..algorithms.alltoall import all_to_all_bc_ring, all_to_all_red_ring
+from ..groups import in_group
+from ..ops import compute, sendrecv
+from ..simulator import simulate
+from ..validate import check_positive_int
 
-__all__ = ["in_group", "matvec_2d", "matvec_inputs", "matvec_result", "simulate_matvec"]
-
-
-def in_group(program, members, me, data, **params):
-    """Run the SPMD ``program`` among the PEs ``members`` only; return my result.
-
-    Use it as ``result = yield from in_group(program, members, me, data)``.
-    Inside, ``program`` sees ranks 0..len(members)-1 (its rank is
-    ``members.index(me)``); every operation it yields is translated to the
-    global ranks before it reaches the simulator, and the results come back
-    unchanged.  All members must call it with the same ``members`` list.
-
-    >>> from collective_lib import simulate
-    >>> from collective_lib.algorithms.alltoall import all_to_all_bc_ring
-    >>> def evens_gather(me, p, data):
-    ...     if me % 2 == 0:
-    ...         return (yield from in_group(all_to_all_bc_ring, [0, 2, 4], me, data))
-    ...     yield from ()
-    >>> simulate(evens_gather, 5, ["a", "b", "c", "d", "e"]).results
-    [['a', 'c', 'e'], None, ['a', 'c', 'e'], None, ['a', 'c', 'e']]
-    """
-    members = tuple(members)
-    if me not in members:
-        raise ValueError(f"PE {me} runs a collective of the group {list(members)} it is not in")
-    if len(set(members)) != len(members):
-        raise ValueError(f"a group lists each PE once, got {list(members)}")
-    gen = program(members.index(me), len(members), data, **params)
-    value = None
-    while True:
-        try:
-            op = gen.send(value)
-        except StopIteration as done:
-            return done.value
-        value = yield _to_global(op, members)
-
-
-def _to_global(op, members):
-    """The same operation with group ranks replaced by global ranks."""
-    if isinstance(op, SendRecv):
-        return sendrecv(members[op.dst], op.data, members[op.src], op.words)
-    if isinstance(op, Send):
-        return send(members[op.dst], op.data, op.words)
-    if isinstance(op, Recv):
-        return recv(members[op.src])
-    if isinstance(op, Multi):
-        return multi([(members[dst], data, words) for dst, data, words in op.sends],
-                     [members[src] for src in op.recvs])
-    if isinstance(op, Compute):
-        return op
-    raise TypeError(f"in_group cannot translate the operation {op!r}")
+__all__ = ["matvec_2d", "matvec_inputs", "matvec_result", "simulate_matvec"]
 
 
 def matvec_2d(me, p, data, rows, cols, allgather=all_to_all_bc_ring,

@@ -1,0 +1,192 @@
+"""The pictures of the CM-200 chapter: cube paths, the y = A x layout, the fitted models.
+
+Each ``*_figure`` function draws one figure of chapter 6 on a new matplotlib
+figure and returns it; the caller shows or saves it.
+
+* :func:`draw_cube` and :func:`draw_cube_path`: a 3-cube in perspective and a
+  labelled path of arrows along its links;
+* :func:`gray_ring_figure`: the Gray code ring (Mathur and Johnsson §3);
+* :func:`shifted_cycles_figure`: the d cycles ``sh^i(G)`` of node 000 (§4.2.1);
+* :func:`matvec_layout_figure`: node labels and the pieces of x and y on a
+  two-dimensional nodal array (§2);
+* :func:`model_residuals_figure`: the residuals of the §6 models, printed and
+  fitted constants;
+* :func:`crossover_figure`: Table 9's crossover and the model times of one
+  and d cycles (§6.1).
+
+Source: K. K. Mathur and S. L. Johnsson, All-to-All Communication on the
+Connection Machine CM-200, Harvard TR-02-93 (1993).
+"""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .gray import bits, gray_code, sh, transition_sequence
+from .models import (MODELS, cycles_crossover, d_cycles_time, fit_model, fitted_constants,
+                     one_cycle_time, table9_comparison)
+from .schedules import d_cycles_schedule
+
+__all__ = ["draw_cube", "draw_cube_path", "gray_ring_figure", "shifted_cycles_figure",
+           "matvec_layout_figure", "model_residuals_figure", "crossover_figure"]
+
+
+def draw_cube(ax) -> dict:
+    """Draw a 3-cube in perspective on ``ax``; return the position of each node.
+
+    Bit 0 points to the right, bit 1 up, bit 2 into the page; nodes are
+    labelled with their three bits.
+
+    >>> fig, ax = plt.subplots()
+    >>> draw_cube(ax)[0b111]
+    (3.1, 2.9)
+    >>> plt.close(fig)
+    """
+    pos = {u: (2.0 * (u & 1) + 1.1 * (u >> 2 & 1), 2.0 * (u >> 1 & 1) + 0.9 * (u >> 2 & 1))
+           for u in range(8)}
+    for u in range(8):
+        for c in range(3):
+            v = u ^ (1 << c)
+            if u < v:
+                ax.plot(*zip(pos[u], pos[v]), color="0.85", lw=1, zorder=0)
+    for u, (x, y) in pos.items():
+        ax.add_patch(plt.Circle((x, y), 0.26, color="#dbe7f3", ec="0.3", zorder=3))
+        ax.text(x, y, bits(u, 3), ha="center", va="center", fontsize=8, zorder=4)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_xlim(-0.5, 3.6)
+    ax.set_ylim(-0.5, 3.4)
+    return pos
+
+
+def draw_cube_path(ax, pos, path, colour, labels, closed=False) -> None:
+    """Arrows from node to node along ``path``, each labelled, drawn left of the link.
+
+    ``pos`` is what :func:`draw_cube` returned; ``closed=True`` adds the arrow
+    from the last node back to the first.
+    """
+    hops = list(zip(path, path[1:] + path[:1] if closed else path[1:]))
+    for (u, v), label in zip(hops, labels):
+        (x0, y0), (x1, y1) = pos[u], pos[v]
+        length = math.hypot(x1 - x0, y1 - y0)
+        nx, ny = -(y1 - y0) / length, (x1 - x0) / length       # to the left of the arrow
+        ax.annotate("", xy=(x1 + 0.08 * nx, y1 + 0.08 * ny),
+                    xytext=(x0 + 0.08 * nx, y0 + 0.08 * ny), zorder=2, arrowprops=dict(arrowstyle="-|>", color=colour, lw=2,
+                                              shrinkA=11, shrinkB=11))
+        ax.text(0.65 * x0 + 0.35 * x1 + 0.3 * nx, 0.65 * y0 + 0.35 * y1 + 0.3 * ny, label,
+                color=colour, fontsize=8, ha="center", va="center", zorder=5)
+
+
+def gray_ring_figure():
+    """The 3-bit Gray code as a ring on the 3-cube, each hop labelled with the bit it flips."""
+    fig, ax = plt.subplots(figsize=(4.2, 3.6))
+    pos = draw_cube(ax)
+    ring = [int(g) for g in gray_code(3)]
+    draw_cube_path(ax, pos, ring, "C3", [str(b) for b in transition_sequence(3, cyclic=True)],
+                   closed=True)
+    ax.set_title("the Gray code ring 000 001 011 010 110 111 101 100", fontsize=9)
+    return fig
+
+
+def shifted_cycles_figure():
+    """The paths of slots 0, 1, 2 of node 000 in the d-cycles broadcast on the 3-cube."""
+    dims = d_cycles_schedule(3).dims
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
+    for i, ax in enumerate(axes):
+        pos = draw_cube(ax)
+        path = [int(sh(int(g), 3, i)) for g in gray_code(3)]
+        draw_cube_path(ax, pos, path, f"C{i}", [str(u) for u in range(7)])
+        ax.set_title(f"slot {i} of node 000, dimensions " + " ".join(map(str, dims[:, i])),
+                     fontsize=9)
+    return fig
+
+
+def matvec_layout_figure(rows: int, cols: int):
+    """Node labels, x pieces before phase 1 and y pieces after phase 3 on a rows x cols array.
+
+    Orange cells are the pieces of y that the final shuffle moves.
+    """
+    fig, axes = plt.subplots(1, 3, figsize=(12, 2.6))
+    titles = ["node label (column-major)", "x piece held before phase 1",
+              "y piece held after phase 3"]
+    for k, ax in enumerate(axes):
+        for r in range(rows):
+            for c in range(cols):
+                label = c * rows + r
+                text = [str(label), f"x[{label}]", f"y[{r * cols + c}]"][k]
+                moved = k == 2 and r * cols + c != label
+                ax.add_patch(plt.Rectangle((c, -r), 0.92, 0.92, fill=True,
+                                           color="#f4c7a1" if moved else "#dbe7f3"))
+                ax.text(c + 0.46, -r + 0.46, text, ha="center", va="center", fontsize=11)
+        ax.set_xlim(-0.1, cols + 0.1)
+        ax.set_ylim(-rows + 0.9, 1.05)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        ax.set_title(titles[k], fontsize=10)
+    axes[2].text(cols / 2, -rows + 0.75, "orange: moved by the final shuffle", ha="center",
+                 fontsize=9)
+    return fig
+
+
+def model_residuals_figure():
+    """Relative residuals of every §6 model against its table, printed and fitted constants."""
+    fig, axes = plt.subplots(2, 4, figsize=(13, 5.2), sharey=True)
+    for ax, name in zip(axes.flat, MODELS):
+        fit = fit_model(name)
+        nodes = 2 ** fit.d
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.scatter(nodes, 100 * fit.relative_residuals, s=18, label="fitted constants")
+        ax.scatter(nodes, 100 * fit.printed_relative_residuals, s=22, marker="x",
+                   label="printed constants")
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{name}\n${fit.model.symbol}$, {len(fit.measured)} points", fontsize=9)
+        ax.set_ylim(-70, 70)
+        ax.set_xlabel("nodes", fontsize=8)
+    axes[0, 0].set_ylabel("(measured - model) / measured, %")
+    axes[1, 0].set_ylabel("(measured - model) / measured, %")
+    axes.flat[-1].axis("off")
+    axes.flat[0].legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def _nan_for_none(values) -> list:
+    return [np.nan if v is None else v for v in values]
+
+
+def crossover_figure(d: int = 8):
+    """Left: Table 9 against the printed and fitted models; right: model times on 2**d nodes."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.8))
+    rows9, refit9 = table9_comparison(), table9_comparison(fitted_constants())
+    nodes = [r.nodes for r in rows9]
+    for key, colour, label in (("compute", "C0", "indices computed"),
+                               ("move", "C1", "indices moved")):
+        paper = [getattr(r, f"paper_{key}") for r in rows9]
+        model = [getattr(r, f"model_{key}") for r in rows9]
+        refit = [getattr(r, f"model_{key}") for r in refit9]
+        left.plot(nodes, _nan_for_none(model), "-", color=colour,
+                  label=f"{label}: printed models")
+        left.plot(nodes, _nan_for_none(refit), ":", color=colour,
+                  label=f"{label}: fitted models")
+        left.plot(nodes, _nan_for_none(paper), "o", color=colour,
+                  mfc="none", label=f"{label}: Table 9")
+    left.set_xscale("log", base=2)
+    left.set_xlabel("nodes on the axis")
+    left.set_ylabel("smallest M' where d cycles win")
+    left.legend(fontsize=7)
+    left.set_title("Table 9: the crossover", fontsize=10)
+
+    w = np.arange(2, 201)
+    right.plot(w, one_cycle_time(d, w) / 1000, label="one cycle")
+    right.plot(w, d_cycles_time(d, w, "compute") / 1000, label="d cycles, indices computed")
+    right.plot(w, d_cycles_time(d, w, "move") / 1000, label="d cycles, indices moved")
+    for key in ("compute", "move"):
+        right.axvline(cycles_crossover(d, key), color="grey", lw=0.6, ls="--")
+    right.set_xlabel("M' (64-bit elements per node)")
+    right.set_ylabel("model time, ms")
+    right.set_title(f"{2 ** d} nodes (printed constants)", fontsize=10)
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

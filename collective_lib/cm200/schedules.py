@@ -1,0 +1,440 @@
+"""The d-cycles schedules of the CM-200 study: index formulas, numpy executors, transfer counts.
+
+The programs of :mod:`collective_lib.algorithms.cm200` move the data; this
+module holds the analysis of Mathur and Johnsson around them:
+
+* the layout of a block in d subblocks (Fig. 20, :func:`split_subblocks`);
+* the local-memory index formulas of §4.1, §4.2.1 and §4.2.3
+  (:func:`one_cycle_index`, :func:`d_cycles_source`,
+  :func:`d_cycles_broadcast_index`, :func:`d_cycles_reduce_start`,
+  :func:`d_cycles_reduce_nodes`, :func:`d_cycles_reduce_blocks`), in binary
+  or Gray code node order (:data:`ORDERS`);
+* the node-independent schedule the front end computes once
+  (:func:`d_cycles_schedule`);
+* :func:`run_d_cycles_broadcast` and :func:`run_d_cycles_reduce`, which move
+  the data of the d-cycles schedules with numpy, step by step, and check link
+  use, completeness and the formulas, fast enough for the real machine's
+  d = 11 (:class:`CyclesCheck`);
+* :func:`element_transfers`, the element transfers in sequence of a program
+  (the quantity of the paper's Table 2), counted by the simulator.
+
+Source: K. K. Mathur and S. L. Johnsson, All-to-All Communication on the
+Connection Machine CM-200, Harvard TR-02-93 (1993), §4.1-§4.2, Table 2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from ..catalog import catalog
+from ..model import CostModel
+from ..validate import check_positive_int
+from .gray import gray, gray_inverse, sh, transition_sequence
+
+__all__ = [
+    "ORDERS", "split_subblocks",
+    "one_cycle_index", "d_cycles_source", "d_cycles_broadcast_index", "d_cycles_reduce_start",
+    "d_cycles_reduce_nodes", "d_cycles_reduce_blocks",
+    "DCyclesSchedule", "d_cycles_schedule", "CyclesCheck", "run_d_cycles_broadcast",
+    "run_d_cycles_reduce", "element_transfers",
+]
+
+#: How the array is laid on the nodes: by binary node address or by Gray code (§3).
+ORDERS = ("binary", "gray")
+
+
+def _check_order(order):
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, got order={order!r}")
+    return order
+
+
+def split_subblocks(elements, d: int) -> list:
+    """Cut a block into d consecutive subblocks as in Mathur and Johnsson Fig. 20.
+
+    With ``beta = ceil(len / d)`` the first ``gamma = len - d (beta - 1)``
+    subblocks hold beta elements and the others ``beta - 1``; when the block
+    is shorter than d the last subblocks are empty.  (This follows Fig. 20;
+    the text of §4.2.4 writes beta = ceil((M/2**d)/2**d) and speaks of 2d
+    subblocks, which fits neither the figure nor the d exchange sequences.)
+
+    >>> split_subblocks(list(range(7)), 3)
+    [[0, 1, 2], [3, 4], [5, 6]]
+    >>> split_subblocks([0, 1], 3)
+    [[0], [1], []]
+    """
+    d = check_positive_int("d", d)
+    m = len(elements)
+    beta = -(-m // d)
+    gamma = m - d * (beta - 1)
+    out, start = [], 0
+    for i in range(d):
+        size = beta if i < gamma else beta - 1
+        out.append(list(elements[start:start + size]))
+        start += size
+    return out
+
+
+
+# -- index formulas (§4.1, §4.2.1, §4.2.3) --------------------------------------------------
+
+def one_cycle_index(pa, s, d: int, order: str = "binary"):
+    """Array index in local memory address s of node ``pa`` after the one-cycle broadcast.
+
+    Mathur and Johnsson §4.1, Fig. 7: with node addresses in binary order,
+    address s of node PA holds element ``G((s + G^-1(PA)) mod 2**d)``; with
+    node addresses in Gray code order (Fig. 5) it holds
+    ``(s + G^-1(PA)) mod 2**d``, a cyclic shift by the node's ring position.
+    Works element-wise on numpy arrays.
+
+    >>> one_cycle_index(0b101, 1, 3)          # the paper's example: the code 100
+    4
+    """
+    n = 1 << d
+    position = (s + gray_inverse(pa)) % n
+    return gray(position) if _check_order(order) == "binary" else position
+
+
+def d_cycles_source(pa, j, i, d: int, order: str = "binary"):
+    """The node (or, in Gray code order, its Gray code address) whose element arrives
+    in slot i of node ``pa`` in step j - 1 of the d-cycles broadcast.
+
+    ``PA XOR sh^i(G(j))`` in binary order, ``G^-1(PA) XOR G^-1(sh^i(G(j)))`` in
+    Gray code order (Mathur and Johnsson §4.2.1); j = 0 is the node's own
+    element.
+
+    >>> [d_cycles_source(0, j, 1, 3) for j in range(8)]
+    [0, 2, 6, 4, 5, 7, 3, 1]
+    """
+    offset = sh(gray(j), d, i)
+    if _check_order(order) == "binary":
+        return pa ^ offset
+    return gray_inverse(pa) ^ gray_inverse(offset)
+
+
+def d_cycles_broadcast_index(pa, s, d: int, m: int, order: str = "binary"):
+    """Array index in local memory address s of node ``pa`` after the d-cycles broadcast.
+
+    Mathur and Johnsson §4.2.1: with M' = m elements per node and
+    ``s = j M' + k d + i`` (0 <= i < d), the index is
+    ``(PA XOR sh^i(G(j))) M' + k d + i`` for nodes in binary order and
+    ``(G^-1(PA) XOR G^-1(sh^i(G(j)))) M' + k d + i`` for nodes in Gray code
+    order.  Works element-wise on numpy arrays.
+
+    >>> [d_cycles_broadcast_index(0, s, 3, 3) for s in (3, 4, 5)]   # Fig. 8, step 0, P0
+    [3, 7, 14]
+    """
+    m = check_positive_int("m", m)
+    if d == 0:
+        return s
+    j, offset = s // m, s % m
+    return d_cycles_source(pa, j, offset % d, d, order) * m + offset
+
+
+def d_cycles_reduce_start(j, i, d: int):
+    """The node where the partial sum for slot i of block j starts: ``j XOR 2**((d-1+i) mod d)``.
+
+    Mathur and Johnsson §4.2.3, "data motion for block j", item 1.
+
+    >>> [d_cycles_reduce_start(0, i, 3) for i in range(3)]
+    [4, 1, 2]
+    """
+    return j ^ (1 << ((d - 1 + i) % d))
+
+
+def d_cycles_reduce_nodes(j, i, u, d: int):
+    """(sending node, receiving node) of slot i of block j in step u of the d-cycles reduction.
+
+    The sender is ``j XOR sh^i(G(2**d - 1 - u))`` (Mathur and Johnsson §4.2.3,
+    item 3).  The receiver is ``j XOR sh^i(G(2**d - 2 - u))``: the paper prints
+    ``G(2**d - u)`` (item 4 there), which contradicts its own rule "the sending
+    node in step u >= 1 is the receiving node in step u - 1" and its Figures
+    12-19; the simulated movement agrees with ``2**d - 2 - u``.
+
+    >>> d_cycles_reduce_nodes(0, 0, 0, 3)      # Fig. 12, step 0, memory 0: P4 sends to P5
+    (4, 5)
+    """
+    n = 1 << d
+    return j ^ sh(gray(n - 1 - u), d, i), j ^ sh(gray(n - 2 - u), d, i)
+
+
+def d_cycles_reduce_blocks(pa, u, i, d: int, order: str = "binary"):
+    """(block sent, block received) by node ``pa`` from/into slot i in step u of the reduction.
+
+    Binary order: ``PA XOR sh^i(G(2**d - 1 - u))`` and
+    ``PA XOR sh^i(G(2**d - 2 - u))`` (Mathur and Johnsson §4.2.3, with the
+    receiving index corrected as in :func:`d_cycles_reduce_nodes`); Gray code
+    order applies ``G^-1`` to both, ``G^-1(PA) XOR G^-1(sh^i(...))`` (the
+    paper writes the step there as s).
+
+    >>> d_cycles_reduce_blocks(1, 0, 1, 3)     # Fig. 13: P1 sends block 0 slot 1 to P3
+    (0, 2)
+    """
+    n = 1 << d
+    send_offset, recv_offset = sh(gray(n - 1 - u), d, i), sh(gray(n - 2 - u), d, i)
+    if _check_order(order) == "binary":
+        return pa ^ send_offset, pa ^ recv_offset
+    g = gray_inverse(pa)
+    return g ^ gray_inverse(send_offset), g ^ gray_inverse(recv_offset)
+
+
+# -- the schedule, as the front end computes it ---------------------------------------------
+
+class DCyclesSchedule(NamedTuple):
+    """The node-independent part of the d-cycles schedules (Mathur and Johnsson §4.2).
+
+    Node PA's part follows by XOR with PA, which is why the CM-200 front end
+    could compute these arrays once for all nodes.
+
+    Attributes
+    ----------
+    d : int
+    dims : ndarray (2**d - 1, d)
+        ``dims[u, i] = (t_u + i) mod d``: the cube dimension of slot i in step u.
+    arrival : ndarray (2**d, d)
+        ``arrival[j, i] = sh^i(G(j))``: broadcast step j - 1 brings slot i the
+        element of node ``PA XOR arrival[j, i]`` (row 0: the node's own).
+    send_offset, recv_offset : ndarray (2**d - 1, d)
+        Reduction step u sends slot i of block ``PA XOR send_offset[u, i]`` and
+        adds into block ``PA XOR recv_offset[u, i]``.
+    """
+    d: int
+    dims: np.ndarray
+    arrival: np.ndarray
+    send_offset: np.ndarray
+    recv_offset: np.ndarray
+
+
+@lru_cache(maxsize=16)
+def d_cycles_schedule(d: int) -> DCyclesSchedule:
+    """The d-cycles schedule of a d-cube as numpy arrays (cached; do not modify them).
+
+    >>> s = d_cycles_schedule(3)
+    >>> s.dims[:, 0].tolist(), s.dims[0].tolist()
+    ([0, 1, 0, 2, 0, 1, 0], [0, 1, 2])
+    """
+    d = check_positive_int("d", d, least=0)
+    n = 1 << d
+    slots = np.arange(d)
+    t = transition_sequence(d)
+    dims = (t[:, None] + slots[None, :]) % d if d else np.zeros((0, 0), np.int64)
+    codes = gray(np.arange(n + 1, dtype=np.int64)) & (n - 1)
+    arrival = np.stack([sh(codes[:n], d, i) for i in range(d)], axis=1) if d else \
+        np.zeros((1, 0), np.int64)
+    u = np.arange(n - 1)
+    send = np.stack([sh(codes[n - 1 - u], d, i) for i in range(d)], axis=1) if d else dims
+    recv = np.stack([sh(codes[n - 2 - u], d, i) for i in range(d)], axis=1) if d else dims
+    for a in (dims, arrival, send, recv):
+        a.setflags(write=False)
+    return DCyclesSchedule(d, dims, arrival, send, recv)
+
+
+# -- the schedules moved with numpy ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CyclesCheck:
+    """What :func:`run_d_cycles_broadcast` or :func:`run_d_cycles_reduce` found.
+
+    Attributes
+    ----------
+    d, steps : int
+        Cube dimension and number of exchange steps (``2**d - 1``).
+    max_link_uses : int
+        Largest number of transfers that crossed one directed link in one step.
+    link_uses : int
+        Transfers per directed link over the whole run (the same for every link).
+    complete : bool
+        Broadcast: every node ended with every element of every node, each
+        received once.  Reduction: every node ended with the sums of its own
+        block, every node having contributed once to each.
+    formula_mismatches : int
+        (node, slot, step) triples where the data moved disagreed with the
+        index formulas of §4.2.1 / §4.2.3.
+    """
+    d: int
+    steps: int
+    max_link_uses: int
+    link_uses: int
+    complete: bool
+    formula_mismatches: int
+
+    @property
+    def ok(self) -> bool:
+        """Correct, edge-disjoint in every step, and in agreement with the formulas."""
+        return (self.complete and self.max_link_uses <= 1 and self.formula_mismatches == 0
+                and self.steps == (1 << self.d) - 1)
+
+
+def _link_uses(dims_of_step, d):
+    """Transfers on each directed link (node, dimension) in one step.
+
+    Slot i of every node crosses dimension ``dims_of_step[i]``, so a node's
+    link in dimension c carries as many transfers as there are slots with
+    dimension c, and so does every other node's.
+    """
+    return np.bincount(dims_of_step, minlength=d)
+
+
+def _broadcast_moves(d):
+    """Yield (step, partner, holding) of the d-cycles broadcast, moved by exchanges only.
+
+    ``holding[PA, i]`` is the source node of the element that slot i of PA
+    has just received; ``partner[PA, i]`` the node it came from.
+    """
+    n = 1 << d
+    nodes = np.arange(n)
+    slot = np.arange(d)[None, :]
+    holding = np.repeat(nodes[:, None], d, axis=1)
+    dims = d_cycles_schedule(d).dims
+    for u in range(n - 1):
+        partner = nodes[:, None] ^ (1 << dims[u])[None, :]
+        holding = holding[partner, slot]
+        yield u, partner, holding
+
+
+def run_d_cycles_broadcast(d: int) -> CyclesCheck:
+    """Move the d-cycles broadcast's data with numpy and check it (seconds for d = 11).
+
+    Each step every node exchanges slot i across dimension ``dims[u, i]``
+    (:func:`d_cycles_schedule`); nothing else is assumed.  The data moved is
+    checked against the full set of elements and the index formula of §4.2.1.
+
+    >>> run_d_cycles_broadcast(3).ok
+    True
+    """
+    d = check_positive_int("d", d, least=0)
+    n = 1 << d
+    nodes = np.arange(n)
+    arrival = d_cycles_schedule(d).arrival
+    has = np.zeros(d * n * n, bool)                    # has[i, PA, source]
+    base = (np.arange(d)[None, :] * n + nodes[:, None]) * n
+    has[base + nodes[:, None]] = True
+    duplicates = mismatches = max_uses = 0
+    totals = np.zeros(d, np.int64)
+    dims = d_cycles_schedule(d).dims
+    for u, partner, holding in _broadcast_moves(d):
+        uses = _link_uses(dims[u], d)
+        totals += uses
+        max_uses = max(max_uses, int(uses.max()))
+        mismatches += int(np.count_nonzero(holding != nodes[:, None] ^ arrival[u + 1][None, :]))
+        index = base + holding
+        duplicates += int(np.count_nonzero(has[index]))
+        has[index] = True
+    return CyclesCheck(d, n - 1, max_uses, int(totals.max(initial=0)),
+                       bool(has.all()) and duplicates == 0 and
+                       (d == 0 or int(totals.min()) == n - 1), mismatches)
+
+
+def _mix(x):
+    """splitmix64: a well-spread 64-bit value for each integer (uint64 arithmetic wraps)."""
+    x = (x + np.uint64(0x9E3779B97F4A7C15)).astype(np.uint64)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _contribution(pa, block, slot, d):
+    """Node pa's (pseudo-random) value for subblock ``slot`` of ``block``."""
+    n = 1 << d
+    return _mix(((pa * n + block) * d + slot).astype(np.uint64))
+
+
+def run_d_cycles_reduce(d: int) -> CyclesCheck:
+    """Move the d-cycles reduction's data with numpy and check the sums (seconds for d = 11).
+
+    The reduction is the broadcast's data motion reversed (Mathur and
+    Johnsson §4.2.2): each node starts slot i with the block it received last
+    in the broadcast, and step u exchanges across the dimensions of broadcast
+    step 2**d - 2 - u.  Every node adds a pseudo-random value of its own to
+    each partial sum it receives; the final sums are compared with the sums
+    of all nodes' values, and the blocks with the formulas of §4.2.3.
+
+    >>> run_d_cycles_reduce(3).ok
+    True
+    """
+    d = check_positive_int("d", d, least=0)
+    n = 1 << d
+    nodes = np.arange(n)
+    slot = np.arange(d)[None, :]
+    sched = d_cycles_schedule(d)
+    last = np.repeat(nodes[:, None], d, axis=1)
+    for _, _, last in _broadcast_moves(d):
+        pass
+    block = last.copy()                                     # block whose partial PA sends next
+    partial = _contribution(nodes[:, None], block, slot, d)
+    has = np.zeros(d * n * n, bool)                         # has[i, PA, block]
+    base = (np.arange(d)[None, :] * n + nodes[:, None]) * n
+    has[base + block] = True
+    duplicates = mismatches = max_uses = 0
+    totals = np.zeros(d, np.int64)
+    for v in range(n - 1):
+        partner = nodes[:, None] ^ (1 << sched.dims[n - 2 - v])[None, :]
+        uses = _link_uses(sched.dims[n - 2 - v], d)
+        totals += uses
+        max_uses = max(max_uses, int(uses.max()))
+        mismatches += int(np.count_nonzero(block != nodes[:, None] ^ sched.send_offset[v]))
+        block, partial = block[partner, slot], partial[partner, slot]
+        mismatches += int(np.count_nonzero(block != nodes[:, None] ^ sched.recv_offset[v]))
+        partial = partial + _contribution(nodes[:, None], block, slot, d)
+        duplicates += int(np.count_nonzero(has[base + block]))
+        has[base + block] = True
+    expected = np.zeros((n, d), np.uint64)
+    for pa in range(n):                                     # every node's values, summed
+        expected += _contribution(np.uint64(pa), nodes[:, None], slot, d)
+    complete = (bool(np.array_equal(block, np.repeat(nodes[:, None], d, axis=1)))
+                and bool(np.array_equal(partial, expected)) and bool(has.all())
+                and duplicates == 0)
+    return CyclesCheck(d, n - 1, max_uses, int(totals.max(initial=0)), complete, mismatches)
+
+
+# -- element transfers in sequence (Table 2) ----------------------------------------------------
+
+_TRANSFER_PROGRAMS = ("one_cycle_broadcast", "d_cycles_broadcast", "send_and_spread",
+                      "one_cycle_reduce", "d_cycles_reduce", "reduce_and_spread")
+
+
+def element_transfers(name: str, d: int, m: int, channels: int = 1) -> int:
+    """Element transfers in sequence of a CM-200 program, counted by the simulator.
+
+    Runs the catalog entry ``name`` on ``Hypercube(d)`` with every PE holding
+    ``m`` elements (M' = m for the broadcasts; p messages of m elements, one
+    block per destination, for the all-to-all reductions) under
+    ``CostModel(ts=0, tw=1, ports="all")``: the simulated time is then the
+    number of elements that cross a link one after another, the quantity of
+    Mathur and Johnsson's Table 2.  ``channels=2`` counts what the CM-200's
+    pair of channels between neighbours moves, two elements at a time: each
+    transfer of w elements is charged ceil(w / 2).
+
+    >>> element_transfers("d_cycles_broadcast", 3, 6), element_transfers("one_cycle_broadcast", 3, 6)
+    (14, 42)
+    """
+    if name not in _TRANSFER_PROGRAMS:
+        raise ValueError(f"name must be one of {_TRANSFER_PROGRAMS}, got {name!r}")
+    d = check_positive_int("d", d, least=0)
+    m = check_positive_int("m", m)
+    channels = check_positive_int("channels", channels)
+    entry = catalog()[name]
+    p = 1 << d
+    run = entry.simulate(p, m, model=CostModel(ts=0.0, tw=1.0, ports="all"),
+                         trace=channels > 1)
+    if channels == 1:
+        return int(round(run.time))
+    # With c channels a w-element transfer takes ceil(w / c).  When the nodes move
+    # in lock step (each step starts as the longest transfer of the one before
+    # ends), the run is the sum over steps of the longest transfer; otherwise
+    # rescaling the steps would not be the run the program makes, so refuse.
+    longest, ends = {}, {}
+    for msg in run.messages:
+        longest[msg.start] = max(longest.get(msg.start, 0), -(-msg.words // channels))
+        ends[msg.start] = max(ends.get(msg.start, 0), msg.end)
+    starts = sorted(ends)
+    for step, following in zip(starts, starts[1:]):
+        if ends[step] != following:
+            raise ValueError(f"{name} with m={m} on d={d} does not move in lock step (a step "
+                             f"starts at {following:g}, the one before ends at {ends[step]:g}), "
+                             "so its count with channels=2 cannot be read off the one-channel "
+                             "run; choose m a multiple of d")
+    return int(sum(longest.values()))

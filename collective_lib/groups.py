@@ -1,0 +1,81 @@
+"""Collectives on a subgroup of the PEs.
+
+Many applications run a collective among some PEs only: the columns or rows of
+a two-dimensional array of nodes (Mathur and Johnsson's matrix-vector product,
+:mod:`collective_lib.cm200.matvec`), the halves of a recursive algorithm.
+:func:`in_group` runs any SPMD program of the library on such a group: the
+program sees ranks 0..len(members)-1, and every operation it yields is
+translated to the global ranks on its way to the simulator (or any other
+backend).
+"""
+from __future__ import annotations
+
+from .ops import Compute, Multi, Recv, Send, SendRecv, multi, recv, send, sendrecv
+
+__all__ = ["in_group"]
+
+
+def in_group(program, members, me, data, **params):
+    """Run the SPMD ``program`` among the PEs ``members`` only; return my result.
+
+    Use it as ``result = yield from in_group(program, members, me, data)``.
+    Inside, ``program`` sees ranks 0..len(members)-1 (its rank is
+    ``members.index(me)``); every operation it yields is translated to the
+    global ranks before it reaches the simulator, and the results come back
+    unchanged.  All members must call it with the same ``members`` list.
+
+    Parameters
+    ----------
+    program : generator function
+        ``program(me, p, data, **params)``, any SPMD program of the library.
+    members : sequence of int
+        The global ranks of the group, each once; group rank k is ``members[k]``.
+    me : int
+        The calling PE's global rank; it must be one of ``members``.
+    data
+        The calling PE's input to ``program``.
+    **params
+        Passed on to ``program``.
+
+    Examples
+    --------
+    An all-gather among the even PEs of five:
+
+    >>> from collective_lib import simulate
+    >>> from collective_lib.algorithms.alltoall import all_to_all_bc_ring
+    >>> def evens_gather(me, p, data):
+    ...     if me % 2 == 0:
+    ...         return (yield from in_group(all_to_all_bc_ring, [0, 2, 4], me, data))
+    ...     yield from ()
+    >>> simulate(evens_gather, 5, ["a", "b", "c", "d", "e"]).results
+    [['a', 'c', 'e'], None, ['a', 'c', 'e'], None, ['a', 'c', 'e']]
+    """
+    members = tuple(members)
+    if me not in members:
+        raise ValueError(f"PE {me} runs a collective of the group {list(members)} it is not in")
+    if len(set(members)) != len(members):
+        raise ValueError(f"a group lists each PE once, got {list(members)}")
+    gen = program(members.index(me), len(members), data, **params)
+    value = None
+    while True:
+        try:
+            op = gen.send(value)
+        except StopIteration as done:
+            return done.value
+        value = yield _to_global(op, members)
+
+
+def _to_global(op, members):
+    """The same operation with group ranks replaced by global ranks."""
+    if isinstance(op, SendRecv):
+        return sendrecv(members[op.dst], op.data, members[op.src], op.words)
+    if isinstance(op, Send):
+        return send(members[op.dst], op.data, op.words)
+    if isinstance(op, Recv):
+        return recv(members[op.src])
+    if isinstance(op, Multi):
+        return multi([(members[dst], data, words) for dst, data, words in op.sends],
+                     [members[src] for src in op.recvs])
+    if isinstance(op, Compute):
+        return op
+    raise TypeError(f"in_group cannot translate the operation {op!r}")
