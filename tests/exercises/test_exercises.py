@@ -117,7 +117,7 @@ def grade_rso(workdir: Path):
             "yields_forever": bad(YIELDS_FOREVER),
         }
 
-    return h.release_and_grade(workdir / "course", RSO, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", RSO, submissions, grade=h.grade_all)
 
 
 @pytest.fixture(scope="module")
@@ -235,7 +235,7 @@ def grade_pipe(workdir: Path):
             "best_k_spins": h.replace_solution(source, "best_k_solution", BEST_K_SPINS),
         }
 
-    return h.release_and_grade(workdir / "course", PIPE, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", PIPE, submissions, grade=h.grade_all)
 
 
 def test_pipe_release_hides_solution_and_hidden_tests(pipe):

@@ -61,7 +61,7 @@ def grade_minloc(workdir: Path):
             "wrong_answers": bad("commutative_answer", WRONG_ANSWERS),
         }
 
-    return h.release_and_grade(workdir / "course", MINLOC, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", MINLOC, submissions, grade=h.grade_all)
 
 
 # -- float_associativity (Sanders, Exercise 13.9) --------------------------------------------
@@ -110,7 +110,7 @@ def grade_float(workdir: Path):
             "harmless_data": bad("data_solution", HARMLESS_DATA),
         }
 
-    return h.release_and_grade(workdir / "course", FLOAT, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", FLOAT, submissions, grade=h.grade_all)
 
 
 @pytest.fixture(scope="module")

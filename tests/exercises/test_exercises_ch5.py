@@ -136,7 +136,7 @@ def grade_ring(workdir: Path):
             "hides_library": bad(RING_HIDES_THE_LIBRARY),
         }
 
-    return h.release_and_grade(workdir / "course", RING, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", RING, submissions, grade=h.grade_all)
 
 
 # -- grid_alltoall (Sanders et al., Exercise 13.11) ----------------------------------------------
@@ -215,7 +215,7 @@ def grade_grid(workdir: Path):
             "uses_catalog": bad(GRID_USES_CATALOG),
         }
 
-    return h.release_and_grade(workdir / "course", GRID, submissions, grade=grade_all)
+    return h.release_and_grade(workdir / "course", GRID, submissions, grade=h.grade_all)
 
 
 @pytest.fixture(scope="module")
