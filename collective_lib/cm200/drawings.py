@@ -1,10 +1,8 @@
-"""The pictures of the CM-200 chapter: cube paths, the y = A x layout, the fitted models.
+"""The pictures of the CM-200 chapter: Gray-code paths on the 3-cube, the y = A x layout, the fitted models.
 
 Each ``*_figure`` function draws one figure of chapter 6 on a new matplotlib
 figure and returns it; the caller shows or saves it.
 
-* :func:`draw_cube` and :func:`draw_cube_path`: a 3-cube in perspective and a
-  labelled path of arrows along its links;
 * :func:`gray_ring_figure`: the Gray code ring (Mathur and Johnsson §3);
 * :func:`shifted_cycles_figure`: the d cycles ``sh^i(G)`` of node 000 (§4.2.1);
 * :func:`matvec_layout_figure`: node labels and the pieces of x and y on a
@@ -19,73 +17,26 @@ Connection Machine CM-200, Harvard TR-02-93 (1993).
 """
 from __future__ import annotations
 
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .gray import bits, gray_code, sh, transition_sequence
+from ..viz.cubes import draw_cube, draw_cube_path
+from .gray import gray_code, sh, transition_sequence
 from .models import (MODELS, cycles_crossover, d_cycles_time, fit_model, fitted_constants,
                      one_cycle_time, table9_comparison)
 from .schedules import d_cycles_schedule
 
-__all__ = ["draw_cube", "draw_cube_path", "gray_ring_figure", "shifted_cycles_figure",
+__all__ = ["gray_ring_figure", "shifted_cycles_figure",
            "matvec_layout_figure", "model_residuals_figure", "crossover_figure"]
-
-
-def draw_cube(ax) -> dict:
-    """Draw a 3-cube in perspective on ``ax``; return the position of each node.
-
-    Bit 0 points to the right, bit 1 up, bit 2 into the page; nodes are
-    labelled with their three bits.
-
-    >>> fig, ax = plt.subplots()
-    >>> draw_cube(ax)[0b111]
-    (3.1, 2.9)
-    >>> plt.close(fig)
-    """
-    pos = {u: (2.0 * (u & 1) + 1.1 * (u >> 2 & 1), 2.0 * (u >> 1 & 1) + 0.9 * (u >> 2 & 1))
-           for u in range(8)}
-    for u in range(8):
-        for c in range(3):
-            v = u ^ (1 << c)
-            if u < v:
-                ax.plot(*zip(pos[u], pos[v]), color="0.85", lw=1, zorder=0)
-    for u, (x, y) in pos.items():
-        ax.add_patch(plt.Circle((x, y), 0.26, color="#dbe7f3", ec="0.3", zorder=3))
-        ax.text(x, y, bits(u, 3), ha="center", va="center", fontsize=8, zorder=4)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_xlim(-0.5, 3.6)
-    ax.set_ylim(-0.5, 3.4)
-    return pos
-
-
-def draw_cube_path(ax, pos, path, colour, labels, closed=False) -> None:
-    """Arrows from node to node along ``path``, each labelled, drawn left of the link.
-
-    ``pos`` is what :func:`draw_cube` returned; ``closed=True`` adds the arrow
-    from the last node back to the first.
-    """
-    hops = list(zip(path, path[1:] + path[:1] if closed else path[1:]))
-    for (u, v), label in zip(hops, labels):
-        (x0, y0), (x1, y1) = pos[u], pos[v]
-        length = math.hypot(x1 - x0, y1 - y0)
-        nx, ny = -(y1 - y0) / length, (x1 - x0) / length       # to the left of the arrow
-        ax.annotate("", xy=(x1 + 0.08 * nx, y1 + 0.08 * ny),
-                    xytext=(x0 + 0.08 * nx, y0 + 0.08 * ny), zorder=2, arrowprops=dict(arrowstyle="-|>", color=colour, lw=2,
-                                              shrinkA=11, shrinkB=11))
-        ax.text(0.65 * x0 + 0.35 * x1 + 0.3 * nx, 0.65 * y0 + 0.35 * y1 + 0.3 * ny, label,
-                color=colour, fontsize=8, ha="center", va="center", zorder=5)
 
 
 def gray_ring_figure():
     """The 3-bit Gray code as a ring on the 3-cube, each hop labelled with the bit it flips."""
     fig, ax = plt.subplots(figsize=(4.2, 3.6))
-    pos = draw_cube(ax)
+    draw_cube(ax=ax)
     ring = [int(g) for g in gray_code(3)]
-    draw_cube_path(ax, pos, ring, "C3", [str(b) for b in transition_sequence(3, cyclic=True)],
-                   closed=True)
+    draw_cube_path(ring, ax=ax, colour="C3",
+                   labels=[str(b) for b in transition_sequence(3, cyclic=True)], closed=True)
     ax.set_title("the Gray code ring 000 001 011 010 110 111 101 100", fontsize=9)
     return fig
 
@@ -95,9 +46,9 @@ def shifted_cycles_figure():
     dims = d_cycles_schedule(3).dims
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
     for i, ax in enumerate(axes):
-        pos = draw_cube(ax)
+        draw_cube(ax=ax)
         path = [int(sh(int(g), 3, i)) for g in gray_code(3)]
-        draw_cube_path(ax, pos, path, f"C{i}", [str(u) for u in range(7)])
+        draw_cube_path(path, ax=ax, colour=f"C{i}", labels=[str(u) for u in range(7)])
         ax.set_title(f"slot {i} of node 000, dimensions " + " ".join(map(str, dims[:, i])),
                      fontsize=9)
     return fig
