@@ -1,0 +1,217 @@
+"""Summary tables of the catalog: one row per registered algorithm of some operations.
+
+The chapters end with a table of their algorithms.  It is built here from
+:func:`~collective_lib.catalog` at the moment it is shown, so an algorithm that
+is registered later appears in it without any edit to the chapter.  Each row
+gives the algorithm's name, network and port model, its closed-form time at the
+given ``p`` and ``m`` (with the best number of packets for a pipelined one),
+whether that time is exact (``=``) or an upper bound (``<=``), the closed form
+itself (the first paragraph of the cost function's docstring), the values of ``p``
+it accepts and its source.  With ``simulate=True`` the table also shows the
+simulated time and whether every PE ended with the right result.
+
+Examples
+--------
+>>> from collective_lib.summary import summary_table
+>>> table = summary_table("broadcast", p=64, m=1000)
+>>> "two_tree_broadcast" in table.names()
+True
+>>> row = table.row("binomial_broadcast")
+>>> row.time, row.relation, row.valid_p
+(6600.0, '=', 'any')
+>>> "<table" in table._repr_html_()
+True
+"""
+from __future__ import annotations
+
+import html
+import inspect
+import math
+from dataclasses import dataclass
+
+from .catalog import catalog
+from .viz import optimal_params
+
+__all__ = ["SummaryRow", "SummaryTable", "summary_table", "valid_p_label"]
+
+#: The values of p :func:`valid_p_label` looks at to describe an algorithm's valid p.
+LABEL_PS = range(1, 257)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One algorithm of a :class:`SummaryTable`.
+
+    ``time`` is the closed form's time at the table's ``p`` and ``m`` (None when
+    the algorithm cannot run on p PEs); ``params`` the parameters it was
+    evaluated with (the best ``k`` of a pipelined algorithm); ``simulated`` and
+    ``correct`` are None unless the table was built with ``simulate=True``.
+    """
+    operation: str
+    name: str
+    network: str
+    ports: str
+    time: float | None
+    relation: str
+    formula: str
+    valid_p: str
+    source: str
+    params: dict
+    simulated: float | None = None
+    correct: bool | None = None
+
+
+class SummaryTable:
+    """Rows of a summary table; shown as HTML in a notebook, as aligned text otherwise."""
+
+    def __init__(self, rows, p: int, m: int, ts: float, tw: float, simulated: bool):
+        self.rows = list(rows)
+        self.p, self.m, self.ts, self.tw = p, m, ts, tw
+        self.simulated = simulated
+
+    def names(self) -> list:
+        """The algorithms' names, in table order."""
+        return [row.name for row in self.rows]
+
+    def row(self, name: str) -> SummaryRow:
+        """The row of algorithm ``name`` (ValueError naming it if it is not in the table)."""
+        for row in self.rows:
+            if row.name == name:
+                return row
+        raise ValueError(f"{name!r} is not in this table; it has {self.names()}")
+
+    def header(self) -> list:
+        """The column titles."""
+        time = f"time (p={self.p}, m={self.m})"
+        columns = ["operation", "algorithm", "network", "ports", time, "", "closed form",
+                   "valid p", "source"]
+        if self.simulated:
+            columns[6:6] = ["simulated", "correct"]
+        return columns
+
+    def cells(self) -> list:
+        """The table as rows of strings, in the order of :meth:`header`."""
+        lines = []
+        for row in self.rows:
+            time = "-" if row.time is None else f"{row.time:g}"
+            if "k" in row.params and row.time is not None:
+                time += f" (k={row.params['k']})"
+            cells = [row.operation, row.name, row.network, row.ports, time,
+                     row.relation if row.time is not None else "", row.formula, row.valid_p,
+                     row.source]
+            if self.simulated:
+                cells[6:6] = ["-" if row.simulated is None else f"{row.simulated:g}",
+                              "-" if row.correct is None else str(row.correct)]
+            lines.append(cells)
+        return lines
+
+    def caption(self) -> str:
+        return (f"Closed-form times for p = {self.p}, m = {self.m} words, ts = {self.ts:g}, "
+                f"tw = {self.tw:g}, each on its own port model; '=' exact, '<=' an upper bound.")
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.header())
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+                       for cells in self.cells())
+        return (f"<table><caption>{html.escape(self.caption())}</caption>"
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+    def to_markdown(self) -> str:
+        """The table in Markdown (pipes in cells escaped)."""
+        def line(cells):
+            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        rows = [line(self.header()), "|" + "---|" * len(self.header())]
+        return "\n".join(rows + [line(cells) for cells in self.cells()])
+
+    def __str__(self) -> str:
+        table = [self.header()] + self.cells()
+        widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+        return self.caption() + "\n" + "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def valid_p_label(entry) -> str:
+    """``"any"``, ``"powers of 2"``, ``"squares"`` or the first valid values of p.
+
+    Decided from ``entry.valid(p)`` for p in :data:`LABEL_PS`.
+    """
+    valid = [p for p in LABEL_PS if entry.valid(p)]
+    if valid == list(LABEL_PS):
+        return "any"
+    if valid == [p for p in LABEL_PS if p & (p - 1) == 0]:
+        return "powers of 2"
+    if valid == [p for p in LABEL_PS if math.isqrt(p) ** 2 == p]:
+        return "squares"
+    if not valid:
+        return "none"
+    return ", ".join(map(str, valid[:5])) + (", ..." if len(valid) > 5 else "")
+
+
+def _formula(entry) -> str:
+    # The first paragraph of the cost function's docstring states the closed form.
+    paragraph = inspect.cleandoc(entry.cost.__doc__ or "").split("\n\n")[0]
+    return " ".join(paragraph.split()).rstrip(".") or "-"
+
+
+def _network_name(entry, p) -> str:
+    # The network the closed form is stated for; at p itself if p is valid, else at a p that is.
+    at = p if entry.valid(p) else next(q for q in LABEL_PS if entry.valid(q))
+    return type(entry.network(at)).__name__
+
+
+def _row(entry, p, m, ts, tw, simulate, seed) -> SummaryRow:
+    time = simulated = correct = None
+    params = {}
+    if entry.valid(p):
+        model = entry.default_model(ts, tw)
+        params = optimal_params(entry, p, m, model)
+        time = entry.predict(p, m, model, **params)
+        if simulate:
+            inputs = entry.make_inputs(p, m, seed, **params)
+            run = entry.simulate(p, m, inputs=inputs, model=model, trace=False, **params)
+            simulated, correct = run.time, run.results == entry.expected(inputs, **params)
+    return SummaryRow(operation=entry.operation, name=entry.name,
+                      network=_network_name(entry, p),
+                      ports=entry.ports, time=time, relation="=" if entry.exact else "<=",
+                      formula=_formula(entry), valid_p=valid_p_label(entry),
+                      source=entry.source, params=params, simulated=simulated, correct=correct)
+
+
+def summary_table(operations, p: int, m: int, *, ts: float = 100.0, tw: float = 1.0,
+                  simulate: bool = False, seed: int = 0) -> SummaryTable:
+    """Every catalog entry of ``operations`` with its time at ``p`` PEs and ``m`` words.
+
+    Parameters
+    ----------
+    operations : str or sequence of str
+        The operations to list (``"broadcast"``, ``("allgather", "alltoall")``, ...),
+        in the order the table groups them; within one operation the catalog's
+        order.  An unknown operation raises ValueError naming it.
+    p, m : int
+        Where the closed forms are evaluated; an algorithm that cannot run on p
+        PEs is listed with time ``-``.
+    ts, tw : float
+        Start-up and per-word time; each algorithm uses its own port model.
+    simulate : bool
+        Also simulate every valid algorithm once on random inputs (``seed``) and
+        report its time and whether every PE's result is right.
+
+    Examples
+    --------
+    >>> table = summary_table(["allgather", "alltoall"], p=16, m=64, simulate=True)
+    >>> all(row.correct for row in table.rows if row.time is not None)
+    True
+    """
+    if isinstance(operations, str):
+        operations = [operations]
+    entries = catalog().values()
+    known = {entry.operation for entry in entries}
+    for operation in operations:
+        if operation not in known:
+            raise ValueError(f"no algorithm implements {operation!r}; "
+                             f"the catalog has {sorted(known)}")
+    rows = [_row(entry, p, m, ts, tw, simulate, seed)
+            for operation in operations for entry in entries if entry.operation == operation]
+    return SummaryTable(rows, p, m, ts, tw, simulate)

@@ -1,0 +1,321 @@
+"""Chapter 1's claims about the broadcasts (book/ch1_broadcast), against the catalog.
+
+The chapter's own programs are copied from its visible cells (section named at each);
+the tests check that they are the catalog's programs message for message and that the
+numbers the prose quotes hold.
+"""
+import numpy as np
+import pytest
+
+from collective_lib import CostModel, Hypercube, Mesh, Ring, catalog, recv, send, sendrecv, simulate
+from collective_lib.algorithms.broadcast import sanders_optimal_k
+from collective_lib.packets import join_packets, split_packets
+from collective_lib.trees import binomial_children, ceil_log2, in_order_node, tree_height
+from collective_lib.viz import holdings_table, optimal_params
+
+MODEL = CostModel(ts=100, tw=1)
+HALF = CostModel(ports="half-duplex")
+
+
+def entry(name):
+    return catalog()[name]
+
+
+def trace(run):
+    return [(m.src, m.dst, m.start, m.end) for m in run.messages]
+
+
+def root_inputs(p, root, message):
+    return [None] * root + [message] + [None] * (p - root - 1)
+
+
+# §1.1
+def naive(me, p, data, root=0):
+    if me == root:
+        for i in range(1, p):
+            yield send((root + i) % p, data)
+        return data
+    return (yield recv(root))
+
+
+# §1.2
+def divide_and_conquer(me, p, data):
+    lo, hi = 0, p - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if me == lo:
+            yield send(mid, data)
+        elif me == mid:
+            data = yield recv(lo)
+        if me < mid:
+            hi = mid - 1
+        else:
+            lo = mid
+    return data
+
+
+# §1.3
+def binomial(me, p, data, root=0):
+    i = (me - root) % p
+    if i > 0:
+        parent = i - (i & -i)
+        data = yield recv((parent + root) % p)
+    for child in binomial_children(i, p):
+        yield send((child + root) % p, data)
+    return data
+
+
+# §1.6
+def pipelined_tree(me, p, data, root=0, k=1):
+    node = in_order_node(me, p, root)
+    children = [c for c in (node.left, node.right) if c is not None]
+    packets = split_packets(data, k) if me == root else [None] * k
+    for i in range(k):
+        if node.parent is not None:
+            packets[i] = yield recv(node.parent)
+        for child in children:
+            yield send(child, packets[i])
+    return join_packets(packets)
+
+
+# §1.8
+def linear_pipeline(me, p, data, root=0, k=1):
+    if p == 1:
+        return data
+    pos = (me - root) % p
+    prev, nxt = (me - 1) % p, (me + 1) % p
+    if pos == 0:
+        for packet in split_packets(data, k):
+            yield send(nxt, packet)
+        return data
+    packets = [(yield recv(prev))]
+    for _ in range(k - 1):
+        if pos < p - 1:
+            packets.append((yield sendrecv(nxt, packets[-1], prev)))
+        else:
+            packets.append((yield recv(prev)))
+    if pos < p - 1:
+        yield send(nxt, packets[-1])
+    return join_packets(packets)
+
+
+@pytest.mark.parametrize("p", range(1, 65))
+def test_naive_broadcast_is_the_catalog_entry_and_takes_p_minus_1_sends(p):
+    for root in sorted({0, p // 2, p - 1}):
+        mine = simulate(naive, p, root_inputs(p, root, [1, 2]), model=MODEL, root=root)
+        assert mine.time == (p - 1) * 102 == entry("naive_broadcast").predict(p, 2, MODEL, root=root)
+        assert mine.results == [[1, 2]] * p
+        assert trace(mine) == trace(entry("naive_broadcast").simulate(
+            p, inputs=root_inputs(p, root, [1, 2]), model=MODEL, root=root))
+
+
+def test_naive_broadcast_number_of_the_chapter():
+    assert simulate(naive, 64, [list(range(1000))] + [None] * 63, model=MODEL).time == 69300
+
+
+@pytest.mark.parametrize("p", range(1, 130))
+def test_divide_and_conquer_takes_ceil_log_p_steps(p):
+    run = simulate(divide_and_conquer, p, ["msg"] + [None] * (p - 1), trace=False)
+    assert run.time == ceil_log2(p) and run.results == ["msg"] * p
+
+
+@pytest.mark.parametrize("p", range(1, 40))
+def test_chapter_binomial_is_the_catalog_binomial_broadcast(p):
+    for root in range(p):
+        inputs = root_inputs(p, root, [3, 4])
+        mine = simulate(binomial, p, inputs, root=root)
+        assert trace(mine) == trace(entry("binomial_broadcast").simulate(p, 2, inputs=inputs,
+                                                                          root=root))
+        assert mine.results == [[3, 4]] * p
+
+
+@pytest.mark.parametrize("d", range(7))
+def test_binomial_and_divide_and_conquer_agree_on_powers_of_two(d):
+    inputs = ["msg"] + [None] * (2 ** d - 1)
+    assert trace(simulate(binomial, 2 ** d, inputs)) == trace(simulate(divide_and_conquer, 2 ** d,
+                                                                       inputs))
+
+
+def test_every_p_and_root_up_to_64_is_correct_and_on_time():
+    binom = entry("binomial_broadcast")
+    pairs = 0
+    for p in range(1, 65):
+        for root in range(p):
+            inputs = binom.make_inputs(p, m=10, root=root)
+            run = binom.simulate(p, inputs=inputs, model=MODEL, root=root, trace=False)
+            assert run.results == binom.expected(inputs, root=root), (p, root)
+            assert run.time == ceil_log2(p) * 110, (p, root)
+            pairs += 1
+    assert pairs == 2080
+
+
+def test_binomial_holders_double_each_step():
+    rows = holdings_table(entry("binomial_broadcast").simulate(64))
+    assert [len(r.holders) for r in rows] == [2, 4, 8, 16, 32, 64]
+
+
+@pytest.mark.parametrize("d", range(0, 9))
+def test_smallest_child_first_is_quadratic_in_log_p(d):
+    binom = entry("binomial_broadcast")
+    assert binom.simulate(2 ** d, children_order="smallest-first", trace=False).time == d * (d + 1) // 2
+    assert binom.simulate(2 ** d, trace=False).time == d
+
+
+@pytest.mark.parametrize("d", range(0, 7))
+def test_hypercube_broadcast_uses_neighbours_only_from_every_root(d):
+    cube = entry("hypercube_broadcast")
+    for root in range(2 ** d):
+        run = cube.simulate(2 ** d, 50, model=MODEL, root=root)
+        assert run.time == 150 * d == cube.predict(2 ** d, 50, MODEL, root=root)
+        assert all(len(msg.path) == 1 for msg in run.messages)
+    assert trace(cube.simulate(2 ** d)) == trace(entry("binomial_broadcast").simulate(
+        2 ** d, network=Hypercube(d)))
+
+
+def routed_time(name, net, routing):
+    return entry(name).simulate(16, 50, root=5, network=net,
+                                model=CostModel(ts=100, tw=1, routing=routing)).time
+
+
+def test_routing_numbers_of_the_chapter():
+    assert routed_time("hypercube_broadcast", Hypercube(4), "store-and-forward") == 600
+    assert routed_time("binomial_broadcast", Ring(16), "cut-through") == 600
+    assert routed_time("binomial_broadcast", Hypercube(4), "store-and-forward") > 600
+    assert (routed_time("binomial_broadcast", Ring(16), "store-and-forward")
+            > routed_time("binomial_broadcast", Mesh(4, 4), "store-and-forward") > 600)
+
+
+@pytest.mark.parametrize("p", range(1, 30))
+def test_chapter_pipelined_tree_is_the_catalog_entry(p):
+    pipe = entry("pipelined_binary_tree_broadcast")
+    for root in sorted({0, p // 2, p - 1}):
+        for k in (1, 2, 3, 5):
+            inputs = root_inputs(p, root, list(range(10)))
+            mine = simulate(pipelined_tree, p, inputs, model=HALF, root=root, k=k)
+            assert mine.results == [list(range(10))] * p
+            assert trace(mine) == trace(pipe.simulate(p, inputs=inputs, root=root, k=k))
+
+
+def test_pipelined_tree_example_of_the_chapter():
+    pipe = entry("pipelined_binary_tree_broadcast")
+    assert pipe.simulate(7, 3, k=3, root=3).time == 10 == pipe.predict(7, 3, root=3, k=3)
+    assert tree_height(7, 3) == 2
+
+
+def test_lemma_13_2_is_a_bound_met_in_some_cases():
+    pipe = entry("pipelined_binary_tree_broadcast")
+    cases = equal = 0
+    for p in range(2, 65):
+        for root in sorted({0, p // 3, p - 1}):
+            for k in (1, 2, 3, 5, 8):
+                t = pipe.simulate(p, 8, root=root, k=k, trace=False).time
+                bound = pipe.predict(p, 8, root=root, k=k)
+                assert t <= bound, (p, root, k)
+                cases += 1
+                equal += t == bound
+    assert 0 < equal < cases
+
+
+def test_in_order_trees_are_at_most_ceil_log_p_high():
+    for p in range(1, 65):
+        for root in range(p):
+            assert tree_height(p, root) <= ceil_log2(p), (p, root)
+    assert max(tree_height(64, r) for r in range(64)) == 6
+
+
+def test_best_number_of_packets_of_the_chapter():
+    pipe = entry("pipelined_binary_tree_broadcast")
+    p, m = 64, 10_000
+    half_model = pipe.default_model(ts=100, tw=1)
+    assert tree_height(64, 0) == 6 and round(sanders_optimal_k(p, m, half_model), 2) == 17.32
+    simulated = [pipe.simulate(p, m, model=half_model, k=k, trace=False).time for k in range(1, 61)]
+    assert pipe.optimal_k(p, m, half_model) == 16
+    assert 1 + int(np.argmin(simulated)) == 16 and min(simulated) == 40600
+    assert pipe.predict(p, m, half_model, k=1) == 121200
+    assert pipe.predict(p, m, half_model, k=m) > 3_000_000
+
+
+@pytest.mark.parametrize("p", range(1, 30))
+def test_chapter_linear_pipeline_is_the_catalog_entry(p):
+    line = entry("linear_pipeline_broadcast")
+    for root in sorted({0, p // 2, p - 1}):
+        for k in (1, 2, 4, 7):
+            inputs = root_inputs(p, root, list(range(7)))
+            mine = simulate(linear_pipeline, p, inputs, root=root, k=k)
+            assert mine.results == [list(range(7))] * p
+            assert trace(mine) == trace(line.simulate(p, inputs=inputs, root=root, k=k))
+
+
+@pytest.mark.parametrize("p", range(2, 65))
+def test_linear_pipeline_takes_p_plus_k_minus_2_steps(p):
+    line = entry("linear_pipeline_broadcast")
+    for k in range(1, 11):
+        assert line.simulate(p, k, k=k, trace=False).time == p + k - 2 == line.predict(p, k, k=k)
+
+
+def test_linear_pipeline_and_golden_tree_numbers_of_the_chapter():
+    assert entry("linear_pipeline_broadcast").simulate(8, 12, k=12, model=HALF).time == 29
+    assert entry("golden_tree_broadcast").simulate(7, 3, k=3, root=3).time == 7
+
+
+def best_run(e, p, m, ts=100, tw=1):
+    # Chapter 1, §1.10: simulated and closed-form time on the entry's port model, at its best k.
+    model = e.default_model(ts, tw)
+    params = optimal_params(e, p, m, model)
+    run = e.simulate(p, m, model=model, trace=False, **params)
+    return run.time, e.predict(p, m, model, **params), params.get("k")
+
+
+SCENARIOS = [(64, 1), (64, 1_000), (64, 100_000), (16, 100_000), (1024, 10), (7, 999), (33, 64)]
+
+
+@pytest.mark.parametrize("name, p, m", [(n, p, m) for n, e in catalog().items()
+                                         if e.operation == "broadcast"
+                                         for p, m in SCENARIOS if e.valid(p)])
+def test_every_broadcast_at_its_best_k_meets_its_closed_form(name, p, m):
+    e = entry(name)
+    t, formula, k = best_run(e, p, m)
+    assert t <= formula
+    if e.exact and (k is None or m % k == 0):
+        assert t == formula
+
+
+def test_comparison_numbers_of_the_chapter():
+    assert best_run(entry("binomial_broadcast"), 64, 1)[0] == 606
+    assert (best_run(entry("linear_pipeline_broadcast"), 16, 100_000)[0]
+            < best_run(entry("pipelined_binary_tree_broadcast"), 16, 100_000)[0]
+            < best_run(entry("binomial_broadcast"), 16, 100_000)[0])
+
+
+PS = [2 ** i for i in range(2, 13)]
+MS = [10 ** i for i in range(0, 8)]
+BASIC = ["naive_broadcast", "binomial_broadcast", "hypercube_broadcast",
+         "pipelined_binary_tree_broadcast", "linear_pipeline_broadcast"]
+
+
+def best_cost(name, p, m):
+    e = entry(name)
+    model = e.default_model(100, 1)
+    return e.predict(p, m, model, **optimal_params(e, p, m, model))
+
+
+def fastest(names):
+    # Chapter 1, §1.10: the cheapest closed form at every (p, m) of the grid.
+    return {(p, m): min((n for n in names if entry(n).valid(p)), key=lambda n: best_cost(n, p, m))
+            for p in PS for m in MS}
+
+
+def test_which_broadcast_is_fastest_where():
+    everything = [n for n, e in catalog().items() if e.operation == "broadcast"]
+    basic, whole = fastest(BASIC), fastest(everything)
+    assert all(basic[p, m] == "binomial_broadcast" for p in PS for m in (1, 10, 100))
+    assert all(basic[p, 10 ** 7] == "linear_pipeline_broadcast" for p in PS)
+    assert basic[4096, 10 ** 4] == "pipelined_binary_tree_broadcast"
+    assert basic[4, 10 ** 4] == "linear_pipeline_broadcast"
+    assert "naive_broadcast" not in set(basic.values()) | set(whole.values())
+    assert all(whole[p, m] == "binomial_broadcast" for p in PS for m in (1, 10, 100))
+    assert all(whole[p, m] == "two_tree_broadcast" for p in PS[1:] for m in MS[3:])
+    for m in MS[3:]:
+        assert whole[4, m] in ("linear_pipeline_broadcast", "two_tree_broadcast")
+        costs = [best_cost(n, 4, m) for n in ("linear_pipeline_broadcast", "two_tree_broadcast")]
+        assert abs(costs[0] - costs[1]) <= 0.01 * min(costs)
