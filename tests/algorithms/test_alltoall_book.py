@@ -13,7 +13,9 @@ from collective_lib import (CostModel, Hypercube, Ring, catalog, compute, exchan
 from collective_lib.algorithms.broadcast import binomial_broadcast
 from collective_lib.algorithms.reduce import add, combine
 from collective_lib.catalog import operations
-from collective_lib.viz import Span, record_run, span_inputs, span_op, values_table
+from collective_lib.recording import record_run
+from collective_lib.spans import Span, span_inputs, span_op
+from collective_lib.viz import values_table
 
 MODEL = CostModel(ts=100, tw=1)
 

@@ -6,7 +6,8 @@ import pytest
 
 from collective_lib import CostModel, catalog, recv, send, sendrecv, simulate
 from collective_lib.trees import binomial_children, binomial_parent, ceil_log2
-from collective_lib.viz import record_run, values_table
+from collective_lib.recording import record_run
+from collective_lib.viz import values_table
 
 MODEL = CostModel(ts=100, tw=1)
 MODELS = [MODEL, CostModel(ts=1, tw=0.25), CostModel(ts=0, tw=1), CostModel(ts=0.5, tw=1)]

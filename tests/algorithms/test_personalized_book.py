@@ -12,7 +12,8 @@ from collective_lib import CostModel, Hypercube, Ring, catalog, exchange, simula
 from collective_lib.algorithms.personalized import (direct_indirect_crossover, one_factor_partner,
                                                     transpose_by_alltoall)
 from collective_lib.catalog import operations
-from collective_lib.viz import record_run, values_table
+from collective_lib.recording import record_run
+from collective_lib.viz import values_table
 
 MODEL = CostModel(ts=100, tw=1)
 M, TR = 4, 0.5

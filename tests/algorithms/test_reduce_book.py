@@ -14,7 +14,9 @@ from collective_lib import CostModel, catalog, compute, exchange, recv, send, se
 from collective_lib.algorithms.reduce import add, combine, elementwise
 from collective_lib.ops import size_in_words
 from collective_lib.trees import binomial_children, binomial_parent, ceil_log2, in_order_node
-from collective_lib.viz import Span, optimal_params, record_run, span_inputs, span_op, values_table
+from collective_lib.recording import record_run
+from collective_lib.spans import Span, span_inputs, span_op
+from collective_lib.viz import optimal_params, values_table
 
 MODEL = CostModel(ts=100, tw=1)
 HALF = CostModel(ports="half-duplex")
