@@ -63,8 +63,6 @@ from ..model import CostModel
 from ..networks import Hypercube
 from ..ops import multi, sendrecv
 from ..validate import check_positive_int, check_power_of_two
-from . import alltoall  # noqa: F401  (registers "all_to_all_reduction")
-from . import gather  # noqa: F401  (registers "allgather")
 from .reduce import _check_op, add
 
 __all__ = [
