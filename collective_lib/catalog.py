@@ -1,46 +1,37 @@
-"""One registry of every algorithm: its program, closed-form cost and source.
+"""One registry of every algorithm: its program, closed-form cost, constraints and source.
 
 Widgets, tests and the book's summary tables read :func:`catalog`, so an
-algorithm that is registered here shows up everywhere.  Each algorithm module
-registers its programs with :func:`register` and the collective operations it
-implements with :func:`register_operation` (how to make inputs for one, and
-what every PE must return).
+algorithm that is registered here shows up everywhere.  Each module of
+:mod:`collective_lib.algorithms` registers its programs with :func:`register`
+against an operation of :mod:`collective_lib.operations` (which says what
+every PE must return); :func:`catalog` finds those modules by itself (see
+:func:`discover`), so a new module needs no edit here.
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable
 
+import numpy as np
+
 from .model import CostModel
 from .networks import FullyConnected, Network
+from .operations import operations
 from .simulator import Run, simulate
 
-__all__ = ["Algorithm", "Operation", "catalog", "register", "register_operation", "operations",
-           "resolve_program"]
+# ``operations`` is imported for the old spelling ``from collective_lib.catalog import operations``.
+__all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program"]
 
-#: Modules whose import registers algorithms, in chapter order.
-ALGORITHM_MODULES = ("collective_lib.algorithms.broadcast", "collective_lib.algorithms.reduce",
-                     "collective_lib.algorithms.gather", "collective_lib.algorithms.alltoall",
-                     "collective_lib.algorithms.personalized", "collective_lib.algorithms.hrelation",
-                     "collective_lib.algorithms.cm200")
+#: The package whose modules :func:`discover` imports.
+ALGORITHMS_PACKAGE = "collective_lib.algorithms"
 
 _ALGORITHMS: dict = {}
-_OPERATIONS: dict = {}
-
-
-@dataclass(frozen=True)
-class Operation:
-    """A collective operation: how to make its inputs and what each PE must return.
-
-    ``make_inputs(p, m, rng, **params)`` returns the list of p inputs;
-    ``expected(inputs, **params)`` the list of p results a correct algorithm
-    returns for them.
-    """
-    name: str
-    make_inputs: Callable
-    expected: Callable
+_discovered = False
+_view = None          # (the registry, its size, the ordered read-only view catalog() returns)
 
 
 @dataclass(frozen=True)
@@ -54,7 +45,7 @@ class Algorithm:
     program : generator function
         ``program(me, p, data, **params)``.
     operation : str
-        The collective it implements (``"broadcast"``, ...).
+        The collective it implements, a name of :func:`~collective_lib.operations.operations`.
     cost : callable
         ``cost(p, m, model, **params)``: the closed form, in the model's units.
     exact : bool
@@ -79,6 +70,19 @@ class Algorithm:
         that only a commutative operator is guaranteed a correct result.  False
         (the default) promises ``m_0 op m_1 op ... op m_(p-1)`` in rank order for
         every associative ``op``.
+    valid_m : callable or None
+        ``valid_m(p, m, **params)`` raises ValueError naming m (or the
+        parameter m must accommodate, such as the number of packets k) when
+        the algorithm cannot run with m words on p PEs, beyond what the
+        operation itself refuses (see :meth:`check`).  None: every m the
+        operation accepts.
+    held : str, callable, dict or None
+        What a PE "holds" after each step, for the tables of values: the name
+        of one of the program's local variables, a function of a PE's recorded
+        state (a record with ``locals``, ``done``, ``result``, ``received``,
+        ``heard``), or a dict ``label -> one of those`` (one line each).  A name
+        that is not a local variable reads the state's ``result``, ``received``
+        or ``heard``.  None: the last payload received, then the result.
     """
     name: str
     program: Callable
@@ -93,6 +97,8 @@ class Algorithm:
     optimal_k: Callable | None = None
     summary: str = ""
     requires_commutative: bool = False
+    valid_m: Callable | None = None
+    held: object = None
 
     def valid(self, p: int) -> bool:
         """Whether the algorithm can run on ``p`` PEs."""
@@ -102,20 +108,58 @@ class Algorithm:
             return False
         return True
 
+    def refusal(self, p: int, m: int, **params) -> str | None:
+        """Why the algorithm cannot run on ``p`` PEs with ``m`` words, or None if it can.
+
+        Checks p (``valid_p``), the m the operation accepts and the entry's own
+        ``valid_m`` with the entry's default parameters overridden by ``params``.
+
+        >>> entry = catalog()["rabenseifner_allreduce"]
+        >>> entry.refusal(8, 16) is None, entry.refusal(6, 16)
+        (True, 'rabenseifner_allreduce needs p to be a power of two, got p=6')
+        """
+        try:
+            self.check(p, m, **params)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    def accepts(self, p: int, m: int, **params) -> bool:
+        """Whether the algorithm can run on ``p`` PEs with ``m`` words (see :meth:`check`).
+
+        >>> entry = catalog()["pipelined_binary_tree_broadcast"]
+        >>> entry.accepts(7, 4, k=4), entry.accepts(7, 3, k=4)
+        (True, False)
+        """
+        return self.refusal(p, m, **params) is None
+
+    def check(self, p: int, m: int, **params) -> None:
+        """Raise a ValueError naming the bad value if the algorithm cannot run on p PEs, m words.
+
+        >>> catalog()["rabenseifner_allreduce"].check(8, 4)
+        Traceback (most recent call last):
+        ...
+        ValueError: rabenseifner_allreduce cuts the message into one block per PE and needs m >= p words, got m=4 for p=8
+        """
+        self.valid_p(p)
+        operations()[self.operation].check_m(m)
+        if self.valid_m is not None:
+            self.valid_m(p, m, **{**self.params, **params})
+
     def default_model(self, ts: float = 1.0, tw: float = 0.0, th: float = 0.0) -> CostModel:
         """A cost model with the port model this entry's closed form assumes."""
         return CostModel(ts=ts, tw=tw, th=th, ports=self.ports)
 
     def make_inputs(self, p: int, m: int = 1, seed: int = 0, **params) -> list:
         """Random inputs of ``m`` words for ``p`` PEs (reproducible from ``seed``)."""
-        import numpy as np
         self.valid_p(p)
         params = {**self.params, **params}
-        return _OPERATIONS[self.operation].make_inputs(p, m, np.random.default_rng(seed), **params)
+        return operations()[self.operation].make_inputs(p, m, np.random.default_rng(seed),
+                                                        **params)
 
     def expected(self, inputs: list, **params) -> list:
         """What every PE must return for ``inputs``."""
-        return _OPERATIONS[self.operation].expected(inputs, **{**self.params, **params})
+        return operations()[self.operation].expected(inputs, **{**self.params, **params})
 
     def simulate(self, p: int, m: int = 1, *, model: CostModel | None = None,
                  network: Network | None = None, seed: int = 0, inputs: list | None = None,
@@ -141,30 +185,43 @@ class Algorithm:
                          **{**self.params, **params})
 
 
-def register_operation(name: str, *, make_inputs: Callable, expected: Callable) -> None:
-    """Declare a collective operation (done once, by the module of its chapter)."""
-    if name in _OPERATIONS:
-        raise ValueError(f"operation {name!r} is registered twice")
-    _OPERATIONS[name] = Operation(name, make_inputs, expected)
-
-
 def _any_p(p):
     if not isinstance(p, int) or isinstance(p, bool) or p < 1:
         raise ValueError(f"p must be an integer >= 1, got {p!r}")
 
 
+def _check_held(key, held):
+    """``held`` as :func:`register` takes it, or a ValueError naming the algorithm."""
+    if held is None:
+        return None
+    specs = list(held.values()) if isinstance(held, dict) else [held]
+    labels_ok = not isinstance(held, dict) or (held and all(isinstance(k, str) for k in held))
+    if labels_ok and all(isinstance(spec, str) or callable(spec) for spec in specs):
+        return held
+    raise ValueError(f"held= of {key!r} must name a local variable, be a function of a PE's "
+                     f"state, or be a dict label -> one of those; got {held!r}")
+
+
 def register(*, operation: str, cost: Callable, source: str, exact: bool,
              ports: str = "full-duplex", network: Callable = FullyConnected,
-             valid_p: Callable = _any_p, params: dict | None = None,
-             optimal_k: Callable | None = None, name: str | None = None,
-             requires_commutative: bool = False):
-    """Decorator: add a program to the catalog under its own name."""
+             valid_p: Callable = _any_p, valid_m: Callable | None = None,
+             params: dict | None = None, optimal_k: Callable | None = None,
+             name: str | None = None, requires_commutative: bool = False, held=None):
+    """Decorator: add a program to the catalog under its own name.
+
+    The program's own constraints come with it, so no caller has to try it
+    and catch the error: ``valid_p(p)`` and ``valid_m(p, m, **params)`` raise a
+    ValueError naming the bad value (see :meth:`Algorithm.check`),
+    ``requires_commutative`` says the operator must commute; ``held`` says what
+    a PE holds after each step (see :class:`Algorithm`).
+    """
     def add(program):
         key = name or program.__name__
         if key in _ALGORITHMS:
             raise ValueError(f"algorithm {key!r} is registered twice")
-        if operation not in _OPERATIONS:
-            raise ValueError(f"register the operation {operation!r} before {key!r}")
+        if operation not in operations():
+            raise ValueError(f"{key!r} implements the unknown operation {operation!r}; "
+                             f"collective_lib.operations declares {list(operations())}")
 
         def check(p, _valid=valid_p):
             _any_p(p)
@@ -175,13 +232,37 @@ def register(*, operation: str, cost: Callable, source: str, exact: bool,
             name=key, program=program, operation=operation, cost=cost, exact=exact,
             ports=ports, network=network, valid_p=check, source=source,
             params=dict(params or {}), optimal_k=optimal_k, summary=doc[0] if doc else "",
-            requires_commutative=requires_commutative)
+            requires_commutative=requires_commutative, valid_m=valid_m,
+            held=_check_held(key, held))
         return program
     return add
 
 
+def _position(module_name: str) -> tuple:
+    """Sort key of a module's entries: its ``CATALOG_POSITION``, then its name."""
+    position = getattr(sys.modules.get(module_name), "CATALOG_POSITION", None)
+    return (position is None, position or 0, module_name)
+
+
+def discover() -> None:
+    """Import every module of :mod:`collective_lib.algorithms` (importing one registers it).
+
+    :func:`catalog` calls it once; call it again after adding a module while
+    the program runs.
+    """
+    global _discovered
+    package = importlib.import_module(ALGORITHMS_PACKAGE)
+    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{ALGORITHMS_PACKAGE}.{module.name}")
+    _discovered = True
+
+
 def catalog() -> MappingProxyType:
     """Every registered algorithm, by name, in chapter order (read-only).
+
+    Entries are grouped by the module that defines their program, the modules
+    in the order of their ``CATALOG_POSITION`` (modules without one last, by
+    name), and keep the order they were registered in within a module.
 
     Examples
     --------
@@ -190,9 +271,14 @@ def catalog() -> MappingProxyType:
     >>> entry.simulate(p=8, m=4).time == entry.predict(p=8, m=4)
     True
     """
-    for module in ALGORITHM_MODULES:
-        importlib.import_module(module)
-    return MappingProxyType(_ALGORITHMS)
+    global _view
+    if not _discovered:
+        discover()
+    if _view is None or _view[0] is not _ALGORITHMS or _view[1] != len(_ALGORITHMS):
+        ordered = sorted(_ALGORITHMS.values(), key=lambda e: _position(e.program.__module__))
+        _view = (_ALGORITHMS, len(_ALGORITHMS),
+                 MappingProxyType({entry.name: entry for entry in ordered}))
+    return _view[2]
 
 
 def resolve_program(algorithm) -> tuple:
@@ -217,9 +303,3 @@ def resolve_program(algorithm) -> tuple:
         raise ValueError(f"expected a generator function, a catalog entry or its name, "
                          f"got {algorithm!r}")
     return algorithm, None
-
-
-def operations() -> MappingProxyType:
-    """Every registered collective operation, by name."""
-    catalog()
-    return MappingProxyType(_OPERATIONS)

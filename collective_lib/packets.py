@@ -13,8 +13,8 @@ import numpy as np
 
 from .validate import check_positive_int
 
-__all__ = ["split_packets", "join_packets", "packet_words", "packet_counts_worth_trying",
-           "best_packet_count"]
+__all__ = ["split_packets", "join_packets", "packet_words", "check_packet_count",
+           "packet_counts_worth_trying", "best_packet_count"]
 
 
 def packet_words(n: int, k: int, *, allow_empty: bool = False) -> int:
@@ -27,9 +27,23 @@ def packet_words(n: int, k: int, *, allow_empty: bool = False) -> int:
     k > n is refused, as the pipelined programs refuse it, unless
     ``allow_empty`` (the two-tree broadcast sends empty packets then).
     """
+    check_positive_int("k", k)
     if k > n and not allow_empty:
         raise ValueError(f"cannot cut a message of {n} words into k={k} packets; choose k <= {n}")
     return -(-n // k)
+
+
+def check_packet_count(p: int, m: int, k: int = 1, **_) -> None:
+    """The ``valid_m`` of a pipelined algorithm: k must be an integer in 1..m.
+
+    A ValueError names k (and m) otherwise, with the words the programs use.
+
+    >>> check_packet_count(7, 3, k=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot cut a message of 3 words into k=4 packets; choose k <= 3
+    """
+    packet_words(m, k)
 
 
 def split_packets(message: Sequence, k: int) -> list:

@@ -2,8 +2,8 @@
 
 * all-to-all broadcast: every PE i holds its own message m_i (m words); every PE
   returns the list ``[m_0, m_1, ..., m_(p-1)]`` of all p messages, indexed by
-  the rank of their source.  This is the operation ``"allgather"`` that
-  :mod:`collective_lib.algorithms.gather` registers (Sanders' name for it);
+  the rank of their source.  This is the operation ``"allgather"`` of
+  :mod:`collective_lib.operations` (Sanders' name for it);
 * all-to-all reduction, its dual: PE i holds a list of p messages, ``data[j]``
   being its contribution for PE j; PE j returns the combination with ``op`` of
   the p messages destined for it, ``x_0[j] op x_1[j] op ... op x_(p-1)[j]``.
@@ -27,11 +27,10 @@ Source: Grama, Gupta, Karypis, Kumar, Introduction to Parallel Computing
 """
 from __future__ import annotations
 
-from ..catalog import register, register_operation
+from ..catalog import register
 from ..networks import Hypercube, Mesh, Ring
 from ..ops import exchange, size_in_words, sendrecv
-from ..validate import check_positive_int, check_power_of_two, check_square
-from . import gather  # noqa: F401  (registers the operation "allgather" used below)
+from ..validate import check_power_of_two, check_square
 from .reduce import _check_op, add, combine
 
 __all__ = [
@@ -39,6 +38,9 @@ __all__ = [
     "all_to_all_bc_mesh", "all_to_all_red_mesh",
     "all_to_all_bc_hcube", "all_to_all_red_hcube",
 ]
+
+#: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).
+CATALOG_POSITION = 50
 
 
 def _step(model, words):
@@ -53,21 +55,6 @@ def _words(messages):
     6
     """
     return sum(size_in_words(x) for x in messages)
-
-
-# -- operations -------------------------------------------------------------------------
-
-def _p_messages(p, m, rng, **_):
-    """PE i holds p random messages of m words, the j-th destined for PE j."""
-    m = check_positive_int("m", m)
-    return rng.integers(0, 1000, size=(p, p, m)).tolist()
-
-
-def _red_expected(inputs, op=add, **_):
-    return [combine(op, *(row[j] for row in inputs)) for j in range(len(inputs))]
-
-
-register_operation("all_to_all_reduction", make_inputs=_p_messages, expected=_red_expected)
 
 
 def _check_messages(algorithm, data, p):

@@ -9,26 +9,20 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from numbers import Integral
+from typing import NamedTuple
 
-
-from ..catalog import register, register_operation
+from ..catalog import register
 from ..networks import Hypercube
-from ..ops import recv, send, sendrecv
-from ..packets import best_packet_count, join_packets, packet_words, split_packets
-from ..trees import binomial_children, binomial_parent, ceil_log2, in_order_node, tree_height
+from ..ops import recv, send, sendrecv, size_in_words
+from ..packets import (best_packet_count, check_packet_count, join_packets, packet_words,
+                       split_packets)
+from ..trees import (_split, binomial_children, binomial_parent, ceil_log2, in_order_node,
+                     tree_height)
 from ..validate import check_positive_int, check_power_of_two, check_root
 
-
-def _broadcast_inputs(p, m, rng, root=0, **_):
-    message = rng.integers(0, 1000, size=check_positive_int("m", m)).tolist()
-    return [message if i == root else None for i in range(p)]
-
-
-def _broadcast_expected(inputs, root=0, **_):
-    return [inputs[root]] * len(inputs)
-
-
-register_operation("broadcast", make_inputs=_broadcast_inputs, expected=_broadcast_expected)
+#: Where this module's entries stand in the catalog (chapter 1; see collective_lib.algorithms).
+CATALOG_POSITION = 10
 
 
 def _step(model, words):
@@ -183,7 +177,7 @@ def sanders_optimal_k(p, m, model, root=0):
 
 
 @register(operation="broadcast", cost=pipelined_binary_tree_broadcast_cost, exact=False,
-          ports="half-duplex", params={"root": 0, "k": 1},
+          ports="half-duplex", params={"root": 0, "k": 1}, valid_m=check_packet_count,
           optimal_k=pipelined_binary_tree_optimal_k,
           source="Sanders et al. 2019, §13.1.2-13.1.3, Fig. 13.4-13.5, Lemma 13.2, Theorem 13.3")
 def pipelined_binary_tree_broadcast(me, p, data, root=0, k=1):
@@ -225,7 +219,8 @@ def linear_pipeline_optimal_k(p, m, model, **_):
 
 
 @register(operation="broadcast", cost=linear_pipeline_broadcast_cost, exact=True,
-          params={"root": 0, "k": 1}, optimal_k=linear_pipeline_optimal_k,
+          params={"root": 0, "k": 1}, valid_m=check_packet_count,
+          optimal_k=linear_pipeline_optimal_k,
           source="Sanders et al. 2019, §13.1.4 (Path::pipelinedBroadcast)")
 def linear_pipeline_broadcast(me, p, data, root=0, k=1):
     """Pipeline k packets along the path root, root+1, ..., root-1 (mod p).
@@ -266,14 +261,6 @@ def linear_pipeline_broadcast(me, p, data, root=0, k=1):
 # Putting the bigger (deeper) subtree first and splitting every range at its
 # golden-ratio point (the ``"golden"`` shape of trees.in_order_node) balances the two
 # delays, so that in the ideal case every leaf gets the first packet at the same step.
-
-# The imports of this section and the next stay here, next to the code that uses them.
-from functools import lru_cache  # noqa: E402
-from numbers import Integral  # noqa: E402
-from typing import NamedTuple  # noqa: E402
-
-from ..ops import size_in_words  # noqa: E402
-from ..trees import _split  # noqa: E402
 
 
 def _check_tree_shape(shape):
@@ -368,7 +355,8 @@ def _duplex_tree_place(me, p, root, shape):
 
 
 @register(operation="broadcast", cost=golden_tree_broadcast_cost, exact=True,
-          params={"root": 0, "k": 1, "shape": "golden"}, optimal_k=golden_tree_optimal_k,
+          params={"root": 0, "k": 1, "shape": "golden"}, valid_m=check_packet_count,
+          optimal_k=golden_tree_optimal_k,
           source="Sanders et al. 2019, §13.1.4 (golden-ratio buildTree), Exercise 13.5, "
                  "Fig. 13.4 bottom")
 def golden_tree_broadcast(me, p, data, root=0, k=1, shape="golden"):
@@ -456,6 +444,11 @@ def _check_two_tree_k(k):
         raise ValueError("two_tree_broadcast needs an even number of packets k >= 2 "
                          f"(k/2 for each tree), got k={k!r}")
     return int(k)
+
+
+def _two_tree_packets(p, m, k=2, **_):
+    """valid_m: any m (a tree may get empty packets), but an even k >= 2."""
+    _check_two_tree_k(k)
 
 
 def _full_in_order_tree(first, last, up, parent):
@@ -612,7 +605,7 @@ def _cut_evenly(message, k):
 
 
 @register(operation="broadcast", cost=two_tree_broadcast_cost, exact=False,
-          params={"root": 0, "k": 2}, optimal_k=two_tree_optimal_k,
+          params={"root": 0, "k": 2}, valid_m=_two_tree_packets, optimal_k=two_tree_optimal_k,
           source="Sanders, Speck, Träff 2009, Two-tree algorithms for full bandwidth broadcast, "
                  "reduction and scan (Sanders et al. 2019, §13.1.4, ref. [277])")
 def two_tree_broadcast(me, p, data, root=0, k=2):

@@ -59,8 +59,6 @@ from ..cm200.schedules import d_cycles_schedule, one_cycle_index, split_subblock
 from ..networks import Hypercube
 from ..ops import multi, sendrecv
 from ..validate import check_power_of_two
-from . import alltoall  # noqa: F401  (registers "all_to_all_reduction")
-from . import gather  # noqa: F401  (registers "allgather")
 from .reduce import _check_op, add
 
 __all__ = [
@@ -68,6 +66,9 @@ __all__ = [
     "butterfly_reduce_and_spread", "butterfly_cost", "reduce_and_spread", "send_and_spread",
     "EVENT_MAX_P",
 ]
+
+#: Where the catalog lists this module's entries (see collective_lib.algorithms).
+CATALOG_POSITION = 60
 
 
 # -- checks and small helpers ----------------------------------------------------------------

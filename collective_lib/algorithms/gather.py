@@ -19,14 +19,17 @@ Corollary 13.10, Fig. 13.11 and 13.12.
 """
 from __future__ import annotations
 
-from ..catalog import register, register_operation
+from ..catalog import register
 from ..networks import Hypercube
 from ..ops import exchange, recv, send, sendrecv, size_in_words
 from ..trees import binomial_children, binomial_parent, ceil_log2
-from ..validate import check_positive_int, check_power_of_two, check_root
+from ..validate import check_power_of_two, check_root
 
 __all__ = ["naive_gather", "binomial_gather", "binomial_scatter", "hypercube_allgather",
            "bruck_allgather"]
+
+#: Where this module's entries stand in the catalog (chapter 4; see collective_lib.algorithms).
+CATALOG_POSITION = 40
 
 
 def _step(model, words):
@@ -49,36 +52,6 @@ def _by_real_rank(relative, root):
     """
     p = len(relative)
     return [relative[(r - root) % p] for r in range(p)]
-
-
-# -- operations ----------------------------------------------------------------------
-
-def _messages(p, m, rng, **_):
-    """p random messages of m words each (lists of ints)."""
-    m = check_positive_int("m", m)
-    return [rng.integers(0, 1000, size=m).tolist() for _ in range(p)]
-
-
-def _gather_expected(inputs, root=0, **_):
-    return [list(inputs) if i == root else None for i in range(len(inputs))]
-
-
-def _scatter_inputs(p, m, rng, root=0, **_):
-    messages = _messages(p, m, rng)
-    return [messages if i == root else None for i in range(p)]
-
-
-def _scatter_expected(inputs, root=0, **_):
-    return list(inputs[root])
-
-
-def _allgather_expected(inputs, **_):
-    return [list(inputs) for _ in inputs]
-
-
-register_operation("gather", make_inputs=_messages, expected=_gather_expected)
-register_operation("scatter", make_inputs=_scatter_inputs, expected=_scatter_expected)
-register_operation("allgather", make_inputs=_messages, expected=_allgather_expected)
 
 
 # -- naive gather ----------------------------------------------------------------------

@@ -27,7 +27,9 @@ Two ways to route it:
   (:func:`coloring_schedule`).
 
 Catalog convention: for ``"alltoallv"`` the catalog's ``m`` is h.  Its random
-inputs (:func:`random_h_relation`) have h = m exactly on p >= 2 PEs, with
+inputs (:func:`~collective_lib.operations.random_h_relation`, declared with
+the operation in :mod:`collective_lib.operations` and importable from here
+too) have h = m exactly on p >= 2 PEs, with
 messages of very different lengths, many empty ones and a hot receiver that
 takes m words.  Costs are communication only (alpha = ts, beta = tw).
 
@@ -46,7 +48,8 @@ from typing import NamedTuple
 import networkx as nx
 import numpy as np
 
-from ..catalog import register, register_operation
+from ..catalog import register
+from ..operations import random_h_relation
 from ..ops import recv, send, sendrecv, size_in_words
 from ..trees import ceil_log2
 from ..validate import check_positive_int
@@ -57,6 +60,9 @@ __all__ = ["alltoallv_two_phase", "alltoallv_edge_coloring",
            "message_sizes", "bottleneck_volume", "random_h_relation",
            "h_relation_multigraph", "color_bipartite_multigraph", "check_edge_coloring",
            "pad_to_regular", "Transfer", "coloring_schedule", "two_phase_bundle_words", "eq_13_5_bound"]
+
+#: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).
+CATALOG_POSITION = 52
 
 
 # -- sizes and h ---------------------------------------------------------------------------
@@ -120,59 +126,7 @@ def bottleneck_volume(sizes) -> int:
     return int(max(a.sum(axis=1).max(), a.sum(axis=0).max()))
 
 
-def random_h_relation(p: int, h: int, rng=None) -> list:
-    """Random message lengths for p PEs with bottleneck volume exactly h (p >= 2).
-
-    Every PE sends to a random subset of the others, so many messages are
-    empty and the rest have uneven lengths; one hot receiver (a random PE)
-    receives exactly h words, and no PE sends or receives more than h.  The
-    diagonal (messages to oneself, not counted in h) holds 0 to 2 words.
-    For p = 1 only the diagonal is set.
-
-    Parameters
-    ----------
-    p, h : int
-        Number of PEs (>= 1) and the bottleneck volume (>= 0).
-    rng : numpy Generator or int, optional
-        The random source, or a seed.
-
-    Examples
-    --------
-    >>> sizes = random_h_relation(6, 10, rng=1)
-    >>> bottleneck_volume(sizes)
-    10
-    >>> any(sizes[i][j] == 0 for i in range(6) for j in range(6) if i != j)
-    True
-    """
-    p = check_positive_int("p", p)
-    h = check_positive_int("h", h, least=0)
-    rng = np.random.default_rng(rng)
-    sizes = np.zeros((p, p), dtype=np.int64)
-    np.fill_diagonal(sizes, rng.integers(0, 3, size=p))
-    if p == 1:
-        return sizes.tolist()
-    sent = np.zeros(p, dtype=np.int64)
-    got = np.zeros(p, dtype=np.int64)
-    hot = int(rng.integers(p))
-    for sender in rng.choice(np.delete(np.arange(p), hot), size=h):   # the hot receiver's h words
-        sizes[sender, hot] += 1
-        sent[sender] += 1
-    got[hot] = h
-    for i in rng.permutation(p):
-        partners = rng.permutation(np.delete(np.arange(p), [i, hot]))
-        partners = partners[:rng.integers(1, len(partners) + 1)] if len(partners) else partners
-        for _ in range(int(rng.integers(0, h + 1)) - int(sent[i])):
-            open_ = partners[got[partners] < h]
-            if len(open_) == 0:
-                break
-            j = open_[rng.integers(len(open_))]
-            sizes[i, j] += 1
-            sent[i] += 1
-            got[j] += 1
-    return sizes.tolist()
-
-
-# -- the operation --------------------------------------------------------------------------
+# -- checking an input --------------------------------------------------------------------------
 
 def _check_messages(algorithm, data, p) -> list:
     """A PE's input: p messages, each a list (or tuple) of words."""
@@ -184,29 +138,6 @@ def _check_messages(algorithm, data, p) -> list:
             raise ValueError(f"{algorithm}: the message for PE {j} must be a list of words "
                              f"(maybe empty), got {message!r:.80}")
     return list(data)
-
-
-def _alltoallv_inputs(p, m, rng, **_):
-    """Random messages whose lengths form an h-relation with h = m (see random_h_relation)."""
-    h = check_positive_int("m", m)
-    sizes = random_h_relation(p, h, rng)
-    flat = rng.integers(0, 1000, size=int(np.sum(sizes))).tolist()
-    inputs, at = [], 0
-    for row in sizes:
-        messages = []
-        for s in row:
-            messages.append(flat[at:at + s])
-            at += s
-        inputs.append(messages)
-    return inputs
-
-
-def _alltoallv_expected(inputs, **_):
-    """PE j gets column j of the matrix of messages, each as a list."""
-    return [[list(row[j]) for row in inputs] for j in range(len(inputs))]
-
-
-register_operation("alltoallv", make_inputs=_alltoallv_inputs, expected=_alltoallv_expected)
 
 
 def _agreement_cost(p, model):

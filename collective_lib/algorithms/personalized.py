@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import math
 
-from ..catalog import register, register_operation
+from ..catalog import register
 from ..networks import Hypercube, Mesh, Ring
 from ..ops import compute, exchange, sendrecv, size_in_words
 from ..trees import ceil_log2
 from ..validate import check_power_of_two, check_square
-from .alltoall import _check_messages, _p_messages, _step
+from .alltoall import _check_messages, _step
 
 __all__ = [
     "alltoall_cyclic", "alltoall_direct_xor", "alltoall_one_factor", "one_factor_partner",
@@ -53,15 +53,8 @@ __all__ = [
     "direct_indirect_crossover", "transpose_by_alltoall",
 ]
 
-
-# -- the operation ------------------------------------------------------------------------
-
-def _alltoall_expected(inputs, **_):
-    """PE j gets column j of the matrix of messages: ``[inputs[i][j] for i]``."""
-    return [[row[j] for row in inputs] for j in range(len(inputs))]
-
-
-register_operation("alltoall", make_inputs=_p_messages, expected=_alltoall_expected)
+#: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).
+CATALOG_POSITION = 51
 
 
 def _uniform_messages(algorithm, data, p):

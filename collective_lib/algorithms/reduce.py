@@ -12,7 +12,9 @@ Operators and messages
 ----------------------
 A message is a sequence of words (the catalog's inputs are Python lists of m
 ints) and the default operator :data:`add` adds two messages word by word.
-:func:`elementwise` lifts any binary function on words to messages, e.g.
+:func:`elementwise` lifts any binary function on words to messages (the three
+operator helpers live in :mod:`collective_lib.operations`, with what each
+operation must return, and are importable from here too), e.g.
 ``elementwise(operator.mul)`` or word-wise string concatenation, which is
 associative but not commutative.  The results are always combined with the
 operand of the lower-ranked PEs on the left, except where an entry says
@@ -37,17 +39,16 @@ Barrier Synchronization, IJPP 1988 (dissemination barrier).
 """
 from __future__ import annotations
 
-import operator
-from functools import reduce as _fold
 from numbers import Integral
 
 import numpy as np
 
-from ..catalog import register, register_operation
+from ..catalog import register
 from ..networks import Hypercube
-from ..ops import exchange, recv, send, sendrecv
-from ..ops import size_in_words
-from ..packets import best_packet_count, join_packets, packet_words, split_packets
+from ..operations import add, combine, elementwise
+from ..ops import exchange, recv, send, sendrecv, size_in_words
+from ..packets import (best_packet_count, check_packet_count, join_packets, packet_words,
+                       split_packets)
 from ..trees import binomial_children, binomial_parent, ceil_log2, in_order_node, tree_height
 from ..validate import check_positive_int, check_power_of_two, check_root
 from .broadcast import binomial_broadcast
@@ -59,61 +60,8 @@ __all__ = [
     "hypercube_prefix_sum", "binary_tree_prefix_sum", "barrier",
 ]
 
-
-# -- operators ------------------------------------------------------------------------
-
-def elementwise(f):
-    """Lift a binary function on words to a binary operator on messages.
-
-    Lists, tuples and numpy arrays are combined word by word (they must have
-    the same length) and keep their type; anything else is one word and is
-    passed to ``f`` as it is.  ``op`` is associative (commutative) on messages
-    exactly when ``f`` is on words.
-
-    >>> add = elementwise(operator.add)
-    >>> add([1, 2, 3], [10, 20, 30]), add(4, 3)
-    ([11, 22, 33], 7)
-    >>> elementwise(operator.add)(["a", "b"], ["c", "d"])       # word-wise concatenation
-    ['ac', 'bd']
-    """
-    if not callable(f):
-        raise ValueError(f"elementwise needs a callable binary function, got {f!r}")
-
-    def lifted(a, b):
-        if isinstance(a, (list, tuple, np.ndarray)):
-            if len(a) != len(b):
-                raise ValueError(f"cannot combine messages of {len(a)} and {len(b)} words")
-            words = [f(x, y) for x, y in zip(a, b)]
-            if isinstance(a, np.ndarray):
-                return np.asarray(words)
-            return tuple(words) if isinstance(a, tuple) else words
-        return f(a, b)
-
-    lifted.__name__ = lifted.__qualname__ = f"elementwise({getattr(f, '__name__', repr(f))})"
-    lifted.__doc__ = f"``{lifted.__name__}``: apply it word by word."
-    return lifted
-
-
-#: The default operator: word-by-word addition of two messages.
-add = elementwise(operator.add)
-
-
-def combine(op, *operands):
-    """``op`` folded over the operands from left to right, skipping ``None``.
-
-    ``None`` plays the neutral element ``0`` of the book's pseudocode; if every
-    operand is ``None`` the result is ``None``.
-
-    >>> combine(operator.add, None, 5, None, 2)
-    7
-    >>> combine(operator.add, None, None) is None
-    True
-    """
-    result = None
-    for x in operands:
-        if x is not None:
-            result = x if result is None else op(result, x)
-    return result
+#: Where this module's entries stand in the catalog (chapter 2; see collective_lib.algorithms).
+CATALOG_POSITION = 20
 
 
 def _check_op(op):
@@ -134,56 +82,38 @@ def _step(model, words):
     return model.transfer_time(words, hops=1)
 
 
-# -- operations -------------------------------------------------------------------------
+# -- what a PE holds after each step (for the tables of values) --------------------------
+#
+# Each function reads a PE's recorded state (``locals``: the program's local variables).
 
-def _messages(p, m, rng, **_):
-    """p random messages of m words (lists of ints, so results compare with ==)."""
-    m = check_positive_int("m", m)
-    return [rng.integers(0, 1000, size=m).tolist() for _ in range(p)]
-
-
-def _reduce_expected(inputs, root=0, op=add, **_):
-    total = _fold(op, inputs)
-    return [total if i == root else None for i in range(len(inputs))]
+def _combined(state, *names):
+    """``op`` folded over the named locals that are bound and not None (None is neutral)."""
+    env = state.locals
+    return combine(env.get("op"), *[env.get(n) for n in names]) if "op" in env else None
 
 
-def _allreduce_expected(inputs, op=add, **_):
-    return [_fold(op, inputs)] * len(inputs)
+def _tree_reduce_held(state):
+    """Left, own and right operand combined so far (binary tree reduction, prefix sum up)."""
+    return _combined(state, "x", "data", "z")
 
 
-def _prefixes(inputs, op, exclusive):
-    """Inclusive prefixes, or exclusive ones with None on PE 0."""
-    out, running = [], None
-    for x in inputs:
-        before = running
-        running = combine(op, running, x)
-        out.append(before if exclusive else running)
-    return out
+def _pipelined_held(state):
+    """The packets combined so far, glued; the PE's own message before the first."""
+    packets = state.locals.get("packets")
+    return join_packets(packets) if packets else state.locals.get("data")
 
 
-def _prefix_expected(inputs, op=add, exclusive=False, **_):
-    return _prefixes(inputs, op, exclusive)
+def _reduce_then_broadcast_held(state):
+    """The partial sum while reducing, the result once broadcasting."""
+    env = state.locals
+    if "total" in env:                     # the broadcast phase: its `data` is the result
+        return env.get("data")
+    return env.get("x", env.get("data"))
 
 
-def _prefix_and_total_expected(inputs, op=add, exclusive=False, **_):
-    total = _fold(op, inputs)
-    return [(x, total) for x in _prefixes(inputs, op, exclusive)]
-
-
-def _barrier_inputs(p, m, rng, **_):
-    return [None] * p
-
-
-def _barrier_expected(inputs, **_):
-    return [None] * len(inputs)
-
-
-register_operation("reduce", make_inputs=_messages, expected=_reduce_expected)
-register_operation("allreduce", make_inputs=_messages, expected=_allreduce_expected)
-register_operation("prefix_sum", make_inputs=_messages, expected=_prefix_expected)
-register_operation("prefix_sum_and_total", make_inputs=_messages,
-                   expected=_prefix_and_total_expected)
-register_operation("barrier", make_inputs=_barrier_inputs, expected=_barrier_expected)
+def _tree_prefix_down(state):
+    """The prefix known so far on the way down the tree."""
+    return state.locals.get("mine")
 
 
 # -- binomial tree reduction ----------------------------------------------------------------
@@ -194,7 +124,7 @@ def binomial_reduce_cost(p, m, model, **_):
 
 
 @register(operation="reduce", cost=binomial_reduce_cost, exact=True,
-          params={"root": 0, "op": add}, requires_commutative=True,
+          params={"root": 0, "op": add}, requires_commutative=True, held="x",
           source="Sanders et al. 2019, §13.2 (and §2.4.2), Fig. 13.3 right")
 def binomial_reduce(me, p, data, root=0, op=add):
     """Reduce up the binomial tree: the binomial broadcast run backwards.
@@ -236,7 +166,7 @@ def binary_tree_reduce_cost(p, m, model, root=0, **_):
 
 
 @register(operation="reduce", cost=binary_tree_reduce_cost, exact=False, ports="half-duplex",
-          params={"root": 0, "op": add},
+          params={"root": 0, "op": add}, held=_tree_reduce_held,
           source="Sanders et al. 2019, §13.2 (InOrderTree::reduce), Fig. 13.5, Lemma 13.4")
 def binary_tree_reduce(me, p, data, root=0, op=add):
     """Reduce up the in-order binary tree: left subtree op own op right subtree.
@@ -286,6 +216,7 @@ def pipelined_binary_tree_reduce_optimal_k(p, m, model, root=0, **_):
 
 @register(operation="reduce", cost=pipelined_binary_tree_reduce_cost, exact=False,
           ports="half-duplex", params={"root": 0, "op": add, "k": 1},
+          valid_m=check_packet_count, held=_pipelined_held,
           optimal_k=pipelined_binary_tree_reduce_optimal_k,
           source="Sanders et al. 2019, §13.2, Lemma 13.4 (Eq. 13.2), Corollary 13.5")
 def pipelined_binary_tree_reduce(me, p, data, root=0, op=add, k=1):
@@ -329,7 +260,7 @@ def reduce_broadcast_allreduce_cost(p, m, model, **_):
 
 
 @register(operation="allreduce", cost=reduce_broadcast_allreduce_cost, exact=True,
-          params={"op": add},
+          params={"op": add}, held=_reduce_then_broadcast_held,
           source="Sanders et al. 2019, §13.2.1 (reduction followed by a broadcast); "
                  "Grama et al. 2003, §4.3")
 def reduce_broadcast_allreduce(me, p, data, op=add):
@@ -360,7 +291,7 @@ def _hypercube_allreduce_p(p):
 
 
 @register(operation="allreduce", cost=hypercube_allreduce_cost, exact=True,
-          network=Hypercube.of_size, valid_p=_hypercube_allreduce_p, params={"op": add},
+          network=Hypercube.of_size, valid_p=_hypercube_allreduce_p, params={"op": add}, held="m",
           source="Sanders et al. 2019, §13.2.1, Fig. 13.7 (bottom values); Grama et al. 2003, "
                  "§4.3 (all-reduce on the all-to-all broadcast pattern, Fig. 4.11)")
 def hypercube_allreduce(me, p, data, op=add):
@@ -393,7 +324,7 @@ def hypercube_allreduce(me, p, data, op=add):
 
 # -- Rabenseifner: reduce-scatter by recursive halving, all-gather by recursive doubling -----
 
-def _check_rabenseifner_m(p, m):
+def _check_rabenseifner_m(p, m, **_):
     if not isinstance(m, Integral) or isinstance(m, bool) or m < p:
         raise ValueError(f"rabenseifner_allreduce cuts the message into one block per PE and "
                          f"needs m >= p words, got m={m!r} for p={p}")
@@ -417,7 +348,8 @@ def _rabenseifner_p(p):
 
 
 @register(operation="allreduce", cost=rabenseifner_allreduce_cost, exact=True,
-          network=Hypercube.of_size, valid_p=_rabenseifner_p, params={"op": add},
+          network=Hypercube.of_size, valid_p=_rabenseifner_p, valid_m=_check_rabenseifner_m,
+          params={"op": add}, held="vector",
           source="Rabenseifner, ICCS 2004 (reduce-scatter + all-gather); "
                  "Grama et al. 2003, §4.2.3, Algorithm 4.8 (ALL_TO_ALL_RED_HCUBE); "
                  "Sanders et al. 2019, §13.2.1")
@@ -509,7 +441,7 @@ def _hypercube_prefix_p(p):
 
 @register(operation="prefix_sum_and_total", cost=hypercube_prefix_sum_cost, exact=True,
           network=Hypercube.of_size, valid_p=_hypercube_prefix_p,
-          params={"op": add, "exclusive": False},
+          params={"op": add, "exclusive": False}, held={"x": "x", "m": "m"},
           source="Sanders et al. 2019, §13.3, Theorem 13.6, Fig. 13.7; Grama et al. 2003, "
                  "§4.3 (prefix sums on the all-to-all broadcast pattern)")
 def hypercube_prefix_sum(me, p, data, op=add, exclusive=False):
@@ -558,6 +490,7 @@ def binary_tree_prefix_sum_cost(p, m, model, **_):
 
 @register(operation="prefix_sum", cost=binary_tree_prefix_sum_cost, exact=False,
           ports="half-duplex", params={"op": add, "exclusive": False},
+          held={"sum": _tree_reduce_held, "prefix": _tree_prefix_down},
           source="Sanders et al. 2019, §13.3, Fig. 13.8, Fig. 13.9, Corollary 13.7 (k = 1)")
 def binary_tree_prefix_sum(me, p, data, op=add, exclusive=False):
     """Prefix sums on the in-order binary tree: reduce upwards, then send prefixes down.
@@ -608,7 +541,7 @@ def barrier_cost(p, m, model, **_):
     return ceil_log2(p) * _step(model, 0)
 
 
-@register(operation="barrier", cost=barrier_cost, exact=True,
+@register(operation="barrier", cost=barrier_cost, exact=True, held={"heard": "heard"},
           source="Sanders et al. 2019, §13.4.2, Corollary 13.8; Grama et al. 2003, §4.3; "
                  "Hensgen, Finkel, Manber 1988 (dissemination)")
 def barrier(me, p, data=None):

@@ -168,19 +168,17 @@ def _short(value, limit: int = 160) -> str:
 
 
 def _one_case(comm, MPI, args, name, program, operation, params, m, payload, mpi_cache):
-    from ..catalog import Algorithm, operations
-    from ..algorithms.reduce import add
+    from ..catalog import Algorithm
+    from ..operations import add, operations
     from .backend import as_arrays, run_timed
     from .reference import mpi_collective_name, run_mpi_collective
     p, me = comm.Get_size(), comm.Get_rank()
     record = {"record": "run", "algorithm": name, "operation": operation, "p": p, "words": m,
               "payload": payload, "params": {k: v for k, v in params.items() if k != "op"}}
     entry = program if isinstance(program, Algorithm) else None
-    if entry is not None:
-        try:
-            entry.predict(p, m, **params)
-        except ValueError as exc:             # e.g. m < p for an algorithm that cuts m into p
-            return {**record, "skipped": str(exc)}
+    refusal = None if entry is None else entry.refusal(p, m, **params)
+    if refusal is not None:                   # e.g. m < p for an algorithm that cuts m into p
+        return {**record, "skipped": refusal}
     inputs = expected = None
     if operation is not None:
         known = operations()

@@ -4,12 +4,15 @@ Each function takes this rank's input of the catalog's operation (as numpy
 arrays, see :func:`~collective_lib.mpi.backend.as_arrays`) and returns this
 rank's result in the catalog's shape, so it is checked against the same
 expected results as our programs and timed beside them.  Reductions use
-``MPI.SUM``, the catalog's default operator (word-by-word addition).
+``MPI.SUM``, the catalog's default operator (word-by-word addition).  The
+name of the MPI routine is the operation's own (``Operation.mpi`` in
+:mod:`collective_lib.operations`).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..operations import add, operations
 from .backend import mpi
 
 __all__ = ["MPI_COLLECTIVES", "mpi_collective_name", "run_mpi_collective"]
@@ -93,20 +96,20 @@ def _alltoallv(MPI, comm, data, m, **_):
     return np.split(received, np.cumsum(recv_counts)[:-1])
 
 
-#: Operation name -> (MPI routine, function running it on this rank).
+#: Operation name -> the function running MPI's collective for it on this rank.
 MPI_COLLECTIVES = {
-    "broadcast": ("MPI_Bcast", _bcast),
-    "reduce": ("MPI_Reduce", _reduce),
-    "allreduce": ("MPI_Allreduce", _allreduce),
-    "prefix_sum": ("MPI_Scan", _scan),
-    "prefix_sum_and_total": ("MPI_Scan+MPI_Allreduce", _scan_and_total),
-    "barrier": ("MPI_Barrier", _barrier),
-    "gather": ("MPI_Gather", _gather),
-    "scatter": ("MPI_Scatter", _scatter),
-    "allgather": ("MPI_Allgather", _allgather),
-    "all_to_all_reduction": ("MPI_Reduce_scatter_block", _reduce_scatter),
-    "alltoall": ("MPI_Alltoall", _alltoall),
-    "alltoallv": ("MPI_Alltoall+MPI_Alltoallv", _alltoallv),
+    "broadcast": _bcast,
+    "reduce": _reduce,
+    "allreduce": _allreduce,
+    "prefix_sum": _scan,
+    "prefix_sum_and_total": _scan_and_total,
+    "barrier": _barrier,
+    "gather": _gather,
+    "scatter": _scatter,
+    "allgather": _allgather,
+    "all_to_all_reduction": _reduce_scatter,
+    "alltoall": _alltoall,
+    "alltoallv": _alltoallv,
 }
 
 
@@ -121,10 +124,9 @@ def mpi_collective_name(operation: str, params: dict) -> str | None:
     >>> mpi_collective_name("exscan of strings", {}) is None
     True
     """
-    from ..algorithms.reduce import add
     if operation not in MPI_COLLECTIVES or params.get("op", add) is not add:
         return None
-    name = MPI_COLLECTIVES[operation][0]
+    name = operations()[operation].mpi
     return name.replace("MPI_Scan", "MPI_Exscan") if params.get("exclusive") else name
 
 
@@ -139,4 +141,4 @@ def run_mpi_collective(operation: str, data, m: int, *, comm=None, **params):
                          f"known operations: {sorted(MPI_COLLECTIVES)}")
     MPI = mpi()
     comm = MPI.COMM_WORLD if comm is None else comm
-    return MPI_COLLECTIVES[operation][1](MPI, comm, data, m, **params)
+    return MPI_COLLECTIVES[operation](MPI, comm, data, m, **params)
