@@ -3,13 +3,15 @@
 An algorithm is an SPMD generator that yields communication operations
 (:mod:`collective_lib.ops`); :func:`simulate` runs it on a virtual machine
 whose time is derived from events under a :class:`CostModel`; :func:`catalog`
-lists every algorithm of the book with its closed-form cost and its source.
+lists every algorithm of the book with its closed-form cost and its source, and
+:func:`operations` every collective operation they implement.
 """
 from .catalog import catalog
 from .errors import (CommunicationError, DeadlockError, OperationLimitError,
                      UnreceivedMessageError)
 from .model import CostModel
 from .networks import FullyConnected, Hypercube, LinearArray, Mesh, Network, Ring
+from .operations import operations
 from .ops import compute, exchange, multi, recv, send, sendrecv
 from .simulator import Message, Run, simulate
 
@@ -18,5 +20,5 @@ __all__ = [
     "send", "recv", "sendrecv", "exchange", "compute", "multi",
     "DeadlockError", "UnreceivedMessageError", "OperationLimitError", "CommunicationError",
     "Network", "FullyConnected", "Ring", "LinearArray", "Mesh", "Hypercube",
-    "catalog",
+    "catalog", "operations",
 ]

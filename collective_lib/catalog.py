@@ -23,8 +23,7 @@ from .networks import FullyConnected, Network
 from .operations import operations
 from .simulator import Run, simulate
 
-# ``operations`` is imported for the old spelling ``from collective_lib.catalog import operations``.
-__all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program"]
+__all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "ALGORITHMS_PACKAGE"]
 
 #: The package whose modules :func:`discover` imports.
 ALGORITHMS_PACKAGE = "collective_lib.algorithms"

@@ -49,12 +49,14 @@ class RecordedRun(Run):
 
     ``states[pe]`` lists :class:`PEState` records in time order: one when the
     PE issued each operation (its state after the previous one completed) and
-    one when it returned.  ``inputs`` are the inputs the PEs started with and
-    ``name`` the program's name.
+    one when it returned.  ``inputs`` are the inputs the PEs started with,
+    ``name`` the program's name and ``held`` what the algorithm declared a PE
+    holds (its catalog entry's ``held``; None for a program of one's own).
     """
     inputs: list = field(default_factory=list)
     states: list = field(default_factory=list)
     name: str = ""
+    held: object = None
 
     def state(self, pe: int, time: float) -> PEState:
         """PE ``pe``'s last recorded state at or before ``time``."""
@@ -280,4 +282,5 @@ def record_run(algorithm, p: int, m: int = 1, *, inputs=None, model=None, networ
                    trace=True, **params)
     fields = {name: getattr(run, name) for name in run.__dataclass_fields__}
     return RecordedRun(**fields, inputs=inputs, states=_states(run, inputs, log),
-                       name=entry.name if entry is not None else getattr(program, "__name__", ""))
+                       name=entry.name if entry is not None else getattr(program, "__name__", ""),
+                       held=entry.held if entry is not None else None)

@@ -44,7 +44,7 @@ from .model import CostModel
 from .networks import FullyConnected, Network
 from .ops import Compute, Multi, Recv, Send, SendRecv
 
-__all__ = ["simulate", "Run", "Message"]
+__all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
 
 DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
 

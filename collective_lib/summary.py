@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from .catalog import catalog
 from .viz import optimal_params
 
-__all__ = ["SummaryRow", "SummaryTable", "summary_table", "valid_p_label"]
+__all__ = ["SummaryRow", "SummaryTable", "summary_table", "valid_p_label", "LABEL_PS"]
 
 #: The values of p :func:`valid_p_label` looks at to describe an algorithm's valid p.
 LABEL_PS = range(1, 257)

@@ -43,8 +43,10 @@ Catalog order
 -------------
 Entries are listed module by module, in the order of the modules'
 ``CATALOG_POSITION`` (10 broadcast, 20 reduce, 40 gather, 50 alltoall,
-51 personalized, 52 hrelation: chapter order), then the modules without one
-in alphabetical order (cm200); within a module in the order they are
+51 personalized, 52 hrelation, 60 cm200: chapter order), then the modules
+without one in alphabetical order; within a module in the order they are
 registered.  A module that registers nothing (``sync``: locks and barriers on
 shared memory) is imported too, harmlessly.
 """
+
+__all__ = []

@@ -34,9 +34,9 @@ from ..validate import check_power_of_two, check_square
 from .reduce import _check_op, add, combine
 
 __all__ = [
-    "all_to_all_bc_ring", "all_to_all_red_ring",
-    "all_to_all_bc_mesh", "all_to_all_red_mesh",
-    "all_to_all_bc_hcube", "all_to_all_red_hcube",
+    "all_to_all_bc_ring", "all_to_all_red_ring", "all_to_all_bc_mesh", "all_to_all_red_mesh",
+    "all_to_all_bc_hcube", "all_to_all_red_hcube", "hcube_cost", "mesh_cost",
+    "ring_cost",
 ]
 
 #: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).

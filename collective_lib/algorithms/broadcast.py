@@ -21,6 +21,17 @@ from ..trees import (_split, binomial_children, binomial_parent, ceil_log2, in_o
                      tree_height)
 from ..validate import check_positive_int, check_power_of_two, check_root
 
+__all__ = [
+    "naive_broadcast_cost", "naive_broadcast", "binomial_broadcast_cost", "smallest_first_steps",
+    "binomial_broadcast", "hypercube_broadcast_cost", "hypercube_broadcast",
+    "pipelined_binary_tree_broadcast_cost", "pipelined_binary_tree_optimal_k", "sanders_optimal_k",
+    "pipelined_binary_tree_broadcast", "linear_pipeline_broadcast_cost",
+    "linear_pipeline_optimal_k", "linear_pipeline_broadcast", "duplex_tree_first_packet_steps",
+    "fibonacci_tree_size", "golden_tree_broadcast_cost", "golden_tree_optimal_k",
+    "golden_tree_broadcast", "TwoTreePlan", "two_tree_plan", "two_tree_latency_bound",
+    "two_tree_broadcast_cost", "two_tree_optimal_k", "two_tree_broadcast",
+]
+
 #: Where this module's entries stand in the catalog (chapter 1; see collective_lib.algorithms).
 CATALOG_POSITION = 10
 

@@ -64,7 +64,8 @@ from .reduce import _check_op, add
 __all__ = [
     "one_cycle_broadcast", "one_cycle_reduce", "d_cycles_broadcast", "d_cycles_reduce",
     "butterfly_reduce_and_spread", "butterfly_cost", "reduce_and_spread", "send_and_spread",
-    "EVENT_MAX_P",
+    "EVENT_MAX_P", "d_cycles_cost", "one_cycle_cost", "reduce_and_spread_cost",
+    "send_and_spread_cost",
 ]
 
 #: Where the catalog lists this module's entries (see collective_lib.algorithms).

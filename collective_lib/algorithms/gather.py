@@ -25,8 +25,11 @@ from ..ops import exchange, recv, send, sendrecv, size_in_words
 from ..trees import binomial_children, binomial_parent, ceil_log2
 from ..validate import check_power_of_two, check_root
 
-__all__ = ["naive_gather", "binomial_gather", "binomial_scatter", "hypercube_allgather",
-           "bruck_allgather"]
+__all__ = [
+    "naive_gather", "binomial_gather", "binomial_scatter", "hypercube_allgather",
+    "bruck_allgather", "binomial_gather_cost", "binomial_scatter_cost",
+    "bruck_allgather_cost", "hypercube_allgather_cost", "naive_gather_cost",
+]
 
 #: Where this module's entries stand in the catalog (chapter 4; see collective_lib.algorithms).
 CATALOG_POSITION = 40

@@ -56,10 +56,13 @@ from ..validate import check_positive_int
 from .gather import bruck_allgather
 from .personalized import alltoall_cyclic
 
-__all__ = ["alltoallv_two_phase", "alltoallv_edge_coloring",
-           "message_sizes", "bottleneck_volume", "random_h_relation",
-           "h_relation_multigraph", "color_bipartite_multigraph", "check_edge_coloring",
-           "pad_to_regular", "Transfer", "coloring_schedule", "two_phase_bundle_words", "eq_13_5_bound"]
+__all__ = [
+    "alltoallv_two_phase", "alltoallv_edge_coloring", "message_sizes", "bottleneck_volume",
+    "random_h_relation", "h_relation_multigraph", "color_bipartite_multigraph",
+    "check_edge_coloring", "pad_to_regular", "Transfer", "coloring_schedule",
+    "two_phase_bundle_words", "eq_13_5_bound", "alltoallv_edge_coloring_cost",
+    "alltoallv_two_phase_cost", "edge_coloring_delivery_cost",
+]
 
 #: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).
 CATALOG_POSITION = 52

@@ -45,12 +45,12 @@ from .alltoall import _check_messages, _step
 
 __all__ = [
     "alltoall_cyclic", "alltoall_direct_xor", "alltoall_one_factor", "one_factor_partner",
-    "alltoall_hypercube",
-    "all_to_all_personal_ring", "all_to_all_personal_mesh", "all_to_all_personal_hcube",
-    "all_to_all_personal_hcube_ecube",
-    "bruck_alltoall", "bruck_alltoall_bound",
-    "rearranged_words_mesh", "rearranged_words_hcube",
+    "alltoall_hypercube", "all_to_all_personal_ring", "all_to_all_personal_mesh",
+    "all_to_all_personal_hcube", "all_to_all_personal_hcube_ecube", "bruck_alltoall",
+    "bruck_alltoall_bound", "rearranged_words_mesh", "rearranged_words_hcube",
     "direct_indirect_crossover", "transpose_by_alltoall",
+    "bruck_alltoall_cost", "direct_cost", "ecube_cost", "hypercube_indirect_cost",
+    "one_factor_cost", "personal_mesh_cost", "personal_ring_cost",
 ]
 
 #: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).

@@ -54,10 +54,13 @@ from ..validate import check_positive_int, check_power_of_two, check_root
 from .broadcast import binomial_broadcast
 
 __all__ = [
-    "elementwise", "add", "combine",
-    "binomial_reduce", "binary_tree_reduce", "pipelined_binary_tree_reduce",
-    "reduce_broadcast_allreduce", "hypercube_allreduce", "rabenseifner_allreduce",
-    "hypercube_prefix_sum", "binary_tree_prefix_sum", "barrier",
+    "elementwise", "add", "combine", "binomial_reduce", "binary_tree_reduce",
+    "pipelined_binary_tree_reduce", "reduce_broadcast_allreduce", "hypercube_allreduce",
+    "rabenseifner_allreduce", "hypercube_prefix_sum", "binary_tree_prefix_sum", "barrier",
+    "barrier_cost", "binary_tree_prefix_sum_cost", "binary_tree_reduce_cost",
+    "binomial_reduce_cost", "hypercube_allreduce_cost", "hypercube_prefix_sum_cost",
+    "pipelined_binary_tree_reduce_cost", "pipelined_binary_tree_reduce_optimal_k",
+    "rabenseifner_allreduce_cost", "reduce_broadcast_allreduce_cost",
 ]
 
 #: Where this module's entries stand in the catalog (chapter 2; see collective_lib.algorithms).

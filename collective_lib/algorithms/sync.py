@@ -36,10 +36,9 @@ from ..validate import check_positive_int
 
 __all__ = [
     "cas_spin_lock", "ttas_backoff_lock", "reader_writer_lock", "broken_lock", "LOCKS",
-    "simple_barrier", "binomial_barrier", "BARRIERS",
-    "lock_demo", "barrier_demo", "barrier_violation", "barriers_respected",
-    "diffusion", "diffusion_table", "format_diffusion_table", "DiffusionRow",
-    "BOOK_TABLE_13_2", "run_with_threads",
+    "simple_barrier", "binomial_barrier", "BARRIERS", "lock_demo", "barrier_demo",
+    "barrier_violation", "barriers_respected", "diffusion", "diffusion_table",
+    "format_diffusion_table", "DiffusionRow", "BOOK_TABLE_13_2", "run_with_threads", "SOURCE",
 ]
 
 SOURCE = "Sanders et al. 2019, §13.4"

@@ -39,13 +39,11 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 __all__ = [
-    "CM200Table", "cm200_table", "TABLE_NUMBERS",
-    "Discrepancy", "consistency_report",
-    "PRINTED_CONSTANTS", "PerformanceModel", "MODELS", "ModelFit", "fit_model",
-    "fitted_constants", "constants_comparison",
-    "one_cycle_time", "d_cycles_time", "cycles_crossover", "table9_comparison",
-    "TABLE2_OPERATIONS", "table2_transfers", "broadcast_lower_bound",
-    "PAPER_ISSUES",
+    "CM200Table", "cm200_table", "TABLE_NUMBERS", "Discrepancy", "consistency_report",
+    "PRINTED_CONSTANTS", "PerformanceModel", "MODELS", "ModelFit", "fit_model", "fitted_constants",
+    "constants_comparison", "one_cycle_time", "d_cycles_time", "cycles_crossover",
+    "table9_comparison", "TABLE2_OPERATIONS", "table2_transfers", "broadcast_lower_bound",
+    "PAPER_ISSUES", "ConstantRow", "CrossoverRow", "S_REAL8",
 ]
 
 S_REAL8 = 2    # 32-bit words per 64-bit element (the report's S for real-8)

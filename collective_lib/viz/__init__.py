@@ -29,7 +29,7 @@ from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_
                      memory_timeline, wait_graph, waits_on)
 from .style import (ARROW_COLOUR, HOLDER_COLOUR, LINE_STYLES, LINK_COLOUR, MAX_DRAWN_CLIQUE,
                     MAX_LABELLED, NODE_COLOUR, SECTION_COLOURS, TREE_EDGE_COLOUR)
-from .tables import HELD_VALUES, Holding, ValuesTable, holdings_table, values_table
+from .tables import Holding, ValuesTable, holdings_table, values_table
 from .timelines import space_time
 from .topology import (draw_network, draw_step, draw_steps, link_load_map, payload_sources,
                        sources_label)

@@ -46,11 +46,10 @@ def _curve(entry, vary, values, m, p, model, params, simulate, seed):
         pp, mm = (x, m) if vary == "p" else (p, x)
         if not entry.valid(pp):
             continue
-        try:                     # some entries refuse some sizes (Rabenseifner needs m >= p)
-            kw = _entry_params(entry, params, pp, mm, model)
-            time = entry.predict(pp, mm, model, **kw)
-        except ValueError:
+        kw = _entry_params(entry, params, pp, mm, model)
+        if not entry.accepts(pp, mm, **kw):      # e.g. Rabenseifner needs m >= p
             continue
+        time = entry.predict(pp, mm, model, **kw)
         xs.append(x)
         predicted.append(time)
         if simulate is True or (callable(simulate) and simulate(entry, pp, mm, kw)):

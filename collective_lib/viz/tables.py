@@ -14,13 +14,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms.reduce import combine
-from ..packets import join_packets
 from ..recording import RecordedRun
 from ..spans import _ranges
 from .topology import _check_traced, _holders_at
 
-__all__ = ["holdings_table", "Holding", "values_table", "ValuesTable", "HELD_VALUES"]
+__all__ = ["holdings_table", "Holding", "values_table", "ValuesTable"]
 
 
 class Holding(NamedTuple):
@@ -75,62 +73,16 @@ def holdings_table(run, *, pes=None) -> list:
 
 # -- which value a PE "holds" ---------------------------------------------------------------
 
-def _combined(state, *names):
-    """``op`` folded over the named locals that are bound and not None (None is neutral)."""
-    env = state.locals
-    return combine(env.get("op"), *[env.get(n) for n in names]) if "op" in env else None
-
-
-def _tree_reduce_held(state):
-    return _combined(state, "x", "data", "z")
-
-
-def _pipelined_held(state):
-    packets = state.locals.get("packets")
-    return join_packets(packets) if packets else state.locals.get("data")
-
-
-def _reduce_then_broadcast_held(state):
-    env = state.locals
-    if "total" in env:                     # the broadcast phase: its `data` is the result
-        return env.get("data")
-    return env.get("x", env.get("data"))
-
-
-def _tree_prefix_up(state):
-    return _combined(state, "x", "data", "z")
-
-
-def _tree_prefix_down(state):
-    return state.locals.get("mine")
-
-
 def _received_or_result(state):
     if state.done:
         return state.result
     return state.received if state.received is not None else state.locals.get("data")
 
 
-#: What values_table shows by default for the library's programs: a local variable's
-#: name, a function of the PEState, or a dict of several (one sub-row each).  Any other
-#: program shows its last received payload (its input before that) and then its result.
-HELD_VALUES = {
-    "binomial_reduce": "x",
-    "binary_tree_reduce": _tree_reduce_held,
-    "pipelined_binary_tree_reduce": _pipelined_held,
-    "reduce_broadcast_allreduce": _reduce_then_broadcast_held,
-    "hypercube_allreduce": "m",
-    "rabenseifner_allreduce": "vector",
-    "hypercube_prefix_sum": {"x": "x", "m": "m"},
-    "binary_tree_prefix_sum": {"sum": _tree_prefix_up, "prefix": _tree_prefix_down},
-    "barrier": {"heard": "heard"},
-}
-
-
 def _default_watch(run):
-    """What :func:`values_table` shows when not told: the program's entry of HELD_VALUES,
-    else its last received payload (its input before that) and then its result."""
-    return HELD_VALUES.get(run.name, _received_or_result)
+    """What :func:`values_table` shows when not told: what the algorithm declared a PE
+    holds, else its last received payload (its input before that) and then its result."""
+    return _received_or_result if run.held is None else run.held
 
 
 def _watch_items(run, watch) -> list:
@@ -299,8 +251,9 @@ def values_table(run, watch=None, *, fmt=None, pes=None) -> ValuesTable:
         a function of a :class:`~collective_lib.recording.PEState`, or a dict
         ``{label: spec}`` / list of those for several values per PE (one
         sub-row each, as the top and bottom values of Fig. 13.7).  Default:
-        :data:`HELD_VALUES` for the library's programs, else the last payload
-        received (the input before that) and finally the result.
+        what the algorithm declared a PE holds (``held=`` of its registration),
+        else the last payload received (the input before that) and finally
+        the result.
     fmt : callable, optional
         ``fmt(value) -> str``; default: ``-`` for None, a one-word message
         without brackets, a set of ranks as ranges, a Span as ``x:y``.

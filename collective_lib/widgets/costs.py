@@ -6,11 +6,11 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..model import CostModel
+from ..operations import operations
 from ..viz.costs import cost_curves, optimal_params
 from .base import _Demo, _entries, _fmt, _img_tag, _png
 
-__all__ = ["cost_explorer", "CostExplorer", "MAX_SIMULATED_WORDS", "MAX_SIMULATED_PACKETS",
-           "PER_DESTINATION_OPERATIONS"]
+__all__ = ["cost_explorer", "CostExplorer", "MAX_SIMULATED_WORDS", "MAX_SIMULATED_PACKETS"]
 
 #: The cost explorer simulates a point only below these sizes, to answer within a second:
 #: words delivered in total (p m) and packets forwarded in total (p k).
@@ -18,17 +18,9 @@ MAX_SIMULATED_WORDS = 1_000_000
 MAX_SIMULATED_PACKETS = 4_000
 
 
-#: Operations in which every PE starts with one message per destination (p m words each).
-PER_DESTINATION_OPERATIONS = frozenset({"alltoall", "all_to_all_reduction", "alltoallv"})
-
-
-def _input_words(entry, p: int, m: int) -> int:
-    """Words held by all PEs together at the start: p m, or p p m for an all-to-all exchange."""
-    return p * p * m if entry.operation in PER_DESTINATION_OPERATIONS else p * m
-
-
 def _small_enough(entry, p, m, params) -> bool:
-    return (_input_words(entry, p, m) <= MAX_SIMULATED_WORDS
+    """Whether simulating ``entry`` at (p, m) stays within the explorer's input and packet limits."""
+    return (operations()[entry.operation].input_words(p, m) <= MAX_SIMULATED_WORDS
             and p * params.get("k", 1) <= MAX_SIMULATED_PACKETS)
 
 

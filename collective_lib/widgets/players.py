@@ -295,11 +295,7 @@ class ValuePlayer(_CatalogPlayer):
     def _message_words(self, p: int) -> int:
         """One word per packet; an algorithm that needs more (Rabenseifner: m >= p) gets p."""
         m = self.controls["k"].value if "k" in self.entry.params else 1
-        try:
-            self.entry.predict(p, m, **self._params())
-        except ValueError:
-            m = max(m, p)
-        return m
+        return m if self.entry.accepts(p, m, **self._params()) else max(m, p)
 
     def _inputs(self, p: int, m: int):
         """(inputs, extra parameters): symbolic spans or small random integers."""

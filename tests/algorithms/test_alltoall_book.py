@@ -12,7 +12,7 @@ from collective_lib import (CostModel, Hypercube, Ring, catalog, compute, exchan
                             sendrecv, simulate)
 from collective_lib.algorithms.broadcast import binomial_broadcast
 from collective_lib.algorithms.reduce import add, combine
-from collective_lib.catalog import operations
+from collective_lib.operations import operations
 from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_inputs, span_op
 from collective_lib.viz import values_table

@@ -47,9 +47,6 @@ def test_every_operation_is_declared_once_in_chapter_order():
 
 def test_every_catalog_entry_implements_a_declared_operation():
     assert {entry.operation for entry in catalog().values()} <= set(operations())
-    # The old spelling of the chapters still works.
-    from collective_lib.catalog import operations as old_spelling
-    assert old_spelling() is operations()
 
 
 @pytest.mark.parametrize("name", CHAPTER_ORDER)
