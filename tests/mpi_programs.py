@@ -1,4 +1,4 @@
-"""SPMD programs of tests/test_mpi.py that are not in the catalog (run under mpiexec)."""
+"""SPMD programs of tests/mpi/test_mpi.py that are not in the catalog (run under mpiexec)."""
 from collective_lib import recv, send, sendrecv
 
 
