@@ -54,8 +54,8 @@ _END_SOLUTION = "### END SOLUTION"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 # jupyter_client picks free TCP ports for a kernel and the kernel binds them a moment
-# later; two nbgrader runs side by side (grade_side_by_side) can race for one port, and
-# the kernel then never answers.  Such a run is repeated (every command here may be).
+# later; two nbgrader runs at once (on two pytest-xdist workers) can race for one port,
+# and the kernel then never answers.  Such a run is repeated (every command here may be).
 _PORT_RACE = "Address already in use"
 PORT_RACE_ATTEMPTS = 3
 
@@ -353,18 +353,6 @@ def autograded_ids(result: GradeResult) -> list:
             if find_cell(result.notebook, gid).cell_type == "code"]
 
 
-def grade_side_by_side(jobs: dict, tmp_path_factory) -> dict:
-    """Run ``job(workdir)`` for every job in threads, each in a fresh directory; results by key.
-
-    nbgrader does its work in subprocesses, so two assignments graded side by
-    side take about as long as the slower one.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = {key: pool.submit(job, tmp_path_factory.mktemp(key)) for key, job in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
-
-
 def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submissions,
                       *, grade=None) -> tuple:
     """Copy the course to ``course_dir``, release ``assignment``, grade its submissions.
@@ -376,7 +364,6 @@ def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submi
     grades them in one nbgrader run.  Returns ``(course, results, seconds)``,
     the seconds spent grading.
     """
-    import time
     course = copy_course(course_dir)
     released = generate_assignment(course, assignment)
     assert [p.name for p in released] == [f"{assignment}.ipynb"]

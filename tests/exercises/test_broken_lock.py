@@ -1,4 +1,4 @@
-"""nbgrader round trip of the chapter 3 exercise `broken_lock`: release, then autograde.
+"""nbgrader round trip of `broken_lock` (Sanders §13.4.1): release, then autograde.
 
 The source notebook is released with ``nbgrader generate_assignment`` (the release must hide
 solutions and hidden tests), and a set of submissions is autograded in one ``nbgrader
@@ -16,9 +16,12 @@ import nbformat
 import pytest
 
 import nbgrader_harness as h
+from exercise_submissions import SPINS
 
 ASSIGNMENT = "broken_lock"
-GRADING_BUDGET_S = 150
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 PART1 = {"both_inside_tests", "two_lost_tests"}
 PART2 = {"timed_tests", "random_tests", "exhaustive_tests"}
@@ -50,12 +53,6 @@ while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
 """
 CRASHING_SCHEDULE = "schedule_both_inside = [0, 1, 7, 1]"
 
-ENDLESS_ACQUIRE = """
-while True:                                  # never yields, never returns
-    pass
-yield
-"""
-
 
 def build_submissions(source: Path) -> dict:
     def with_lock(acquire, release=None, nb=source):
@@ -76,14 +73,14 @@ def build_submissions(source: Path) -> dict:
         "still_broken": with_lock(STILL_BROKEN_ACQUIRE),
         "never_releases": with_lock(GOOD_ACQUIRE, NEVER_RELEASES),
         "crashes": crashes,
-        "endless": with_lock(ENDLESS_ACQUIRE),
+        "endless": with_lock(SPINS),
     }
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return h.release_and_grade(tmp_path_factory.mktemp("ch3") / "course", ASSIGNMENT,
-                               build_submissions)
+    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
+                               build_submissions, grade=h.grade_all)
 
 
 def set_of_autograded_ids(result) -> set:
@@ -203,4 +200,4 @@ def test_endless_submission_is_stopped_with_a_helpful_message(graded):
 
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < GRADING_BUDGET_S, f"autograding 6 submissions took {seconds:.0f} s"
+    assert seconds < h.GRADING_BUDGET_S, f"autograding 6 submissions took {seconds:.0f} s"

@@ -1,0 +1,114 @@
+"""nbgrader round trip of `cycles_crossover` (Mathur and Johnsson, §6.1 and Table 9).
+
+The exercise works on the fitted models of :mod:`collective_lib.cm200.models`.
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide solutions and hidden tests), then the instructor's solution (full
+marks) and wrong, crashing, endless and library-calling submissions (partial
+marks, a helpful message in the failing cell) are autograded in one nbgrader run.
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+
+ASSIGNMENT = "cycles_crossover"
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+SEARCH_EVERY_SIZE = '''
+words = np.arange(1, 4097)                   # every M', not whole blocks of 2d
+faster = d_cycles_time(d, words, index) < one_cycle_time(d, words)
+return int(words[np.argmax(faster)]) if faster.any() else None
+'''
+
+SEARCH_WITH_THE_LIBRARY = '''
+from collective_lib.cm200.models import cycles_crossover
+return cycles_crossover(d, index)
+'''
+
+SEARCH_SPINS = '''
+words = 2 * d
+while not d_cycles_time(d, words, index) < one_cycle_time(d, words):
+    words += 0                               # never moves on
+return words
+'''
+
+BREAK_EVEN_SIGN = '''
+a, b = 2 * d, 4 * d
+slope_one = (float(one_cycle_time(d, b)) - float(one_cycle_time(d, a))) / (b - a)
+slope_d = (float(d_cycles_time(d, b, index)) - float(d_cycles_time(d, a, index))) / (b - a)
+if slope_d >= slope_one:
+    return None
+start_one = float(one_cycle_time(d, a)) - slope_one * a
+start_d = float(d_cycles_time(d, a, index)) - slope_d * a
+return (start_one - start_d) / (slope_one - slope_d)
+'''
+
+PREDICTION_CRASHES = '''
+return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
+'''
+
+
+def build_submissions(source):
+    def bad(cell, code, region=None):
+        return h.replace_solution(source, cell, code, region)
+
+    return {
+        "solution": source,
+        "every_size": bad("search_solution", SEARCH_EVERY_SIZE),
+        "library": bad("search_solution", SEARCH_WITH_THE_LIBRARY),
+        "spins": bad("search_solution", SEARCH_SPINS),
+        "sign": bad("predict_solution", BREAK_EVEN_SIGN, region=0),
+        "crashes": bad("predict_solution", PREDICTION_CRASHES, region=1),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
+                               build_submissions, grade=h.grade_all)
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "np.argmax(faster)", "slope_one", "_reference", "_searched", "floor(m_star"]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    for signature in ['def crossover(d, index="compute"):', 'def break_even(d, index="compute"):',
+                      'def predicted_crossover(d, index="compute"):']:
+        assert signature in text
+    assert text.count("raise NotImplementedError()") == 3
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == {"search_tests", "predict_tests"}
+    h.assert_full_marks(result)
+    assert result.max_score == 6
+
+
+@pytest.mark.parametrize("student, scores, cell, message", [
+    ("every_size", {"search_tests": 0, "predict_tests": 3}, "search_tests",
+     "crossover(5, 'move') returned 25, expected 30"),
+    ("library", {"search_tests": 0, "predict_tests": 3}, "search_tests", "cycles_crossover"),
+    ("spins", {"search_tests": 0, "predict_tests": 3}, "search_tests",
+     "did not return within 10 s of real time"),
+    ("sign", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
+     "the lines for d = 4 meet between M' = 72 and 80"),
+    ("crashes", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
+     "predicted_crossover(1, 'compute') raised TypeError"),
+])
+def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, message):
+    _, results, _ = graded
+    result = results[student]
+    assert {gid: result.scores[gid] for gid in scores} == scores, result.messages()
+    assert message in result.messages(cell)
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 120, f"autograding 6 submissions took {seconds:.0f} s"

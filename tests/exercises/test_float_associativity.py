@@ -1,0 +1,132 @@
+"""nbgrader round trip of `float_associativity` (Sanders, Exercise 13.9): release, then autograde.
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide solutions and hidden tests), then the instructor's solution (full
+marks) and wrong, crashing and endless submissions (partial marks, a helpful
+message in the failing cell, and quick grading) are autograded in one nbgrader run.
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+
+ASSIGNMENT = "float_associativity"
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+DOUBLE_PRECISION = '''
+run = algorithms[algorithm].simulate(len(values), inputs=[float(v) for v in values])
+return run.results[0]
+'''
+
+LEFT_TO_RIGHT = '''
+total = np.float32(0)
+for v in values:
+    total = np.float32(total + np.float32(v))
+return total
+'''
+
+SUM_CRASHES = '''
+return algorithms[algorithm].simulate(len(values), inputs=values, op="+").results[0]
+'''
+
+DIFFERENCE_SPINS = '''
+d = 0.0
+while d >= 0:                            # the loop never ends
+    d += 1.0
+return d
+'''
+
+HARMLESS_DATA = '''
+my_values = [float(i) for i in range(16)]
+'''
+
+
+def build_submissions(source):
+    def bad(cell, code):
+        return h.replace_solution(source, cell, code)
+
+    return {
+        "solution": source,
+        "double": bad("sum_solution", DOUBLE_PRECISION),
+        "left_to_right": bad("sum_solution", LEFT_TO_RIGHT),
+        "sum_crashes": bad("sum_solution", SUM_CRASHES),
+        "difference_spins": bad("difference_solution", DIFFERENCE_SPINS),
+        "harmless_data": bad("data_solution", HARMLESS_DATA),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
+                               build_submissions, grade=h.grade_all)
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "[1e8] + [1.0] * 7", "my_values = [", "def _sum(", "1e-6 * max",
+                   'abs(float(simulated_sum(values, "binomial_reduce"))', "Kahan",
+                   "inputs = [np.float32(v) for v in values]\n    run ="]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    for signature in ["def simulated_sum(values, algorithm):", "def tree_difference(values):"]:
+        assert signature in text
+    assert text.count("raise NotImplementedError()") == 3
+    assert "YOUR ANSWER HERE" in text
+    assert "DATA = [-0.802," in text
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == {"sum_tests", "difference_tests", "data_tests"}
+    h.assert_full_marks(result)
+    assert result.max_scores["explain_consequences"] == 2         # graded by hand
+    assert result.max_score == 10
+
+
+@pytest.mark.parametrize("student, message", [
+    ("double", "the binomial tree's float32 sum of DATA is 26275032.0, yours is 26275034.22"),
+    ("double", "Did you convert the values to np.float32"),
+    ("left_to_right", "yours is 26275034.0"),
+])
+def test_wrong_sums_lose_only_their_points(graded, student, message):
+    _, results, _ = graded
+    result = results[student]
+    # tree_difference is graded with a correct simulated_sum, my_values with the reference
+    assert result.scores == {"sum_tests": 0, "difference_tests": 2, "data_tests": 3,
+                             "explain_consequences": 0}
+    assert message in result.messages("sum_tests")
+
+
+def test_crashing_sum(graded):
+    _, results, _ = graded
+    result = results["sum_crashes"]
+    # the visible part of the difference test needs a working simulated_sum; my_values does not
+    assert result.scores == {"sum_tests": 0, "difference_tests": 0, "data_tests": 3,
+                             "explain_consequences": 0}
+    assert "raised ValueError: op must be a callable binary operator" in result.messages("sum_tests")
+    assert "tree_difference([-0.802, " in result.messages("difference_tests")
+
+
+def test_endless_difference(graded):
+    _, results, _ = graded
+    result = results["difference_spins"]
+    assert result.scores["difference_tests"] == 0 and result.scores["sum_tests"] == 3
+    assert "did not return within 5 s of real time" in result.messages("difference_tests")
+
+
+def test_harmless_data_gets_no_data_points(graded):
+    _, results, _ = graded
+    result = results["harmless_data"]
+    assert result.scores["data_tests"] == 0 and result.scores["sum_tests"] == 3
+    assert "they differ by 0.0, but the difference must be at least max(1, half the exact " \
+           "sum 120.0) = 60.0" in result.messages("data_tests")
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 120, f"autograding 6 submissions took {seconds:.0f} s"

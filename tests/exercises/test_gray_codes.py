@@ -1,0 +1,114 @@
+"""nbgrader round trip of `gray_codes` (Mathur and Johnsson, §3 and §4.1, Table 1, Fig. 7).
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide solutions and hidden tests), then the instructor's solution (full
+marks) and wrong, crashing, endless and library-calling submissions (partial
+marks, a helpful message in the failing cell) are autograded in one nbgrader run.
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+
+ASSIGNMENT = "gray_codes"
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+WRONG_GRAY = '''
+return i ^ (i << 1)
+'''
+
+SPINNING_RANK = '''
+i = 0
+while g >= 0:                            # never ends
+    i ^= g
+return i
+'''
+
+OFF_BY_ONE_TRANSITIONS = '''
+return [(u & -u).bit_length() - 1 for u in range(2**d - 1)]
+'''
+
+CRASHING_TRANSITIONS = '''
+return [gray_of(u) ^ gray_of(u + 1) for u in range(2**d - 1)].index(None)
+'''
+
+BACKWARDS_INDEX = '''
+return gray_of((gray_rank(pa) - s) % 2**d)
+'''
+
+LIBRARY_INDEX = '''
+from collective_lib.cm200.schedules import one_cycle_index
+return int(one_cycle_index(pa, s, d))
+'''
+
+
+def build_submissions(source):
+    def bad(cell, code, region=None):
+        return h.replace_solution(source, cell, code, region)
+
+    return {
+        "solution": source,
+        "wrong_gray": bad("gray_solution", WRONG_GRAY, region=0),
+        "spinning_rank": bad("gray_solution", SPINNING_RANK, region=1),
+        "off_by_one": bad("transitions_solution", OFF_BY_ONE_TRANSITIONS),
+        "crashing": bad("transitions_solution", CRASHING_TRANSITIONS),
+        "backwards": bad("index_solution", BACKWARDS_INDEX),
+        "library": bad("index_solution", LIBRARY_INDEX),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
+                               build_submissions, grade=h.grade_all)
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "i ^ (i >> 1)", "_ref_gray", "(position + s)", "_FORBIDDEN",
+                   "bit_length() - 1)"]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    for signature in ["def gray_of(i):", "def gray_rank(g):", "def transitions(d):",
+                      "def fig7_index(pa, s, d):"]:
+        assert signature in text
+    assert text.count("raise NotImplementedError()") == 4
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == {"gray_tests", "transitions_tests", "index_tests"}
+    h.assert_full_marks(result)
+    assert result.max_score == 8
+
+
+@pytest.mark.parametrize("student, scores, cell, message", [
+    ("wrong_gray", {"gray_tests": 0, "transitions_tests": 0, "index_tests": 0}, "gray_tests",
+     "the 3-bit codes should be"),
+    ("spinning_rank", {"gray_tests": 0, "transitions_tests": 2, "index_tests": 0}, "gray_tests",
+     "did not return within 5 s of real time"),
+    ("off_by_one", {"gray_tests": 3, "transitions_tests": 0, "index_tests": 3},
+     "transitions_tests", "transitions(3) should be [0, 1, 0, 2, 0, 1, 0]"),
+    ("crashing", {"gray_tests": 3, "transitions_tests": 0, "index_tests": 3},
+     "transitions_tests", "transitions(3) raised ValueError"),
+    ("backwards", {"gray_tests": 3, "transitions_tests": 2, "index_tests": 0}, "index_tests",
+     "node 101, address 1 holds index 100 in Figure 7"),
+    ("library", {"gray_tests": 3, "transitions_tests": 2, "index_tests": 0}, "index_tests",
+     "one_cycle_index"),
+])
+def test_wrong_submissions_get_partial_marks_and_a_message(graded, student, scores, cell,
+                                                           message):
+    _, results, _ = graded
+    result = results[student]
+    assert {gid: result.scores[gid] for gid in scores} == scores, result.messages()
+    assert message in result.messages(cell)
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"

@@ -1,0 +1,153 @@
+"""nbgrader round trip of `grid_alltoall` (Sanders et al., Exercise 13.11): release, then autograde.
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide solutions and hidden tests), then the instructor's solution (full
+marks) and wrong, slow, crashing, deadlocking, endless and library-calling
+submissions (partial marks, a helpful message in the failing cell, quick
+grading) are autograded in one nbgrader run.
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+from exercise_submissions import SPINS
+
+ASSIGNMENT = "grid_alltoall"
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+GRID_DIRECT = '''
+result = [None] * p                    # direct delivery: p - 1 startups
+result[me] = data[me]
+for s in range(1, p):
+    result[(me - s) % p] = yield sendrecv((me + s) % p, data[(me + s) % p], (me - s) % p)
+return result
+'''
+
+_GRID_PHASES = '''
+def digit(rank, t):
+    return rank // k ** t % k
+
+held = [(me, dst, data[dst]) for dst in range(p)]
+for t in range(d):
+    stride, mine = k ** t, digit(me, t)
+    for s in range(1, k):
+        to_digit, from_digit = (mine + s) % k, (mine - s) % k
+        to, frm = me + (to_digit - mine) * stride, me + (from_digit - mine) * stride
+        bundle = [item for item in held if digit(item[1], t) == to_digit]
+        held = [item for item in held if digit(item[1], t) != to_digit]
+'''
+
+GRID_ARRIVAL_ORDER = _GRID_PHASES + '''
+        held += yield sendrecv(to, bundle, frm, words=sum(len(x) for _, _, x in bundle))
+return [message for _, _, message in held]       # in the order they arrived
+'''
+
+GRID_FORGETS_WORDS = _GRID_PHASES + '''
+        held += yield sendrecv(to, bundle, frm)   # one word per message in the bundle
+result = [None] * p
+for source, _, message in held:
+    result[source] = message
+return result
+'''
+
+GRID_CRASHES = '''
+result = [None] * p
+for s in range(1, k ** d):
+    result[s] = yield sendrecv((me + s) % p, data[me + s], (me - s) % p)
+return result
+'''
+
+GRID_DEADLOCKS = '''
+from collective_lib import recv, send
+first = yield recv((me + 1) % p)
+yield send((me - 1) % p, data)
+return first
+'''
+
+GRID_USES_CATALOG = '''
+from collective_lib import catalog
+program = next(e.program for e in catalog().values() if e.operation == "alltoall")
+return (yield from program(me, p, data))
+'''
+
+
+def build_submissions(source):
+    def bad(code):
+        return h.replace_solution(source, "grid_solution", code)
+
+    return {
+        "solution": source,
+        "direct": bad(GRID_DIRECT),
+        "arrival_order": bad(GRID_ARRIVAL_ORDER),
+        "forgets_words": bad(GRID_FORGETS_WORDS),
+        "crashes": bad(GRID_CRASHES),
+        "deadlocks": bad(GRID_DEADLOCKS),
+        "spins": bad(SPINS),
+        "uses_catalog": bad(GRID_USES_CATALOG),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
+                               build_submissions, grade=h.grade_all)
+
+
+FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0}
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "def digit(rank, t)", "held = [(me, dst, data[dst])", "_unique_messages",
+                   "_transpose", "count_pieces", "forbid_library", "_GRIDS",
+                   "After the phase of dimension $t$ every message"]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    assert "def grid_all_to_all(me, p, data, k, d):" in text
+    assert text.count("raise NotImplementedError()") == 1
+    assert "YOUR ANSWER HERE" in text
+    assert "def direct_all_to_all(me, p, data):" in text      # the worked example stays
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == {"correctness_tests", "time_tests"}
+    h.assert_full_marks(result)
+    assert result.max_scores["answer"] == 2                      # graded by hand
+    assert result.max_score == 9
+
+
+@pytest.mark.parametrize("student, scores, cell, messages", [
+    ("direct", {"time_tests": 0}, "time_tests",
+     ["with k = 3, d = 2, alpha = 1 and beta = 0 the time must be at most 6, yours is 8"]),
+    ("arrival_order", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
+     ["PE 1 should return [[0, 1], [1, 1], [2, 1], [3, 1]], got [[1, 1], [0, 1], "]),
+    ("forgets_words", {"time_tests": 0}, "time_tests",
+     ["the message from PE 0 to PE 1 carries 2 words of data but is sent as 1 word",
+      "words=n * len(bundle)"]),
+    ("crashes", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
+     ["grid_all_to_all for p=4, k=2, d=2 raised IndexError", "data[me + s]"]),
+    ("deadlocks", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
+     ["deadlock in grid_all_to_all for p=4, k=2, d=2"]),
+    ("spins", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
+     ["did not finish within 5 s of real time"]),
+    ("uses_catalog", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
+     ["grid_all_to_all uses the library's `catalog`"]),
+])
+def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student, scores,
+                                                                 cell, messages):
+    _, results, _ = graded
+    result = results[student]
+    assert result.scores == {**FULL, **scores}
+    for message in messages:
+        assert message in result.messages(cell), (message, result.messages(cell))
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 150, f"autograding 8 submissions took {seconds:.0f} s"

@@ -1,0 +1,147 @@
+"""nbgrader round trip of `min_location` (Sanders, Exercise 13.8): release, then autograde.
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide solutions and hidden tests), then the instructor's solution (full
+marks) and wrong, crashing and endless submissions (partial marks, a helpful
+message in the failing cell, and quick grading) are autograded in one nbgrader run.
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+
+ASSIGNMENT = "min_location"
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+KEEP_LEFT = '''
+return a if a[0] <= b[0] else b          # associative, but not commutative
+'''
+
+TIES_TO_THE_RIGHT = '''
+return a if a[0] < b[0] else b           # on a tie the right operand wins
+'''
+
+MIN_LOC_CRASHES = '''
+return a.value if a.value < b.value else b
+'''
+
+MIN_LOC_SPINS = '''
+while True:                              # never returns
+    pass
+'''
+
+RUNNER_WITHOUT_REDUCTION = '''
+smallest = min(values)
+return (smallest, values.index(smallest))
+'''
+
+WRONG_ANSWERS = '''
+min_loc_is_commutative = False
+keep_left_is_commutative = True
+'''
+
+
+def build_submissions(source):
+    def bad(cell, code):
+        return h.replace_solution(source, cell, code)
+
+    return {
+        "solution": source,
+        "keep_left": bad("min_loc_solution", KEEP_LEFT),
+        "ties_right": bad("min_loc_solution", TIES_TO_THE_RIGHT),
+        "crashes": bad("min_loc_solution", MIN_LOC_CRASHES),
+        "spins": bad("min_loc_solution", MIN_LOC_SPINS),
+        "no_reduction": bad("runner_solution", RUNNER_WITHOUT_REDUCTION),
+        "wrong_answers": bad("commutative_answer", WRONG_ANSWERS),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
+                               build_submissions, grade=h.grade_all)
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "(a[0], a[1]) <=", "_reference", "check_operator_in_reductions", "_counting",
+                   "min_loc_is_commutative = True", "keep_left_is_commutative = False",
+                   "lexicographic", "op=min_loc, **params", "total order"]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    assert "def min_loc(a, b):" in text
+    assert 'def reduce_min_location(values, algorithm="binomial_reduce", **params):' in text
+    assert text.count("raise NotImplementedError()") == 3
+    assert "YOUR ANSWER HERE" in text
+    # the visible sanity checks stay
+    assert "min_loc((2, 5), (2, 1)) should be (2, 1)" in text
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == {"min_loc_tests", "any_order_tests", "runner_tests",
+                                           "commutative_tests"}
+    h.assert_full_marks(result)
+    assert result.max_scores["explain_commutative"] == 2          # graded by hand
+    assert result.max_score == 11
+
+
+def test_keep_left_passes_in_rank_order_only(graded):
+    _, results, _ = graded
+    result = results["keep_left"]
+    assert result.scores == {"min_loc_tests": 3, "any_order_tests": 0, "runner_tests": 2,
+                             "commutative_tests": 2, "explain_commutative": 0}
+    text = result.messages("any_order_tests")
+    assert ("binomial_reduce with your operator min_loc on p=3 PEs, root=2: PE 2 returned (0, 2), "
+            "but (0, 0) was expected") in text
+    assert "combined the operands of the PEs in this order: 2,0:1" in text
+    assert "does not combine the PEs in rank order" in text
+
+
+def test_ties_to_the_right_fails_everywhere(graded):
+    _, results, _ = graded
+    result = results["ties_right"]
+    assert result.scores["min_loc_tests"] == result.scores["any_order_tests"] == 0
+    assert result.scores["runner_tests"] == 2          # graded with a correct operator
+    assert "the reduction of [5, 2, 7, 2] should give (2, 1), got (2, 3)" in \
+        result.messages("min_loc_tests")
+
+
+@pytest.mark.parametrize("student, message", [
+    ("crashes", "min_loc((3, 0), (1, 1)) raised AttributeError"),
+    ("crashes", "`return a.value if a.value < b.value else b`"),
+    ("spins", "did not return within 5 s of real time"),
+])
+def test_broken_operators_get_no_operator_points(graded, student, message):
+    _, results, _ = graded
+    result = results[student]
+    assert result.scores["min_loc_tests"] == result.scores["any_order_tests"] == 0
+    assert result.scores["commutative_tests"] == 2
+    assert message in result.messages("min_loc_tests")
+
+
+def test_runner_must_use_the_reduction(graded):
+    _, results, _ = graded
+    result = results["no_reduction"]
+    assert result.scores["runner_tests"] == 0
+    assert result.scores["min_loc_tests"] == 3 and result.scores["any_order_tests"] == 2
+    assert "combined only 0 pairs with min_loc" in result.messages("runner_tests")
+
+
+def test_wrong_answers_cost_their_points(graded):
+    _, results, _ = graded
+    result = results["wrong_answers"]
+    assert result.scores["commutative_tests"] == 0
+    assert result.scores["min_loc_tests"] == 3 and result.scores["runner_tests"] == 2
+    assert "min_loc_is_commutative: try min_loc(a, b) and min_loc(b, a)" in \
+        result.messages("commutative_tests")
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"

@@ -1,0 +1,138 @@
+"""nbgrader round trip of `reverse_send_order` (Sanders, Exercise 13.1): release, then autograde.
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide solutions and hidden tests), and a set of submissions is autograded in
+one ``nbgrader autograde`` run: the instructor's solution (full marks on every
+autograded cell), a wrong program (partial marks, with the helpful message in the
+failing cell's output), one that calls the library, and crashing, deadlocking and
+endless ones (low marks, and grading still finishes quickly because the
+exercises' guards stop them).
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+from exercise_submissions import SPINS, YIELDS_FOREVER
+
+ASSIGNMENT = "reverse_send_order"
+SOLUTION_CELL = "smallest_first_solution"
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+LARGEST_FIRST = '''
+rel = (me - root) % p
+span = 1
+if rel == 0:
+    while span < p:
+        span *= 2
+else:
+    span = rel & -rel
+    data = yield recv((rel - span + root) % p)
+step = span // 2
+while step >= 1:                      # the library's order: farthest child first
+    if rel + step < p:
+        yield send((rel + step + root) % p, data)
+    step //= 2
+return data
+'''
+
+CALLS_THE_LIBRARY = '''
+from collective_lib.algorithms.broadcast import binomial_broadcast
+return (yield from binomial_broadcast(me, p, data, root, children_order="smallest-first"))
+'''
+
+CRASHES = '''
+rel = (me - root) % p
+children = [rel + 2 ** j for j in range(p)]
+return children[p] / 0
+yield
+'''
+
+DEADLOCKS = '''
+data = yield recv((me + 1) % p)       # everybody waits for the right neighbour
+yield send((me - 1) % p, data)
+return data
+'''
+
+
+def build_submissions(source):
+    def bad(code):
+        return h.replace_solution(source, SOLUTION_CELL, code)
+
+    return {
+        "solution": source,
+        "largest_first": bad(LARGEST_FIRST),
+        "calls_library": bad(CALLS_THE_LIBRARY),
+        "crashes": bad(CRASHES),
+        "deadlocks": bad(DEADLOCKS),
+        "spins": bad(SPINS),
+        "yields_forever": bad(YIELDS_FOREVER),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
+                               build_submissions, grade=h.grade_all)
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "rel & -rel", "span *= 2", "step *= 2", "(rel + step + root) % p",
+                   "reversed(", "[::-1]", "children_order", "d * (d + 1)", "d(d+1)",
+                   "largest_first = catalog", "0.45 * math.log2", "range(1, 41)",
+                   "The root has $d$ children"]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    assert "def binomial_broadcast_smallest_first(me, p, data, root=0):" in text
+    assert "raise NotImplementedError()" in text
+    assert "YOUR ANSWER HERE" in text
+    # the visible sanity checks stay
+    assert "check_broadcast_program(binomial_broadcast_smallest_first, [8]" in text
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == {"correctness_tests", "time_tests"}
+    h.assert_full_marks(result)
+    assert result.max_scores["explain_log_squared"] == 3      # graded by hand
+
+
+def test_largest_first_gets_partial_marks(graded):
+    _, results, _ = graded
+    result = results["largest_first"]
+    assert result.scores["correctness_tests"] == 4
+    assert result.scores["time_tests"] == 0
+    assert "smallest-first broadcast should take 6 steps, yours took 3" in result.messages("time_tests")
+
+
+def test_calling_the_library_gets_no_credit(graded):
+    _, results, _ = graded
+    result = results["calls_library"]
+    assert result.scores["correctness_tests"] == 0 and result.scores["time_tests"] == 0
+    assert "uses the library's `binomial_broadcast`" in result.messages("correctness_tests")
+
+
+@pytest.mark.parametrize("student, cell, message", [
+    ("crashes", "correctness_tests", "raised IndexError: list index out of range"),
+    ("crashes", "time_tests", "`return children[p] / 0`"),
+    ("deadlocks", "correctness_tests", "deadlock in binomial_broadcast_smallest_first for p=8"),
+    ("deadlocks", "correctness_tests", "PE 3 waits in recv(src=4)"),
+    ("spins", "correctness_tests", "did not finish within 5 s of real time"),
+    ("spins", "time_tests", "never yields an operation"),
+    ("yields_forever", "correctness_tests", "keeps yielding operations"),
+])
+def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, message):
+    _, results, _ = graded
+    result = results[student]
+    assert result.scores["correctness_tests"] == 0 and result.scores["time_tests"] == 0
+    assert message in result.messages(cell)
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"

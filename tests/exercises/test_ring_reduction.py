@@ -1,0 +1,221 @@
+"""nbgrader round trip of `ring_reduction` (Grama et al., Algorithm 4.5): release, then autograde.
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide solutions and hidden tests), then the instructor's solution (full
+marks) and wrong tables and wrong, slow, crashing, deadlocking, endless and
+library-calling programs (partial marks, a helpful message in the failing cell,
+quick grading) are autograded in one nbgrader run.
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+from exercise_submissions import SPINS, YIELDS_FOREVER
+
+ASSIGNMENT = "ring_reduction"
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+# The data flow of the all-to-all BROADCAST (to the right) instead of the reduction's.
+TABLES_TO_THE_RIGHT = '''
+def pattern(p):
+    sends = {i: [[(s % p, (me - i) % p) for s in range(me - i + 1, me + 1)] for me in range(p)]
+             for i in range(1, p)}
+    results = [[(s, me) for s in range(p)] for me in range(p)]
+    return sends, results
+
+
+sends_4, results_4 = pattern(4)
+sends_8, results_8 = pattern(8)
+'''
+
+# p = 4 right; for p = 8 the last step forgets the sender's own message.
+TABLES_P8_WRONG = '''
+def pattern(p):
+    sends = {i: [[(s % p, (me + i) % p) for s in range(me, me + i)] for me in range(p)]
+             for i in range(1, p)}
+    results = [[(s % p, me) for s in range(me, me + p)] for me in range(p)]
+    return sends, results
+
+
+sends_4, results_4 = pattern(4)
+sends_8, results_8 = pattern(8)
+sends_8[7][3] = sends_8[7][3][1:]
+'''
+
+TABLES_UNREADABLE = '''
+sends_4 = {1: ["x0(1)", "x1[2]", "x2[3]", "x3[0]"], 2: [], 3: []}
+results_4 = []
+sends_8, results_8 = {}, []
+'''
+
+RING_TO_THE_RIGHT = '''
+left, right = (me - 1) % p, (me + 1) % p
+received = None
+for i in range(1, p):
+    mine = data[(me + i) % p]
+    partial = mine if received is None else op(mine, received)
+    received = yield sendrecv(right, partial, left)
+return data[me] if received is None else op(data[me], received)
+'''
+
+RING_DIRECT = '''
+total = data[me]                       # every message straight to its destination
+for s in range(1, p):
+    total = op(total, (yield sendrecv((me + s) % p, data[(me + s) % p], (me - s) % p)))
+return total
+'''
+
+RING_WITH_PLUS = '''
+left, right = (me - 1) % p, (me + 1) % p
+received = [0] * len(data[0])          # Grama's recv := 0, and + instead of op
+for i in range(1, p):
+    partial = [a + b for a, b in zip(data[(me + i) % p], received)]
+    received = yield sendrecv(left, partial, right)
+return [a + b for a, b in zip(data[me], received)]
+'''
+
+RING_CRASHES = '''
+received = yield sendrecv((me - 1) % p, data[me + 1], (me + 1) % p)
+return received
+'''
+
+RING_DEADLOCKS = '''
+from collective_lib import recv, send
+received = yield recv((me + 1) % p)    # everybody waits for the right neighbour first
+yield send((me - 1) % p, received)
+return received
+'''
+
+RING_CALLS_LIBRARY = '''
+from collective_lib.algorithms.alltoall import all_to_all_red_ring
+return (yield from all_to_all_red_ring(me, p, data, op))
+'''
+
+RING_HIDES_THE_LIBRARY = '''
+import importlib
+module = importlib.import_module(".".join(["collective_lib", "algorithms", "alltoall"]))
+program = getattr(module, "_".join(["all", "to", "all", "red", "ring"]))
+return (yield from program(me, p, data, op))
+'''
+
+
+def build_submissions(source):
+    def bad(program, tables=None):
+        # The table cells and the program cells are graded independently, so one submission
+        # can carry a wrong table and a wrong program (fewer notebooks, quicker grading).
+        nb = h.replace_solution(source, "program_solution", program)
+        return nb if tables is None else h.replace_solution(nb, "tables_solution", tables)
+
+    return {
+        "solution": source,
+        "to_the_right": bad(RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT),
+        "direct": bad(RING_DIRECT, TABLES_P8_WRONG),
+        "plus": bad(RING_WITH_PLUS, TABLES_UNREADABLE),
+        "crashes": bad(RING_CRASHES),
+        "deadlocks": bad(RING_DEADLOCKS),
+        "spins": bad(SPINS),
+        "yields_forever": bad(YIELDS_FOREVER),
+        "calls_library": bad(RING_CALLS_LIBRARY),
+        "hides_library": bad(RING_HIDES_THE_LIBRARY),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
+                               build_submissions, grade=h.grade_all)
+
+
+FULL = {"tables_p4_tests": 2, "tables_p8_tests": 2, "program_tests": 4, "time_tests": 2,
+        "mesh_answer": 0}
+TABLES_OF = {"to_the_right": {"tables_p4_tests": 0, "tables_p8_tests": 0},
+             "direct": {"tables_p8_tests": 0},
+             "plus": {"tables_p4_tests": 0, "tables_p8_tests": 0}}
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
+                   "x0[3] + x1[3] + x2[3]", "ring_pattern", "sends_4 = {", "sends_8, results_8 =",
+                   "received = yield sendrecv(left", "_ring_tables", "check_answer_table",
+                   "forbid_library", "all_to_all_red_ring as _reference_ring",
+                   "Phase 1 runs along the **columns**"]:
+        assert secret not in text, f"the release gives away {secret!r}"
+    assert "def my_all_to_all_red_ring(me, p, data, op=add):" in text
+    assert text.count("raise NotImplementedError()") == 2
+    assert "YOUR ANSWER HERE" in text
+    # the worked example for p = 3 and the format check stay
+    assert 'sends_3 = {' in text and "def check_table_format(sends, results, p):" in text
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == {"tables_p4_tests", "tables_p8_tests", "program_tests",
+                                           "time_tests"}
+    h.assert_full_marks(result)
+    assert result.max_scores["mesh_answer"] == 2                 # graded by hand
+    assert result.max_score == 12
+
+
+@pytest.mark.parametrize("student, cell, message", [
+    ("to_the_right", "tables_p4_tests", "sends_4[1][0] is x0[3], but x0[1] was expected "
+                                        "(missing: x0[1]; not expected: x0[3])\nHint: in step i "
+                                        "node me sends its own message for node me + i"),
+    ("direct", "tables_p8_tests", "sends_8[7][3] is x0[2] + x1[2] + x4[2] + x5[2] + x6[2] + "
+                                  "x7[2], but x0[2] + x1[2] + x3[2] + x4[2] + x5[2] + x6[2] + "
+                                  "x7[2] was expected (missing: x3[2])"),
+    ("plus", "tables_p4_tests", "step 1, node 0: cannot read the term 'x0(1)' (write a term as "
+                                "x3[5]"),
+])
+def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
+    _, results, _ = graded
+    result = results[student]
+    for gid, points in TABLES_OF[student].items():
+        assert result.scores[gid] == points, gid
+    assert message in result.messages(cell)
+
+
+@pytest.mark.parametrize("student, scores, cell, messages", [
+    ("to_the_right", {"program_tests": 0, "time_tests": 0}, "program_tests",
+     ["expected [[60], [64], [68], [72]], got"]),
+    ("direct", {"time_tests": 0}, "time_tests",
+     ["the reduction should take 7 steps, yours took"]),
+    ("plus", {"program_tests": 0}, "program_tests",
+     ["wrong result of my_all_to_all_red_ring for p=2, op=word_max: PE 0 returned",
+      "Combine with op(a, b), never with +."]),
+    ("crashes", {"program_tests": 0, "time_tests": 0}, "program_tests",
+     ["my_all_to_all_red_ring for p=4 raised IndexError", "data[me + 1]"]),
+    ("deadlocks", {"program_tests": 0, "time_tests": 0}, "program_tests",
+     ["deadlock in my_all_to_all_red_ring for p=4", "PE 0 waits in recv(src=1)"]),
+    ("spins", {"program_tests": 0, "time_tests": 0}, "program_tests",
+     ["did not finish within 5 s of real time"]),
+    ("yields_forever", {"program_tests": 0, "time_tests": 0}, "program_tests",
+     ["issued more than", "endless loop that keeps yielding"]),
+    ("calls_library", {"program_tests": 0, "time_tests": 0}, "program_tests",
+     ["my_all_to_all_red_ring uses the library's `all_to_all_red_ring`"]),
+    ("hides_library", {"program_tests": 0, "time_tests": 0}, "time_tests",
+     ["my_all_to_all_red_ring runs the library's `all_to_all_red_ring`"]),
+])
+def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student, scores,
+                                                                 cell, messages):
+    _, results, _ = graded
+    result = results[student]
+    assert result.scores == {**FULL, **TABLES_OF.get(student, {}), **scores}
+    for message in messages:
+        assert message in result.messages(cell), (message, result.messages(cell))
+
+
+def test_slow_program_is_told_its_time_in_the_hidden_tests(graded):
+    # direct delivery passes the visible p = 8 check of the result but not the ring's time
+    _, results, _ = graded
+    assert "yours took 27" in results["direct"].messages("time_tests")
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 150, f"autograding 10 submissions took {seconds:.0f} s"
