@@ -391,3 +391,26 @@ def assert_full_marks(result) -> None:
     """Every autograded cell of ``result`` scored its maximum."""
     for gid in autograded_ids(result):
         assert result.scores[gid] == result.max_scores[gid], (gid, result.messages(gid))
+
+
+#: What no release may contain: nbgrader's markers around solutions and hidden tests.
+RELEASE_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def grade_assignment(assignment: str, make_submissions, tmp_path_factory) -> tuple:
+    """Release ``assignment`` in a fresh copy of the course and grade its submissions.
+
+    The module-scoped fixture of every exercise test: ``(course, results,
+    seconds)`` as :func:`release_and_grade` returns them, graded within the
+    time budget (:func:`grade_all`).
+    """
+    course_dir = tmp_path_factory.mktemp(assignment) / "course"
+    return release_and_grade(course_dir, assignment, make_submissions, grade=grade_all)
+
+
+def assert_release_hides(course, assignment: str, secrets) -> str:
+    """The released notebook's text, after checking it holds no marker and none of ``secrets``."""
+    text = released_text(course, assignment)
+    for secret in (*RELEASE_MARKERS, *secrets):
+        assert secret not in text, f"the release gives away {secret!r}"
+    return text

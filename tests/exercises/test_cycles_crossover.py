@@ -67,16 +67,13 @@ def build_submissions(source):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
-                               build_submissions, grade=h.grade_all)
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _, _ = graded
-    text = h.released_text(course, ASSIGNMENT)
-    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
-                   "np.argmax(faster)", "slope_one", "_reference", "_searched", "floor(m_star"]:
-        assert secret not in text, f"the release gives away {secret!r}"
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "np.argmax(faster)", "slope_one", "_reference", "_searched", "floor(m_star"])
     for signature in ['def crossover(d, index="compute"):', 'def break_even(d, index="compute"):',
                       'def predicted_crossover(d, index="compute"):']:
         assert signature in text

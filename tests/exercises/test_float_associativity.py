@@ -60,18 +60,15 @@ def build_submissions(source):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
-                               build_submissions, grade=h.grade_all)
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _, _ = graded
-    text = h.released_text(course, ASSIGNMENT)
-    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
-                   "[1e8] + [1.0] * 7", "my_values = [", "def _sum(", "1e-6 * max",
-                   'abs(float(simulated_sum(values, "binomial_reduce"))', "Kahan",
-                   "inputs = [np.float32(v) for v in values]\n    run ="]:
-        assert secret not in text, f"the release gives away {secret!r}"
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "[1e8] + [1.0] * 7", "my_values = [", "def _sum(", "1e-6 * max",
+        'abs(float(simulated_sum(values, "binomial_reduce"))', "Kahan",
+        "inputs = [np.float32(v) for v in values]\n    run ="])
     for signature in ["def simulated_sum(values, algorithm):", "def tree_difference(values):"]:
         assert signature in text
     assert text.count("raise NotImplementedError()") == 3

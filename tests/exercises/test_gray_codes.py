@@ -62,17 +62,14 @@ def build_submissions(source):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
-                               build_submissions, grade=h.grade_all)
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _, _ = graded
-    text = h.released_text(course, ASSIGNMENT)
-    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
-                   "i ^ (i >> 1)", "_ref_gray", "(position + s)", "_FORBIDDEN",
-                   "bit_length() - 1)"]:
-        assert secret not in text, f"the release gives away {secret!r}"
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "i ^ (i >> 1)", "_ref_gray", "(position + s)", "_FORBIDDEN",
+        "bit_length() - 1)"])
     for signature in ["def gray_of(i):", "def gray_rank(g):", "def transitions(d):",
                       "def fig7_index(pa, s, d):"]:
         assert signature in text

@@ -92,8 +92,7 @@ def build_submissions(source):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
-                               build_submissions, grade=h.grade_all)
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
 
 
 FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0}
@@ -101,12 +100,10 @@ FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0}
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _, _ = graded
-    text = h.released_text(course, ASSIGNMENT)
-    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
-                   "def digit(rank, t)", "held = [(me, dst, data[dst])", "_unique_messages",
-                   "_transpose", "count_pieces", "forbid_library", "_GRIDS",
-                   "After the phase of dimension $t$ every message"]:
-        assert secret not in text, f"the release gives away {secret!r}"
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "def digit(rank, t)", "held = [(me, dst, data[dst])", "_unique_messages",
+        "_transpose", "count_pieces", "forbid_library", "_GRIDS",
+        "After the phase of dimension $t$ every message"])
     assert "def grid_all_to_all(me, p, data, k, d):" in text
     assert text.count("raise NotImplementedError()") == 1
     assert "YOUR ANSWER HERE" in text

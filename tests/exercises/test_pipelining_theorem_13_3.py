@@ -54,19 +54,16 @@ def build_submissions(source):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
-                               build_submissions, grade=h.grade_all)
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _, _ = graded
-    text = h.released_text(course, ASSIGNMENT)
-    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
-                   "2 * math.ceil(guess) + 4", "key=lambda k: simulated_time",
-                   "(3 * beta * n + 2 * alpha * math.log2(p))", "excess(n, p, alpha, beta) / math.sqrt",
-                   "_best(", "sanders_optimal_k", "_students_best_k", "1.005",
-                   "forbid_library_calls"]:
-        assert secret not in text, f"the release gives away {secret!r}"
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "2 * math.ceil(guess) + 4", "key=lambda k: simulated_time",
+        "(3 * beta * n + 2 * alpha * math.log2(p))", "excess(n, p, alpha, beta) / math.sqrt",
+        "_best(", "sanders_optimal_k", "_students_best_k", "1.005",
+        "forbid_library_calls"])
     for signature in ["def best_k_by_simulation(n, p, alpha, beta):",
                       "def excess(n, p, alpha, beta):",
                       "def excess_ratios(ns, p, alpha, beta):"]:

@@ -74,19 +74,16 @@ def build_submissions(source):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
-                               build_submissions, grade=h.grade_all)
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _, _ = graded
-    text = h.released_text(course, ASSIGNMENT)
-    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
-                   "rel & -rel", "span *= 2", "step *= 2", "(rel + step + root) % p",
-                   "reversed(", "[::-1]", "children_order", "d * (d + 1)", "d(d+1)",
-                   "largest_first = catalog", "0.45 * math.log2", "range(1, 41)",
-                   "The root has $d$ children"]:
-        assert secret not in text, f"the release gives away {secret!r}"
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "rel & -rel", "span *= 2", "step *= 2", "(rel + step + root) % p",
+        "reversed(", "[::-1]", "children_order", "d * (d + 1)", "d(d+1)",
+        "largest_first = catalog", "0.45 * math.log2", "range(1, 41)",
+        "The root has $d$ children"])
     assert "def binomial_broadcast_smallest_first(me, p, data, root=0):" in text
     assert "raise NotImplementedError()" in text
     assert "YOUR ANSWER HERE" in text

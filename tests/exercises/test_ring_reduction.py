@@ -125,8 +125,7 @@ def build_submissions(source):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    return h.release_and_grade(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT,
-                               build_submissions, grade=h.grade_all)
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
 
 
 FULL = {"tables_p4_tests": 2, "tables_p8_tests": 2, "program_tests": 4, "time_tests": 2,
@@ -138,13 +137,11 @@ TABLES_OF = {"to_the_right": {"tables_p4_tests": 0, "tables_p8_tests": 0},
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _, _ = graded
-    text = h.released_text(course, ASSIGNMENT)
-    for secret in ["BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
-                   "x0[3] + x1[3] + x2[3]", "ring_pattern", "sends_4 = {", "sends_8, results_8 =",
-                   "received = yield sendrecv(left", "_ring_tables", "check_answer_table",
-                   "forbid_library", "all_to_all_red_ring as _reference_ring",
-                   "Phase 1 runs along the **columns**"]:
-        assert secret not in text, f"the release gives away {secret!r}"
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "x0[3] + x1[3] + x2[3]", "ring_pattern", "sends_4 = {", "sends_8, results_8 =",
+        "received = yield sendrecv(left", "_ring_tables", "check_answer_table",
+        "forbid_library", "all_to_all_red_ring as _reference_ring",
+        "Phase 1 runs along the **columns**"])
     assert "def my_all_to_all_red_ring(me, p, data, op=add):" in text
     assert text.count("raise NotImplementedError()") == 2
     assert "YOUR ANSWER HERE" in text
