@@ -6,6 +6,12 @@ commands from here (see README.md). Assignments live in source/<name>/.
 
 import os
 
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
+                                    Execute, GetGrades, IgnorePattern, SaveAutoGrades)
+
+from collective_lib.autograde import LimitOutputSize, ShortTracebacks, StderrAsStdout
+
 c = get_config()  # noqa: F821  (injected by nbgrader when it loads this file)
 
 # The course directory is wherever this file is, so a copy of exercises/ (as
@@ -23,3 +29,32 @@ c.ExecutePreprocessor.timeout = 120
 # output, the tests that depend on it fail, and the notebook is still graded.
 # (True is nbgrader 0.9's default; it is set here so nobody turns it off.)
 c.Execute.interrupt_on_timeout = True
+
+# nbgrader's autograde steps (its default list, nbgrader 0.9.6) with two changes
+# (collective_lib.autograde): in graded test cells, stderr text (a `logging` line,
+# a print to sys.stderr) becomes ordinary output, so a correct program that logs
+# keeps its marks (errors still score 0); and LimitOutput also caps the characters
+# each cell keeps, so a flood of output cannot bloat the graded notebook.
+c.Autograde.autograde_preprocessors = [
+    Execute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutputSize,
+    StderrAsStdout,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+c.LimitOutput.max_lines = 200            # per cell; also read by LimitOutputSize
+c.LimitOutput.max_traceback = 100
+c.LimitOutputSize.max_chars = 100_000    # per cell, for one enormous line
+
+# Feedback shows each failed check's message but neither the hidden tests
+# (ClearHiddenTests removes them from the cells' source) nor the frames of the
+# test cell and the grading library (ShortTracebacks). autograded/ keeps both.
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    ClearHiddenTests,
+    ShortTracebacks,
+    CSSHTMLHeaderPreprocessor,
+]

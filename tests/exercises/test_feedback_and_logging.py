@@ -1,0 +1,167 @@
+"""Autograde keeps a logging program's marks, caps output, and feedback hides the hidden tests.
+
+A throwaway assignment built in a temporary copy of the course (like
+test_nbgrader_harness.py) is graded with the course configuration
+(exercises/nbgrader_config.py) and its feedback generated, as an instructor
+would: ``nbgrader autograde`` then ``nbgrader generate_feedback``.
+"""
+
+import html
+import re
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+import nbgrader_harness as h
+
+ASSIGNMENT = "logging_selftest"
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)       # one worker grades the toy course once
+
+# Only the instructor may ever see this: it appears in the hidden tests alone.
+SECRET = "q7zsecret"
+
+SOLUTION_CELL = '''\
+import logging
+import sys
+
+logging.basicConfig()
+log = logging.getLogger("student")
+
+def f(x):
+    ### BEGIN SOLUTION
+    log.warning("doubling %s", x)
+    print("working on", x, file=sys.stderr)
+    print("still working", file=sys.__stderr__)
+    return 2 * x
+    ### END SOLUTION
+'''
+
+TEST_CELL = f'''\
+assert f(3) == 6, "f(3) should be 6"
+### BEGIN HIDDEN TESTS
+# {SECRET}: the instructor's own check
+assert f(-5) == -10, "f(-5) should be -10"
+### END HIDDEN TESTS
+'''
+
+GUARDED_TEST_CELL = f'''\
+from collective_lib.grading import guarded_call
+### BEGIN HIDDEN TESTS
+{SECRET} = guarded_call(f, 7)
+assert {SECRET} == 14, f"f(7) returned {{{SECRET}!r}}, not 14"
+### END HIDDEN TESTS
+'''
+
+# Passes the visible check; fails the hidden one, and crashes inside the grading library.
+WRONG = '''\
+if x == 7:
+    raise ValueError("no sevens")
+return x + 3
+'''
+
+# A correct answer that floods stderr once: 50 MB on one line, then a million lines.
+FLOOD_MB = 50
+FLOOD = f'''\
+if x == 3:
+    sys.stderr.write("x" * {FLOOD_MB} * 10**6 + "\\n")
+    sys.stderr.write("line\\n" * 10**6)
+return 2 * x
+'''
+
+
+def _meta(grade_id, *, solution=False, grade=False, locked=False, points=None):
+    meta = {"grade_id": grade_id, "solution": solution, "grade": grade, "locked": locked,
+            "schema_version": 3}
+    if points is not None:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def _make_submissions(source):
+    return {
+        "honest": source,
+        "wrong": h.replace_solution(source, "f_solution", WRONG),
+        "flood": h.replace_solution(source, "f_solution", FLOOD),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """``(course, results)``: the toy assignment released, graded and given feedback."""
+    course = h.copy_course(tmp_path_factory.mktemp(ASSIGNMENT) / "course")
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# Doubling, with logging\n\nWrite `f` so that it doubles `x`."),
+            new_code_cell(SOLUTION_CELL, metadata=_meta("f_solution", solution=True)),
+            new_code_cell(TEST_CELL, metadata=_meta("f_tests", grade=True, locked=True,
+                                                   points=2)),
+            new_code_cell(GUARDED_TEST_CELL, metadata=_meta("guarded_tests", grade=True,
+                                                           locked=True, points=1)),
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}},
+    )
+    src = h.source_notebook(course, ASSIGNMENT, NOTEBOOK)
+    src.parent.mkdir(parents=True)
+    nbformat.write(nb, src)
+    assert [p.name for p in h.generate_assignment(course, ASSIGNMENT)] == [NOTEBOOK]
+    results = h.grade_all(course, ASSIGNMENT, _make_submissions(src))
+    h.run_nbgrader(course, "generate_feedback", ASSIGNMENT, "--force")
+    return course, results
+
+
+def _feedback_text(course, student):
+    """The feedback page of ``student`` as a reader sees it: tags and ANSI colours removed."""
+    page = (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    page = re.sub(r"<style.*?</style>|<script.*?</script>", "", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def test_a_correct_program_that_logs_keeps_full_marks(graded):
+    _, results = graded
+    honest = results["honest"]
+    assert honest.total == honest.max_score == 3, honest.messages()
+    text = "\n".join(out.get("text", "") for out in honest.cell("f_tests").outputs)
+    # the logging is still shown to the student, as ordinary output
+    assert "WARNING:student:doubling 3" in text
+    assert "working on 3" in text
+    # (what goes to sys.__stderr__ reaches the kernel's own stderr, not the notebook)
+
+
+def test_a_wrong_program_still_gets_zero_with_its_message(graded):
+    _, results = graded
+    wrong = results["wrong"]
+    assert wrong.scores == {"f_tests": 0.0, "guarded_tests": 0.0}
+    assert "f(-5) should be -10" in wrong.messages("f_tests")
+    assert "f(7) raised ValueError: no sevens" in wrong.messages("guarded_tests")
+
+
+def test_a_flood_of_stderr_is_graded_and_not_stored(graded):
+    _, results = graded
+    flood = results["flood"]
+    assert flood.total == flood.max_score, flood.messages()
+    size = flood.notebook_path.stat().st_size
+    assert size < 1_000_000, f"the graded notebook keeps {size} bytes of a {FLOOD_MB} MB flood"
+    assert "... Output truncated ..." in "".join(
+        out.get("text", "") for out in flood.cell("f_tests").outputs)
+
+
+def test_feedback_shows_the_messages_but_not_the_hidden_tests(graded):
+    course, _ = graded
+    text = _feedback_text(course, "wrong")
+    assert "f(-5) should be -10" in text
+    assert "f(7) raised ValueError: no sevens" in text
+    assert 'assert f(3) == 6, "f(3) should be 6"' in text      # the visible check stays
+    assert SECRET not in text
+    assert "f(-5) == -10" not in text
+    assert "grading.py" not in text
+    assert "guarded_call(f, 7)" not in text
+
+
+def test_the_instructor_keeps_the_hidden_tests_and_full_tracebacks(graded):
+    _, results = graded
+    wrong = results["wrong"]
+    assert SECRET in wrong.cell("f_tests").source
+    assert "grading.py" in wrong.messages("guarded_tests")
