@@ -94,10 +94,9 @@ class LimitOutputSize(LimitOutput):
     its line and traceback limits, the outputs of a cell share ``max_chars``:
     stream text beyond it is cut (ending in "... Output truncated ..."), and a
     rich output (an image, HTML) that does not fit is replaced by a short note.
-    An error output is always kept, with its message and traceback cut to
-    ``max_chars`` each, since the error is what costs the cell its points; an
-    ``execute_result`` keeps its (cut) plain text, which nbgrader reads as
-    partial credit. ``LimitOutput``'s settings (``c.LimitOutput.max_lines``)
+    What nbgrader grades from is always kept, cut to ``max_chars``: an error
+    output (its message and traceback), which costs the cell its points, and the
+    plain text of an ``execute_result``, which it reads as partial credit. ``LimitOutput``'s settings (``c.LimitOutput.max_lines``)
     apply to this class too.
 
     >>> from nbformat.v4 import new_code_cell, new_output
@@ -131,9 +130,10 @@ class LimitOutputSize(LimitOutput):
             elif "data" in output:
                 size = _data_size(output.data)
                 if size > left:
-                    text = output.data.get("text/plain", "") if kind == "execute_result" else ""
                     note = f"[an output of {size} characters was removed: too large to keep]"
-                    output.data = {"text/plain": _clip(text, left) if text else note}
+                    if kind == "execute_result":     # its plain text may be partial credit
+                        note = _clip(output.data.get("text/plain", note), self.max_chars)
+                    output.data = {"text/plain": note}
                 left -= min(size, left)
             kept.append(output)
         cell.outputs = kept
