@@ -33,8 +33,9 @@ c.Execute.interrupt_on_timeout = True
 # nbgrader's autograde steps (its default list, nbgrader 0.9.6) with two changes
 # (collective_lib.autograde): in graded test cells, stderr text (a `logging` line,
 # a print to sys.stderr) becomes ordinary output, so a correct program that logs
-# keeps its marks (errors still score 0); and LimitOutput also caps the characters
-# each cell keeps, so a flood of output cannot bloat the graded notebook.
+# keeps its marks (errors still score 0); and LimitOutputSize, in LimitOutput's
+# place, also caps the characters each cell keeps (LimitOutput counts lines only),
+# so a flood of output cannot bloat the graded notebook.
 c.Autograde.autograde_preprocessors = [
     Execute,
     IgnorePattern,

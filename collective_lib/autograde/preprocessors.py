@@ -96,8 +96,8 @@ class LimitOutputSize(LimitOutput):
     rich output (an image, HTML) that does not fit is replaced by a short note.
     What nbgrader grades from is always kept, cut to ``max_chars``: an error
     output (its message and traceback), which costs the cell its points, and the
-    plain text of an ``execute_result``, which it reads as partial credit. ``LimitOutput``'s settings (``c.LimitOutput.max_lines``)
-    apply to this class too.
+    plain text of an ``execute_result``, which it reads as partial credit.
+    ``LimitOutput``'s settings (``c.LimitOutput.max_lines``) apply to this class too.
 
     >>> from nbformat.v4 import new_code_cell, new_output
     >>> cell = new_code_cell("f()")
