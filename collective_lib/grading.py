@@ -15,7 +15,9 @@ Every helper turns anything that can go wrong in a student's code into an
   ``max_ops``) and one that loops without ever yielding (stopped by a
   wall-clock alarm, :func:`wall_clock_limit`);
 * a submission that just calls the library's reference implementation
-  (:func:`forbid_library_calls`).
+  (:func:`forbid_library_calls`);
+* PEs that share Python globals instead of sending messages
+  (:func:`check_pe_isolation` runs each PE in its own process).
 
 Nothing here writes to stderr: nbgrader gives zero points to a test cell that
 does, so warnings and stray ``stderr`` output of the student's code are

@@ -246,9 +246,10 @@ class IsolatedProgram:
         _parent_ends.discard(conn)
         conn.close()
         self._live.pop(process, None)
-        if process.pid is not None and process.exitcode is None:
-            process.kill()
-            process.join()
+        if process.pid is not None:
+            if process.exitcode is None:
+                process.kill()
+            process.join()                  # reaps it, and multiprocessing forgets it
 
 
 def _where(exc: BaseException) -> str:

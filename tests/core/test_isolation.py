@@ -189,3 +189,13 @@ def test_bad_arguments_are_named():
         IsolatedProgram(RING_REDUCTION, time_limit_s=0)
     with pytest.raises(TypeError, match="program must be a generator function"):
         isolated(None)
+
+
+def test_an_abandoned_pe_process_ends_itself():
+    program = isolated(RING_REDUCTION, idle_limit_s=0.2)
+    gen = program(0, 2, [1, 2], op=operator.add)
+    next(gen)                                          # forked, now waiting for its result
+    (process,) = multiprocessing.active_children()
+    process.join(5)
+    assert process.exitcode == 0
+    gen.close()

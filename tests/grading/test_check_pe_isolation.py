@@ -113,3 +113,14 @@ def test_a_deadlock_gets_the_usual_message_and_leaves_no_process():
 
     with pytest.raises(AssertionError, match=r"^deadlock in waits for p=3: at simulated time"):
         check(waits)
+
+
+def test_an_endless_pe_is_stopped_by_the_wall_clock():
+    def spins(me, p, data):
+        yield sendrecv((me + 1) % p, data, (me - 1) % p)
+        while True:
+            pass
+
+    with pytest.raises(AssertionError, match=r"^spins did not finish within 0.5 s of real time "
+                                             r"\(it was running for p=3\)"):
+        check(spins, time_limit_s=0.5)
