@@ -15,7 +15,9 @@ Every helper turns anything that can go wrong in a student's code into an
   ``max_ops``) and one that loops without ever yielding (stopped by a
   wall-clock alarm, :func:`wall_clock_limit`);
 * a submission that just calls the library's reference implementation
-  (:func:`forbid_library_calls`).
+  (:func:`forbid_library_calls`);
+* PEs that share Python globals instead of sending messages
+  (:func:`check_pe_isolation` runs each PE in its own process).
 
 Nothing here writes to stderr: nbgrader gives zero points to a test cell that
 does, so warnings and stray ``stderr`` output of the student's code are
@@ -24,6 +26,7 @@ swallowed while it runs.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import inspect
 import io
@@ -43,6 +46,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
+from .isolation import PEProcessError, isolated
 from .model import CostModel
 from .simulator import Run, simulate
 
@@ -1243,8 +1247,8 @@ def check_operator_in_reductions(op: Callable, algorithms: Iterable[str], ps: It
 # hold of it; parse_terms, format_terms, sends_by_step and check_answer_table grade a table
 # of symbolic partial sums that a student fills in by hand (what each PE sends in each step).
 
-__all__ += ["check_collective_program", "forbid_library_execution", "count_pieces",
-            "parse_terms", "format_terms", "sends_by_step", "check_answer_table"]
+__all__ += ["check_collective_program", "check_pe_isolation", "forbid_library_execution",
+            "count_pieces", "parse_terms", "format_terms", "sends_by_step", "check_answer_table"]
 
 
 def _case(case) -> tuple:
@@ -1257,6 +1261,31 @@ def _case(case) -> tuple:
 def _case_text(p: int, params: dict) -> str:
     shown = [f"{k}={_name(v) if callable(v) else repr(v)}" for k, v in params.items()]
     return ", ".join([f"p={p}"] + shown)
+
+
+def _prepared_cases(cases: Iterable, make_inputs: Callable, expected: Callable, rng,
+                    state: dict):
+    """``(p, params, context, inputs, want)`` for each case, with ``want`` computed before the
+    run from a copy of the inputs (a program that changes its input in place does not change
+    the answer); ``state["context"]`` names the case being run, for the endless-loop message."""
+    for case in cases:
+        p, params = _case(case)
+        context = state["context"] = _case_text(p, params)
+        inputs = make_inputs(p, rng, **params)
+        yield p, params, context, inputs, expected(copy.deepcopy(inputs), **params)
+
+
+def _first_wrong_pe(results: list, want: list) -> int | None:
+    """The first PE whose result is not the one expected, or None."""
+    return next((pe for pe, (got, wanted) in enumerate(zip(results, want))
+                 if not _same(got, wanted)), None)
+
+
+def _wrong_result_text(name: str, context: str, pe: int, got: Any, wanted: Any, item: str,
+                       hint: str) -> str:
+    return (f"wrong result of {name} for {context}: PE {pe} returned {_format_value(got)}, "
+            f"but {_format_value(wanted)} was expected{_first_difference(got, wanted, item)}."
+            + (f"\n{hint}" if hint else ""))
 
 
 def _first_difference(got: Any, want: Any, item: str) -> str:
@@ -1391,7 +1420,6 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
     wrong result of keep for p=3: PE 0 returned 1, but 3 was expected.
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
-    import copy
     model = CostModel(ts=1.0, tw=0.0) if model is None else model
     rng = np.random.default_rng(seed)
     name = _name(program)
@@ -1401,26 +1429,147 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
         return _endless_loop_text(name, time_limit_s, state["context"])
 
     with wall_clock_limit(time_limit_s, expired):
-        for case in cases:
-            p, params = _case(case)
-            context = state["context"] = _case_text(p, params)
-            inputs = make_inputs(p, rng, **params)
+        for p, params, context, inputs, want in _prepared_cases(cases, make_inputs, expected,
+                                                                rng, state):
             original = copy.deepcopy(inputs)
-            want = expected(copy.deepcopy(inputs), **params)
             run = run_program(program, p, inputs, model=model,
                               network=None if network is None else network(p),
                               max_ops=max_ops, time_limit_s=time_limit_s, context=context,
                               **params)
-            for pe, (got, wanted) in enumerate(zip(run.results, want)):
-                if not _same(got, wanted):
-                    raise AssertionError(
-                        f"wrong result of {name} for {context}: PE {pe} returned "
-                        f"{_format_value(got)}, but {_format_value(wanted)} was expected"
-                        f"{_first_difference(got, wanted, item)}." + (f"\n{hint}" if hint else ""))
+            pe = _first_wrong_pe(run.results, want)
+            if pe is not None:
+                raise AssertionError(_wrong_result_text(name, context, pe, run.results[pe],
+                                                        want[pe], item, hint))
             if payload_words is not None:
                 _check_declared_words(run, lambda x: payload_words(x, original), name, context)
             _check_time(run, name, context, model, p, params, expected_time, time_bound,
                         time_label, rel_tol, time_hint)
+
+
+def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Callable,
+                       expected: Callable, model: CostModel | None = None,
+                       network: Callable | None = None, item: str = "item", hint: str = "",
+                       time_limit_s: float = 10.0, max_ops: int | None = None,
+                       seed: int = 0) -> None:
+    """Check that each PE knows only its own data and the messages it received.
+
+    Runs the cases like :func:`check_collective_program` (same ``cases``,
+    ``make_inputs``, ``expected``, ``model``, ``network``, ...) but with each PE
+    in a process of its own (:func:`~collective_lib.isolation.isolated`), so
+    PEs that share Python globals instead of sending messages see none of each
+    other's writes.  When a PE's result is wrong there, or a PE fails, the same
+    inputs run again with all PEs in one process: if that is right, the PEs
+    must have shared state, and the message says so; if not, the program is
+    simply wrong and the message is that of :func:`check_collective_program`.
+    Starting a PE's process costs about 15 ms, so a few small cases suffice.
+
+    A PE's process starts as a copy of this one, globals included: give the
+    check a ``seed`` no earlier check of the program used, so that no global
+    can still hold the values of these inputs.
+
+    Parameters
+    ----------
+    program : generator function
+        The student's SPMD program.
+    cases, make_inputs, expected, model, network, item, hint, time_limit_s, max_ops, seed :
+        As for :func:`check_collective_program`; ``time_limit_s`` also bounds
+        the real time a PE may take between two operations.
+
+    Raises
+    ------
+    AssertionError
+        "PE k returned a value it never received: ..." when the results are
+        right only with all PEs in one process; otherwise the message of the
+        program's first failure.
+
+    Examples
+    --------
+    >>> from collective_lib import sendrecv
+    >>> def inputs(p, rng):
+    ...     return [int(x) for x in rng.integers(0, 99, size=p)]
+    >>> def sums(inputs):
+    ...     return [sum(inputs)] * len(inputs)
+    >>> def ring_sum(me, p, data):
+    ...     total = data
+    ...     for _ in range(p - 1):
+    ...         data = yield sendrecv((me + 1) % p, data, (me - 1) % p)
+    ...         total += data
+    ...     return total
+    >>> check_pe_isolation(ring_sum, [3, 4], make_inputs=inputs, expected=sums)
+    >>> BOARD = {}
+    >>> def board_sum(me, p, data):
+    ...     BOARD[me] = data
+    ...     for _ in range(p - 1):
+    ...         yield sendrecv((me + 1) % p, 0, (me - 1) % p)
+    ...     return sum(BOARD.get(pe, 0) for pe in range(p))
+    >>> try:
+    ...     check_pe_isolation(board_sum, [3], make_inputs=inputs, expected=sums)
+    ... except AssertionError as err:
+    ...     print(err)
+    board_sum for p=3: PE 0 returned a value it never received: with all PEs in one Python
+    process the results are right, but with each PE in its own process PE 0 returned 84 where
+    197 was expected. A PE knows only its own data and the messages it received; PEs must not
+    share Python globals.
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    model = CostModel(ts=1.0, tw=0.0) if model is None else model
+    rng = np.random.default_rng(seed)
+    name = _name(program)
+    state = {"context": "the first run"}
+
+    def expired():
+        return _endless_loop_text(name, time_limit_s, state["context"])
+
+    def results_of(runner, p, inputs, context, params) -> tuple:
+        """``(results, None)`` of one run, or ``(None, the AssertionError)``."""
+        try:
+            run = run_program(runner, p, copy.deepcopy(inputs), model=model,
+                              network=None if network is None else network(p),
+                              max_ops=max_ops, time_limit_s=time_limit_s, context=context,
+                              **params)
+            return run.results, None
+        except AssertionError as err:
+            return None, err
+        finally:
+            apart.close()        # a failed run leaves PE processes behind
+
+    with wall_clock_limit(time_limit_s, expired), \
+            isolated(program, time_limit_s=time_limit_s) as apart:
+        for p, params, context, inputs, want in _prepared_cases(cases, make_inputs, expected,
+                                                                rng, state):
+            results, failure = results_of(apart, p, inputs, context, params)
+            pe = None if failure is not None else _first_wrong_pe(results, want)
+            if failure is None and pe is None:
+                continue
+            shared, shared_failure = results_of(program, p, inputs, context, params)
+            if shared_failure is not None:
+                raise shared_failure
+            wrong = _first_wrong_pe(shared, want)
+            if wrong is not None:
+                raise AssertionError(_wrong_result_text(name, context, wrong, shared[wrong],
+                                                        want[wrong], item, hint))
+            raise AssertionError(_shared_state_text(name, context, failure, pe, results, want))
+
+
+def _shared_state_text(name: str, context: str, failure: AssertionError | None,
+                       pe: int | None, results: list | None, want: list) -> str:
+    """Why results that are right only with all PEs in one process are wrong."""
+    where = ""
+    cause = None if failure is None else failure.__context__
+    if failure is None:
+        head = f"PE {pe} returned a value it never received"
+        apart = (f"PE {pe} returned {_format_value(results[pe])} where "
+                 f"{_format_value(want[pe])} was expected")
+    elif isinstance(cause, PEProcessError):
+        head = f"PE {cause.pe} used a value it never received"
+        apart, where = f"PE {cause.pe} {cause.detail}", cause.where
+    else:
+        head = "a PE used a value it never received"
+        apart = "the run failed: " + str(failure).splitlines()[0]
+    return (f"{name} for {context}: {head}: with all PEs in one Python process the results are "
+            f"right, but with each PE in its own process {apart}. A PE knows only its own data "
+            "and the messages it received; PEs must not share Python globals."
+            + (f"\n  at {where}" if where else ""))
 
 
 def _check_declared_words(run: Run, payload_words: Callable, name: str, context: str) -> None:

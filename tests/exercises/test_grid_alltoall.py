@@ -73,6 +73,21 @@ program = next(e.program for e in catalog().values() if e.operation == "alltoall
 return (yield from program(me, p, data))
 '''
 
+# PEs that share a module-level dict instead of sending messages; the messages are
+# dummies, so the time is right.
+GRID_SHARES_GLOBALS = '''
+board = globals().setdefault("BOARD", {})     # a notice board that all PEs share
+board[me] = data
+n = len(data[0])
+for t in range(d):                            # the grid's traffic, only for the time
+    stride, mine = k ** t, me // k ** t % k
+    for s in range(1, k):
+        to_digit, from_digit = (mine + s) % k, (mine - s) % k
+        yield sendrecv(me + (to_digit - mine) * stride, None,
+                       me + (from_digit - mine) * stride, words=n * p // k)
+return [board[source][me] for source in range(p)]   # read from the board
+'''
+
 
 def build_submissions(source):
     def bad(code):
@@ -87,6 +102,7 @@ def build_submissions(source):
         "deadlocks": bad(GRID_DEADLOCKS),
         "spins": bad(SPINS),
         "uses_catalog": bad(GRID_USES_CATALOG),
+        "shares_globals": bad(GRID_SHARES_GLOBALS),
     }
 
 
@@ -145,6 +161,20 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
         assert message in result.messages(cell), (message, result.messages(cell))
 
 
+def test_pes_sharing_globals_lose_the_correctness_points(graded):
+    # right with all PEs in one process (every other check passes), but the hidden check with
+    # each PE in its own process says what is wrong; the honest solution keeps full marks
+    _, results, _ = graded
+    result = results["shares_globals"]
+    assert result.scores == {**FULL, "correctness_tests": 0}
+    text = result.messages("correctness_tests")
+    assert "a value it never received: with all PEs in one Python process the results are " \
+           "right, but with each PE in its own process" in text
+    assert "A PE knows only its own data and the messages it received; PEs must not share " \
+           "Python globals." in text
+    h.assert_full_marks(results["solution"])
+
+
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 150, f"autograding 8 submissions took {seconds:.0f} s"
+    assert seconds < 150, f"autograding 9 submissions took {seconds:.0f} s"

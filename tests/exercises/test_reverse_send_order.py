@@ -56,6 +56,28 @@ yield send((me - 1) % p, data)
 return data
 '''
 
+# PEs that share a module-level dict instead of sending messages; the messages are
+# dummies, so the time is right.
+SHARES_GLOBALS = '''
+board = globals().setdefault("BOARD", {})     # a notice board that all PEs share
+if me == root:
+    board["message"] = data
+rel = (me - root) % p
+if rel == 0:
+    span = 1
+    while span < p:
+        span *= 2
+else:
+    span = rel & -rel
+    yield recv((rel - span + root) % p)       # a dummy message, only for the time
+step = 1
+while step < span:
+    if rel + step < p:
+        yield send((rel + step + root) % p, [0] * len(board["message"]))
+    step *= 2
+return list(board["message"])                 # read from the board, not from a message
+'''
+
 
 def build_submissions(source):
     def bad(code):
@@ -69,6 +91,7 @@ def build_submissions(source):
         "deadlocks": bad(DEADLOCKS),
         "spins": bad(SPINS),
         "yields_forever": bad(YIELDS_FOREVER),
+        "shares_globals": bad(SHARES_GLOBALS),
     }
 
 
@@ -130,6 +153,20 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, 
     assert message in result.messages(cell)
 
 
+def test_pes_sharing_globals_lose_the_correctness_points(graded):
+    # right with all PEs in one process (every other check passes), but the hidden check with
+    # each PE in its own process says what is wrong; the honest solution keeps full marks
+    _, results, _ = graded
+    result = results["shares_globals"]
+    assert result.scores["correctness_tests"] == 0 and result.scores["time_tests"] == 3
+    text = result.messages("correctness_tests")
+    assert "a value it never received: with all PEs in one Python process the results are " \
+           "right, but with each PE in its own process" in text
+    assert "A PE knows only its own data and the messages it received; PEs must not share " \
+           "Python globals." in text
+    h.assert_full_marks(results["solution"])
+
+
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"
+    assert seconds < 120, f"autograding 8 submissions took {seconds:.0f} s"

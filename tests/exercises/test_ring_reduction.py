@@ -101,6 +101,20 @@ program = getattr(module, "_".join(["all", "to", "all", "red", "ring"]))
 return (yield from program(me, p, data, op))
 '''
 
+# PEs that share a module-level dict instead of sending messages; the messages are
+# dummies, so the time is right.
+RING_SHARES_GLOBALS = '''
+board = globals().setdefault("BOARD", {})     # a notice board that all PEs share
+board[me] = data
+for i in range(1, p):                         # the ring's traffic, only for the time
+    yield sendrecv((me - 1) % p, data[(me + i) % p], (me + 1) % p)
+total = data[me]
+for source in range(p):
+    if source != me:
+        total = op(total, board[source][me])  # read from the board, not from a message
+return total
+'''
+
 
 def build_submissions(source):
     def bad(program, tables=None):
@@ -120,6 +134,7 @@ def build_submissions(source):
         "yields_forever": bad(YIELDS_FOREVER),
         "calls_library": bad(RING_CALLS_LIBRARY),
         "hides_library": bad(RING_HIDES_THE_LIBRARY),
+        "shares_globals": bad(RING_SHARES_GLOBALS),
     }
 
 
@@ -213,6 +228,20 @@ def test_slow_program_is_told_its_time_in_the_hidden_tests(graded):
     assert "yours took 27" in results["direct"].messages("time_tests")
 
 
+def test_pes_sharing_globals_lose_the_correctness_points(graded):
+    # right with all PEs in one process (every other check passes), but the hidden check with
+    # each PE in its own process says what is wrong; the honest solution keeps full marks
+    _, results, _ = graded
+    result = results["shares_globals"]
+    assert result.scores == {**FULL, "program_tests": 0}
+    text = result.messages("program_tests")
+    assert "a value it never received: with all PEs in one Python process the results are " \
+           "right, but with each PE in its own process" in text
+    assert "A PE knows only its own data and the messages it received; PEs must not share " \
+           "Python globals." in text
+    h.assert_full_marks(results["solution"])
+
+
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 150, f"autograding 10 submissions took {seconds:.0f} s"
+    assert seconds < 150, f"autograding 11 submissions took {seconds:.0f} s"

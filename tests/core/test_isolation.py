@@ -1,0 +1,201 @@
+"""Each PE in its own process (collective_lib.isolation).
+
+An honest program gives the same results, messages and simulated time with each PE in
+its own process as with all PEs in one; PEs that share a Python global do not; a PE's
+exception, endless loop or unsendable payload comes back naming its rank; and no PE
+process outlives its run, also after a deadlock.
+"""
+import multiprocessing
+import operator
+import time
+
+import pytest
+
+from collective_lib import DeadlockError, catalog, recv, send, sendrecv, simulate
+from collective_lib import isolation
+from collective_lib.isolation import IsolatedProgram, PEProcessError, isolated
+from collective_lib.networks import Ring
+
+RING_REDUCTION = catalog()["all_to_all_red_ring"].program
+
+BOARD = {}     # the globals cheat's notice board
+
+
+def ring_allgather(me, p, data):
+    """Every PE ends with everybody's data: pass along what came from the left."""
+    held = [None] * p
+    held[me] = passing = data
+    for i in range(1, p):
+        passing = yield sendrecv((me + 1) % p, passing, (me - 1) % p)
+        held[(me - i) % p] = passing
+    return held
+
+
+def board_reduction(me, p, data, op=operator.add):
+    """Posts its data on BOARD and reads the others' from there; the messages are dummies."""
+    BOARD[me] = data
+    for i in range(1, p):
+        yield sendrecv((me - 1) % p, data[(me + i) % p], (me + 1) % p)
+    total = data[me]
+    for pe in range(p):
+        if pe != me:
+            total = op(total, BOARD.get(pe, data)[me])
+    return total
+
+
+def ring_inputs(p):
+    return [[10 * i + j for j in range(p)] for i in range(p)]
+
+
+def ring_sums(p):
+    return [sum(10 * i + j for i in range(p)) for j in range(p)]
+
+
+def no_pe_process_left():
+    return multiprocessing.active_children() == []
+
+
+@pytest.fixture(autouse=True)
+def fresh_board():
+    BOARD.clear()
+    yield
+    assert no_pe_process_left()
+
+
+def test_an_honest_reduction_runs_the_same_in_its_own_processes():
+    for p in (1, 2, 3, 5, 8):
+        alone = simulate(RING_REDUCTION, p, ring_inputs(p), network=Ring(p), op=operator.add)
+        with isolated(RING_REDUCTION) as program:
+            apart = simulate(program, p, ring_inputs(p), network=Ring(p), op=operator.add)
+        assert apart.results == alone.results == ring_sums(p)
+        assert apart.time == alone.time and apart.finish_times == alone.finish_times
+        assert apart.messages == alone.messages
+        assert no_pe_process_left()
+
+
+def test_an_honest_allgather_runs_the_same_in_its_own_processes():
+    p = 6
+    alone = simulate(ring_allgather, p, list(range(p)), network=Ring(p))
+    apart = simulate(isolated(ring_allgather), p, list(range(p)), network=Ring(p))
+    assert apart.results == alone.results == [list(range(p))] * p
+    assert apart.time == alone.time == p - 1
+    assert apart.messages == alone.messages
+
+
+def test_pes_that_share_a_global_are_right_only_in_one_process():
+    p = 4
+    alone = simulate(board_reduction, p, ring_inputs(p), network=Ring(p))
+    assert alone.results == ring_sums(p) and alone.time == p - 1
+    BOARD.clear()
+    apart = simulate(isolated(board_reduction), p, ring_inputs(p), network=Ring(p))
+    # each PE sees only its own post: it adds its own data p times
+    assert apart.results == [p * (10 * j + j) for j in range(p)]
+    assert apart.time == alone.time
+    assert BOARD == {}                 # and the simulating process saw none of the posts
+
+
+def test_an_exception_names_the_pe_and_its_line():
+    def crashes_on_pe_3(me, p, data):
+        yield sendrecv((me + 1) % p, me, (me - 1) % p)
+        if me == 3:
+            return {}[0]
+        return me
+
+    with pytest.raises(PEProcessError) as err:
+        simulate(isolated(crashes_on_pe_3), 5)
+    assert err.value.pe == 3
+    assert str(err.value).startswith("PE 3 raised KeyError: 0\n  at line ")
+    assert "of crashes_on_pe_3: `return {}[0]`" in str(err.value)
+    assert "raised by PE 3 of 5 at simulated time 1" in err.value.__notes__
+
+
+def test_a_deadlock_still_raises_and_leaves_no_pe_process():
+    def waits_for_the_right(me, p, data):
+        return (yield recv((me + 1) % p))
+
+    with pytest.raises(DeadlockError) as err:
+        with isolated(waits_for_the_right) as program:
+            simulate(program, 4)
+    assert sorted(err.value.blocked) == [0, 1, 2, 3]
+    assert program.live_pes() == [] and no_pe_process_left()
+
+
+def test_closing_a_pe_generator_kills_its_process():
+    program = isolated(RING_REDUCTION)
+    gen = program(0, 2, [1, 2], op=operator.add)
+    op = next(gen)                                     # the first resume forks the PE
+    assert op == sendrecv(1, 2, 1) and program.live_pes() == [0]
+    (process,) = multiprocessing.active_children()
+    gen.close()
+    assert program.live_pes() == [] and not process.is_alive()
+
+
+def test_an_endless_pe_is_stopped_by_the_time_limit():
+    def spins_on_pe_1(me, p, data):
+        yield sendrecv((me + 1) % p, me, (me - 1) % p)
+        while me == 1:
+            pass
+        return me
+
+    start = time.monotonic()
+    with pytest.raises(PEProcessError) as err:
+        simulate(isolated(spins_on_pe_1, time_limit_s=0.3), 3)
+    assert time.monotonic() - start < 5
+    assert err.value.pe == 1
+    assert str(err.value) == ("PE 1 did not answer within 0.3 s of real time (an endless "
+                              "loop?); its process was stopped")
+
+
+def test_a_payload_that_cannot_cross_is_reported():
+    def sends_a_function(me, p, data):
+        yield send(1, lambda: 1) if me == 0 else recv(0)
+
+    with pytest.raises(PEProcessError, match="PE 0 yielded an operation that cannot be sent "
+                                             "to another process"):
+        simulate(isolated(sends_a_function), 2)
+
+
+def test_a_plain_function_is_not_a_program():
+    def plain(me, p, data):
+        return data
+
+    with pytest.raises(TypeError, match="'plain' is not a generator function"):
+        simulate(isolated(plain), 2)
+
+
+def test_output_and_callbacks_work_across_processes(capsys):
+    def maximum(a, b):             # a reduction's operator: the PE processes inherit it
+        return max(a, b)
+
+    def talks(me, p, data, op):
+        print(f"PE {me} starts")
+        other = yield sendrecv((me + 1) % p, data, (me - 1) % p)
+        return op(data, other)
+
+    assert simulate(isolated(talks), 3, [5, 1, 3], op=maximum).results == [5, 5, 3]
+    assert capsys.readouterr().out == "PE 0 starts\nPE 1 starts\nPE 2 starts\n"
+
+
+def test_a_pe_process_holds_no_other_pes_pipe():
+    def count_pipes(me, p, data):
+        yield sendrecv((me + 1) % p, me, (me - 1) % p)
+        return len(isolation._parent_ends)
+
+    assert simulate(isolated(count_pipes), 4).results == [0, 0, 0, 0]
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="time_limit_s must be a positive number, got 0"):
+        IsolatedProgram(RING_REDUCTION, time_limit_s=0)
+    with pytest.raises(TypeError, match="program must be a generator function"):
+        isolated(None)
+
+
+def test_an_abandoned_pe_process_ends_itself():
+    program = isolated(RING_REDUCTION, idle_limit_s=0.2)
+    gen = program(0, 2, [1, 2], op=operator.add)
+    next(gen)                                          # forked, now waiting for its result
+    (process,) = multiprocessing.active_children()
+    process.join(5)
+    assert process.exitcode == 0
+    gen.close()
