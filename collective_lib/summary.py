@@ -43,7 +43,7 @@ class SummaryRow:
     """One algorithm of a :class:`SummaryTable`.
 
     ``time`` is the closed form's time at the table's ``p`` and ``m`` (None when
-    the algorithm cannot run on p PEs); ``params`` the parameters it was
+    the algorithm cannot run on p PEs with m words); ``params`` the parameters it was
     evaluated with (the best ``k`` of a pipelined algorithm); ``simulated`` and
     ``correct`` are None unless the table was built with ``simulate=True``.
     """
@@ -163,10 +163,9 @@ def _network_name(entry, p) -> str:
 
 def _row(entry, p, m, ts, tw, simulate, seed) -> SummaryRow:
     time = simulated = correct = None
-    params = {}
-    if entry.valid(p):
-        model = entry.default_model(ts, tw)
-        params = optimal_params(entry, p, m, model)
+    model = entry.default_model(ts, tw)
+    params = optimal_params(entry, p, m, model) if entry.valid(p) else {}
+    if entry.accepts(p, m, **params):            # e.g. Rabenseifner needs m >= p
         time = entry.predict(p, m, model, **params)
         if simulate:
             inputs = entry.make_inputs(p, m, seed, **params)
@@ -191,7 +190,7 @@ def summary_table(operations, p: int, m: int, *, ts: float = 100.0, tw: float = 
         order.  An unknown operation raises ValueError naming it.
     p, m : int
         Where the closed forms are evaluated; an algorithm that cannot run on p
-        PEs is listed with time ``-``.
+        PEs with m words is listed with time ``-``.
     ts, tw : float
         Start-up and per-word time; each algorithm uses its own port model.
     simulate : bool

@@ -91,6 +91,13 @@ def test_invalid_p_is_listed_without_a_time():
     assert "-" in str(summary_table("broadcast", p=6, m=1))
 
 
+def test_a_size_the_algorithm_refuses_is_listed_without_a_time():
+    # Rabenseifner cuts the message into one block per PE: m = 4 words cannot go to 8 PEs.
+    row = summary_table("allreduce", p=8, m=4).row("rabenseifner_allreduce")
+    assert row.time is None
+    assert summary_table("allreduce", p=8, m=8).row("rabenseifner_allreduce").time is not None
+
+
 def test_renderings_hold_every_row_and_escape_html():
     table = summary_table("alltoallv", p=4, m=8)
     html = table._repr_html_()
