@@ -414,3 +414,13 @@ def assert_release_hides(course, assignment: str, secrets) -> str:
     for secret in (*RELEASE_MARKERS, *secrets):
         assert secret not in text, f"the release gives away {secret!r}"
     return text
+
+
+def assert_isolation_message(result, cell: str) -> None:
+    """``cell`` failed with check_pe_isolation's message for PEs that share Python globals."""
+    text = result.messages(cell)
+    for part in ("a value it never received: with all PEs in one Python process the results "
+                 "are right, but with each PE in its own process",
+                 "A PE knows only its own data and the messages it received; PEs must not "
+                 "share Python globals."):
+        assert part in text, (part, text)
