@@ -321,8 +321,7 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
         raise AssertionError(
             f"deadlock in {where}: at simulated time {exc.time:g} no PE can go on, but "
             f"{len(exc.blocked)} PE(s) still wait:\n" + "\n".join(lines) +
-            "\nHint: every recv(src) needs a matching send from PE src to this PE; check "
-            "that each PE receives from its parent and sends to exactly its children.") from None
+            _deadlock_hint(len(exc.blocked), p)) from None
     except UnreceivedMessageError as exc:
         lines = [f"  {n} message(s) from PE {s} to PE {d}"
                  for (s, d), n in sorted(exc.unreceived.items())]
@@ -341,6 +340,18 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
         raise
     except Exception as exc:   # the student's own code, or an invalid operation it yielded
         raise AssertionError(_explain_exception(exc, where)) from None
+
+
+def _deadlock_hint(waiting: int, p: int) -> str:
+    # When no PE has returned, no PE can be the first to send: the PEs wait for each other in
+    # a cycle (as on a ring where every PE receives before it sends), not along a tree.
+    if waiting == p:
+        return ("\nHint: no PE has returned and every PE waits, so they wait for each other in "
+                "a cycle: each waits in a recv before the send its neighbour is waiting for. "
+                "Send before you wait, or send and receive at once with sendrecv, and check "
+                "that every recv(src) has a matching send from PE src.")
+    return ("\nHint: every recv(src) needs a matching send from PE src to this PE; check "
+            "that each PE receives from its parent and sends to exactly its children.")
 
 
 def _root_list(roots, p: int) -> list:
