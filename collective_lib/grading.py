@@ -451,6 +451,7 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
 
     with wall_clock_limit(time_limit_s, expired):
         for p in ps:
+            root_0_right = False   # right for root 0, wrong for another: no root translation
             for root in _root_list(roots, p):
                 context = f"p={p}, root={root}"
                 state["context"] = context
@@ -459,7 +460,9 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
                 run = run_program(program, p, inputs, model=model, max_ops=max_ops,
                                   time_limit_s=time_limit_s, context=context,
                                   root=root, **params)
-                _check_results(run, name, context, message, root, require_receive)
+                _check_results(run, name, context, message, root, require_receive,
+                               root_0_right)
+                root_0_right = root_0_right or root == 0
                 if expected_time is not None:
                     want = expected_time(p)
                     if not math.isclose(run.time, want, rel_tol=rel_tol, abs_tol=1e-12):
@@ -473,12 +476,17 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
 
 
 def _check_results(run: Run, name: str, context: str, message: list, root: int,
-                   require_receive: bool) -> None:
+                   require_receive: bool, root_0_right: bool = False) -> None:
     results = run.results
     for pe, got in enumerate(results):
         if not _same(got, message):
             hint = ""
-            if got is None:
+            if root_0_right:
+                hint = (f" The same p worked with root 0, but not with root {root}: does each "
+                        "PE compute its rank relative to the root, rel = (me - root) % p, and "
+                        "turn the relative ranks of its parent and children back into real "
+                        "ones with (rel + root) % p?")
+            elif got is None:
                 hint = " Does every PE return the message (the root included)?"
             raise AssertionError(
                 f"wrong result of {name} for {context}: PE {pe} returned {_format_value(got)}, "
