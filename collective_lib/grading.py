@@ -1366,7 +1366,8 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
                              time_bound: Callable | None = None,
                              time_label: str = "the expected time",
                              payload_words: Callable | None = None, item: str = "item",
-                             hint: str = "", time_hint: str = "", rel_tol: float = 1e-9,
+                             hint: str | Callable = "", time_hint: str = "",
+                             rel_tol: float = 1e-9,
                              time_limit_s: float = 10.0, max_ops: int | None = None,
                              seed: int = 0) -> None:
     """Check a student's program for any collective operation on many cases.
@@ -1405,7 +1406,9 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
         What one entry of a result list is called in messages ("word",
         "the message from PE").
     hint, time_hint : str
-        Appended to a wrong-result (wrong-time) message.
+        Appended to a wrong-result (wrong-time) message.  ``hint`` may also be
+        a callable ``hint(results, inputs, **params) -> str`` that picks the
+        hint from what the PEs returned (``inputs`` as before the run).
     rel_tol, time_limit_s, max_ops, seed :
         Tolerance of the time comparison, real-time budget of the whole check,
         operation budget of each run, seed of the inputs.
@@ -1457,8 +1460,9 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
                               **params)
             pe = _first_wrong_pe(run.results, want)
             if pe is not None:
+                why = hint(run.results, original, **params) if callable(hint) else hint
                 raise AssertionError(_wrong_result_text(name, context, pe, run.results[pe],
-                                                        want[pe], item, hint))
+                                                        want[pe], item, why))
             if payload_words is not None:
                 _check_declared_words(run, lambda x: payload_words(x, original), name, context)
             _check_time(run, name, context, model, p, params, expected_time, time_bound,
