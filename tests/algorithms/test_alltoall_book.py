@@ -16,6 +16,7 @@ from collective_lib.operations import operations
 from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_inputs, span_op
 from collective_lib.viz import values_table
+from traces import trace
 
 MODEL = CostModel(ts=100, tw=1)
 
@@ -23,9 +24,6 @@ MODEL = CostModel(ts=100, tw=1)
 def entry(name):
     return catalog()[name]
 
-
-def trace(run):
-    return [(m.src, m.dst, m.start, m.end, m.words) for m in run.messages]
 
 
 def sources(payload):

@@ -12,6 +12,7 @@ from collective_lib.algorithms.broadcast import sanders_optimal_k
 from collective_lib.packets import join_packets, split_packets
 from collective_lib.trees import binomial_children, ceil_log2, in_order_node, tree_height
 from collective_lib.viz import holdings_table, optimal_params
+from traces import trace
 
 MODEL = CostModel(ts=100, tw=1)
 HALF = CostModel(ports="half-duplex")
@@ -20,9 +21,6 @@ HALF = CostModel(ports="half-duplex")
 def entry(name):
     return catalog()[name]
 
-
-def trace(run):
-    return [(m.src, m.dst, m.start, m.end) for m in run.messages]
 
 
 def root_inputs(p, root, message):

@@ -8,6 +8,7 @@ from collective_lib import CostModel, catalog, recv, send, sendrecv, simulate
 from collective_lib.trees import binomial_children, binomial_parent, ceil_log2
 from collective_lib.recording import record_run
 from collective_lib.viz import values_table
+from traces import trace
 
 MODEL = CostModel(ts=100, tw=1)
 MODELS = [MODEL, CostModel(ts=1, tw=0.25), CostModel(ts=0, tw=1), CostModel(ts=0.5, tw=1)]
@@ -16,9 +17,6 @@ MODELS = [MODEL, CostModel(ts=1, tw=0.25), CostModel(ts=0, tw=1), CostModel(ts=0
 def entry(name):
     return catalog()[name]
 
-
-def trace(run):
-    return [(m.src, m.dst, m.start, m.end, m.words) for m in run.messages]
 
 
 # §4.1

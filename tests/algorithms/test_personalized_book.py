@@ -14,6 +14,7 @@ from collective_lib.algorithms.personalized import (direct_indirect_crossover, o
 from collective_lib.operations import operations
 from collective_lib.recording import record_run
 from collective_lib.viz import values_table
+from traces import trace
 
 MODEL = CostModel(ts=100, tw=1)
 M, TR = 4, 0.5
@@ -22,9 +23,6 @@ M, TR = 4, 0.5
 def entry(name):
     return catalog()[name]
 
-
-def trace(run):
-    return [(m.src, m.dst, m.start, m.end, m.words) for m in run.messages]
 
 
 # §5.5.3

@@ -17,6 +17,7 @@ from collective_lib.trees import binomial_children, binomial_parent, ceil_log2, 
 from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_inputs, span_op
 from collective_lib.viz import optimal_params, values_table
+from traces import trace
 
 MODEL = CostModel(ts=100, tw=1)
 HALF = CostModel(ports="half-duplex")
@@ -28,9 +29,6 @@ CHAPTER_2 = ("reduce", "allreduce", "prefix_sum", "prefix_sum_and_total")
 def entry(name):
     return catalog()[name]
 
-
-def trace(run):
-    return [(m.src, m.dst, m.start, m.end) for m in run.messages]
 
 
 def tags(p):
