@@ -45,6 +45,9 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .autograde import review, static
+from .autograde.remote import is_remote
+from .autograde.student import FORBIDDEN
 from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .isolation import PEProcessError, isolated
 from .model import CostModel
@@ -111,10 +114,15 @@ class wall_clock_limit:
     #: program that swallows the first interruption is interrupted again.
     REPEAT = 0.25
 
+    #: Every budget is multiplied by this. The trusted checker raises it: there
+    #: each step of a student's code crosses to a sandboxed process and back, and
+    #: the budgets are there to stop endless loops, not to time honest work.
+    scale = 1.0
+
     def __init__(self, seconds: float, message: str | Callable[[], str] | None = None):
         if not isinstance(seconds, (int, float)) or not seconds > 0:
             raise ValueError(f"seconds must be a positive number, got {seconds!r}")
-        self.seconds = float(seconds)
+        self.seconds = float(seconds) * wall_clock_limit.scale
         self.message = message
         self.active = False
         self.expired = False
@@ -191,6 +199,8 @@ def _name(func) -> str:
 
 def _student_frame(exc: BaseException) -> str:
     """'line 7 of my_func: `x = y / 0`' for the innermost frame outside the library."""
+    if getattr(exc, "student_where", ""):          # raised in a student's sandboxed process
+        return exc.student_where
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if not os.path.abspath(f.filename).startswith(_LIBRARY_DIR + os.sep)]
     if not frames:
@@ -678,6 +688,9 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
         return
     forbidden = _library_objects(names)
     top = _name(program)
+    if is_remote(program):
+        _forbid_by_source(program, names, forbidden, reason)
+        return
     word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
 
     def fail(name, where):
@@ -729,6 +742,59 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
                 visit(glob[name], f"{where}, as `{name}`")
 
     visit(program, top)
+
+
+def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None:
+    """:func:`forbid_library_calls` for a student's object in its sandboxed process.
+
+    Its code cannot be inspected here, so the source of the student's cells is
+    read instead (:mod:`collective_lib.autograde.static`): a forbidden name the
+    function reaches fails; computed lookups and a close likeness to a library
+    function raise a flag for a human (:mod:`collective_lib.autograde.review`).
+    """
+    sources = standin.sandbox.sources
+    top = _name(standin)
+    used = static.used_names(sources, top)
+    for name in sorted(used & names):
+        raise AssertionError(
+            f"{top} uses the library's `{name}`; {reason}. "
+            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.")
+    tricks = static.dynamic_lookups(sources)
+    if tricks:
+        review.flag(f"{top}: the cells reach objects by computed names: {', '.join(tricks)}")
+    definition = static.definitions(sources).get(top.split(".")[0])
+    if definition is None:
+        return
+    mine = static.node_source(definition)
+    for obj, label in _library_candidates(forbidden):
+        likeness = static.similarity(mine, obj)
+        if likeness >= static.REVIEW_SIMILARITY:
+            review.flag(f"{top} is {likeness:.2f} similar to the library's {label} "
+                        "(the same code up to renaming?)")
+
+
+@functools.lru_cache(maxsize=1)
+def _library_sources() -> tuple:
+    """``(source, label)`` of every catalog program, for comparing a submission with."""
+    from .catalog import catalog
+    found = []
+    for name, entry in catalog().items():
+        try:
+            found.append((inspect.getsource(entry.program), name))
+        except (OSError, TypeError):
+            pass
+    return tuple(found)
+
+
+def _library_candidates(forbidden: dict) -> list:
+    """Sources of the forbidden library objects and of every catalog program."""
+    found = []
+    for obj, label in forbidden.values():
+        try:
+            found.append((inspect.getsource(obj), label))
+        except (OSError, TypeError):
+            pass
+    return found + list(_library_sources())
 
 
 def _in_library(obj) -> bool:
@@ -912,10 +978,16 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     name = _lock_name(lock)
-    if not isinstance(lock, type):
+    if is_remote(lock):                    # graded in a sandbox: its source is checked
+        if getattr(lock, "kind", None) != "class":
+            raise AssertionError(f"{name} must be a class (with acquire and release methods)")
+        forbid_library_calls(lock, forbidden,
+                             reason="this exercise asks for your own lock, built from read, "
+                                    "write, cas, fetch_add and pause")
+    elif not isinstance(lock, type):
         raise AssertionError(f"{name} must be a class (with acquire and release methods), "
                              f"got {_format_value(lock)}")
-    for base in lock.__mro__[1:]:
+    for base in ([] if is_remote(lock) else lock.__mro__[1:]):
         if base.__module__.split(".")[0] == "collective_lib":
             raise AssertionError(f"{name} inherits from the library's {base.__name__}; "
                                  "write acquire() and release() yourself.")
@@ -949,6 +1021,14 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
                 f"(e.g. `ok = yield cas(self.cell, 0, 1)`), but it returned "
                 f"{_format_value(gen)}. Does it contain a `yield`?")
         gen.close()
+
+
+def _recorded(lock):
+    """``lock`` replayed from a record of its events, for the searches that replay every
+    interleaving from the start (see :class:`~collective_lib.shared_memory.RecordedLock`);
+    a student's lock in a sandboxed process is asked one event per request."""
+    from .shared_memory import RecordedLock
+    return RecordedLock(lock, getattr(lock, "replay", None) if is_remote(lock) else None)
 
 
 def _lock_run_text(name, p, rounds) -> str:
@@ -1036,7 +1116,8 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
             try:
                 with _quiet():
                     found = find_violation(lock_demo, p, mutual_exclusion, seeds=seeds,
-                                           max_ops=max_ops, lock=lock, rounds=rounds)
+                                           max_ops=max_ops, lock=_recorded(lock),
+                                           rounds=rounds)
             except WallClockLimitExceeded:
                 raise
             except Exception as exc:
@@ -1099,7 +1180,8 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
                 f"{time_limit_s:g} s of real time. Is there a loop in acquire() or release() "
                 "that never yields an operation?"):
             found = explore_interleavings(lock_demo, p, mutual_exclusion, max_steps=max_steps,
-                                          max_runs=max_runs, lock=lock, rounds=rounds)
+                                          max_runs=max_runs, lock=_recorded(lock),
+                                          rounds=rounds)
     except WallClockLimitExceeded:
         raise
     except OperationLimitError:
@@ -1703,6 +1785,10 @@ def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, in
             ran.append(label)
 
     name = _name(program)
+    if is_remote(program):
+        _forbid_by_poison(program, sorted(set(targets.values())), p, inputs, model, network,
+                          reason, time_limit_s, params)
+        return
     failure = None
     old = sys.getprofile()
     sys.setprofile(watch)
@@ -1718,6 +1804,23 @@ def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, in
                              f"was simulated on p={p}); {reason}.")
     if failure is not None:
         raise failure
+
+
+def _forbid_by_poison(standin, labels, p, inputs, model, network, reason, time_limit_s,
+                      params) -> None:
+    """:func:`forbid_library_execution` for a student's program in its sandboxed process:
+    it runs once in a process where the library's ``labels`` raise when run."""
+    name = _name(standin)
+    try:
+        run_program(standin.poisoned(labels), p, inputs, model=model, network=network,
+                    time_limit_s=time_limit_s, **params)
+    except AssertionError as exc:
+        text = str(exc)
+        if FORBIDDEN not in text:
+            raise
+        label = text.split(FORBIDDEN + ": ", 1)[1].split()[0].strip("'\".,;:")
+        raise AssertionError(f"{name} runs the library's `{label}` (its code ran when {name} "
+                             f"was simulated on p={p}); {reason}.") from None
 
 
 # -- tables filled in by hand ------------------------------------------------------------------

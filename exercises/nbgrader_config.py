@@ -8,9 +8,9 @@ import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
-                                    Execute, GetGrades, IgnorePattern, SaveAutoGrades)
+                                    GetGrades, IgnorePattern, SaveAutoGrades)
 
-from collective_lib.autograde import LimitOutputSize, ShortTracebacks, StderrAsStdout
+from collective_lib.autograde import FlagForReview, LimitOutputSize, TrustedVerdict
 
 c = get_config()  # noqa: F821  (injected by nbgrader when it loads this file)
 
@@ -19,30 +19,22 @@ c = get_config()  # noqa: F821  (injected by nbgrader when it loads this file)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "collective"
 
-# Each cell of a student notebook gets at most this many seconds while it is
-# validated or autograded. nbgrader's `Execute` preprocessor subclasses
-# nbconvert's ExecutePreprocessor and reads this section too.
-c.ExecutePreprocessor.timeout = 120
-
-# On a timeout, interrupt the kernel and carry on with the next cell instead of
-# aborting. An endless student cell is then recorded as a CellTimeoutError
-# output, the tests that depend on it fail, and the notebook is still graded.
-# (True is nbgrader 0.9's default; it is set here so nobody turns it off.)
-c.Execute.interrupt_on_timeout = True
-
-# nbgrader's autograde steps (its default list, nbgrader 0.9.6) with two changes
-# (collective_lib.autograde): in graded test cells, stderr text (a `logging` line,
-# a print to sys.stderr) becomes ordinary output, so a correct program that logs
-# keeps its marks (errors still score 0); and LimitOutputSize, in LimitOutput's
-# place, also caps the characters each cell keeps (LimitOutput counts lines only),
-# so a flood of output cannot bloat the graded notebook.
+# nbgrader's autograde steps (its default list, nbgrader 0.9.6) with nbgrader's
+# `Execute` replaced by TrustedVerdict (collective_lib.autograde.verdict): the
+# verdict of each test cell comes from a trusted checker process, while the
+# student's cells run only in sandboxed processes (their own uid, no view of
+# source/, the gradebook or other submissions, limits on memory, CPU time,
+# processes and output). What it covers and what it does not: exercises/SANDBOX.md.
+# LimitOutputSize, in LimitOutput's place, also caps the characters each cell
+# keeps; FlagForReview, after SaveAutoGrades, sends cells whose checks raised a
+# flag (a likeness to a library function, computed lookups) to manual grading.
 c.Autograde.autograde_preprocessors = [
-    Execute,
+    TrustedVerdict,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutputSize,
-    StderrAsStdout,
     SaveAutoGrades,
+    FlagForReview,
     AssignLatePenalties,
     CheckCellMetadata,
 ]
@@ -50,12 +42,20 @@ c.LimitOutput.max_lines = 200            # per cell; also read by LimitOutputSiz
 c.LimitOutput.max_traceback = 100
 c.LimitOutputSize.max_chars = 100_000    # per cell, for one enormous line
 
-# Feedback shows each failed check's message but neither the hidden tests
-# (ClearHiddenTests removes them from the cells' source) nor the frames of the
-# test cell and the grading library (ShortTracebacks). autograded/ keeps both.
+# Seconds the checks of one graded cell, and of one whole notebook, may take.
+c.TrustedVerdict.cell_timeout = 600
+c.TrustedVerdict.notebook_timeout = 1800
+
+# `nbgrader validate` (and the instructor's own runs) still execute notebooks in
+# a kernel: each cell gets at most this many seconds, then the next one runs.
+c.ExecutePreprocessor.timeout = 120
+c.Execute.interrupt_on_timeout = True
+
+# Feedback shows each failed check's message (the checker's verdict: which p,
+# which PE, expected and got) but not the hidden tests, which ClearHiddenTests
+# removes from the cells' source. autograded/ keeps them for graders.
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     ClearHiddenTests,
-    ShortTracebacks,
     CSSHTMLHeaderPreprocessor,
 ]

@@ -1,8 +1,30 @@
-"""Autograding with nbgrader: what the course configuration adds to nbgrader's own steps.
+"""Autograding with nbgrader that an instructor can trust.
 
-See :mod:`collective_lib.autograde.preprocessors`; ``exercises/nbgrader_config.py``
-puts them in nbgrader's autograde and feedback chains.
+* :mod:`.verdict` — ``TrustedVerdict``, in place of nbgrader's ``Execute``: the
+  verdict of every graded cell comes from a trusted checker process
+  (:mod:`.checker`) that runs the tests, while the student's cells run only in
+  sandboxed processes (:mod:`.student`, :mod:`.sandbox`) reached through
+  stand-ins (:mod:`.remote`) and a data-only codec (:mod:`.codec`);
+  ``FlagForReview`` marks cells whose checks raised a flag (:mod:`.review`,
+  :mod:`.static`) for manual grading.
+* :mod:`.preprocessors` — fair scoring and safe feedback (``LimitOutputSize``,
+  ``ShortTracebacks``, ``StderrAsStdout``).
+
+``exercises/nbgrader_config.py`` puts them in nbgrader's autograde and
+feedback chains. The nbgrader classes are imported on first use, so the
+grading library can use the light modules without loading nbgrader.
 """
-from .preprocessors import LimitOutputSize, ShortTracebacks, StderrAsStdout
+import importlib
 
-__all__ = ["StderrAsStdout", "LimitOutputSize", "ShortTracebacks"]
+__all__ = ["StderrAsStdout", "LimitOutputSize", "ShortTracebacks", "TrustedVerdict",
+           "FlagForReview"]
+
+_HOMES = {"StderrAsStdout": "preprocessors", "LimitOutputSize": "preprocessors",
+          "ShortTracebacks": "preprocessors", "TrustedVerdict": "verdict",
+          "FlagForReview": "verdict"}
+
+
+def __getattr__(name):
+    if name in _HOMES:
+        return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

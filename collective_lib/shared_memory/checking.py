@@ -17,7 +17,7 @@ from .ops import _declared_memory
 from .runners import _check_max_ops, _check_p, _Interleaving, _run_interleaved, simulate_shared
 
 __all__ = ["exclusion_violation", "mutual_exclusion", "Violation", "find_violation",
-           "explore_interleavings"]
+           "explore_interleavings", "replay_object", "RecordedLock"]
 
 
 def exclusion_violation(trace, exclusive: str = "cs", shared: str | None = "read"):
@@ -214,3 +214,98 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
             following.extend(prefix + [pe] for pe in runnable)
         frontier = following
     return None
+
+
+def replay_object(cls, args: list, history: list):
+    """The next event of a fresh ``cls(*args)`` after ``history``.
+
+    ``history`` lists ``("call", method)`` (start a generator method) and
+    ``("send", value)`` (resume it with a value). Returns ``("op", operation)``
+    for the operation yielded next, or ``("done", value)`` when the method
+    returned.
+
+    >>> from collective_lib.algorithms.sync import cas_spin_lock
+    >>> replay_object(cas_spin_lock, [0, 2], [("call", "acquire")])
+    ('op', CAS(cell='lock', expected=0, new=1))
+    """
+    instance, gen, event = cls(*args), None, None
+    for kind, value in history:
+        try:
+            if kind == "call":
+                gen = getattr(instance, value)()
+                event = ("op", next(gen))
+            else:
+                event = ("op", gen.send(value))
+        except StopIteration as stop:
+            event = ("done", stop.value)
+    return event
+
+
+class RecordedLock:
+    """A lock class whose instances replay what ``lock``'s did before (deterministic locks).
+
+    The exhaustive and random searches replay every interleaving from the
+    start, creating the PEs' lock objects anew each time; a lock's methods are
+    deterministic functions of the values they are told, so each distinct
+    history needs to be asked of the real lock only once. ``replay`` computes
+    one event, ``(me, p) + history -> event`` (default: :func:`replay_object`
+    on ``lock``; a trusted grader passes one that asks the student's process).
+
+    >>> from collective_lib.algorithms.sync import cas_spin_lock, lock_demo
+    >>> from collective_lib.shared_memory import explore_interleavings
+    >>> recorded = RecordedLock(cas_spin_lock)
+    >>> explore_interleavings(lock_demo, 2, mutual_exclusion, lock=recorded, rounds=1) is None
+    True
+    >>> 0 < recorded.asked < 100
+    True
+    """
+
+    def __init__(self, lock, replay=None):
+        self.lock = lock
+        self.replay = replay or (lambda args, history: replay_object(lock, args, history))
+        self.__name__ = getattr(lock, "__name__", type(lock).__name__)
+        self.events: dict = {}
+        self.asked = 0
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(self.lock, attr)            # memory(p), shared, ...
+
+    def __call__(self, me, p):
+        return _RecordedInstance(self, [me, p])
+
+    def next_event(self, args: list, history: tuple):
+        key = (tuple(args), history)
+        if key not in self.events:
+            self.asked += 1
+            self.events[key] = self.replay(list(args), [list(step) for step in history])
+        return self.events[key]
+
+
+class _RecordedInstance:
+    def __init__(self, recorded: RecordedLock, args: list):
+        self._recorded, self._args, self._history = recorded, args, ()
+
+    def __getattr__(self, method):
+        if method.startswith("_"):
+            raise AttributeError(method)
+        return lambda: self._run(method)
+
+    def _run(self, method):
+        self._history += (("call", method),)
+        while True:
+            kind, value = self._recorded.next_event(self._args, self._history)
+            if kind == "done":
+                return value
+            sent = yield value
+            self._history += (("send", _frozen(sent)),)
+
+
+def _frozen(value):
+    """A hashable stand-in for a value sent to a lock (memory contents are plain data)."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return value

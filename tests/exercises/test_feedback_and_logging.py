@@ -1,4 +1,4 @@
-"""Autograde keeps a logging program's marks, caps output, and feedback hides the hidden tests.
+"""Autograde keeps a logging program's marks, stores no flood, and feedback hides the hidden tests.
 
 A throwaway assignment built in a temporary copy of the course (like
 test_nbgrader_harness.py) is graded with the course configuration
@@ -124,10 +124,10 @@ def test_a_correct_program_that_logs_keeps_full_marks(graded):
     honest = results["honest"]
     assert honest.total == honest.max_score == 3, honest.messages()
     text = "\n".join(out.get("text", "") for out in honest.cell("f_tests").outputs)
-    # the logging is still shown to the student, as ordinary output
-    assert "WARNING:student:doubling 3" in text
-    assert "working on 3" in text
-    # (what goes to sys.__stderr__ reaches the kernel's own stderr, not the notebook)
+    # the student's code ran in a sandboxed process whose output goes nowhere: the
+    # graded cell shows the checker's verdict, and no stderr can cost a mark
+    assert text == "All checks passed.\n"
+    assert all(out.get("name") != "stderr" for out in honest.cell("f_tests").outputs)
 
 
 def test_a_wrong_program_still_gets_zero_with_its_message(graded):
@@ -144,8 +144,6 @@ def test_a_flood_of_stderr_is_graded_and_not_stored(graded):
     assert flood.total == flood.max_score, flood.messages()
     size = flood.notebook_path.stat().st_size
     assert size < 1_000_000, f"the graded notebook keeps {size} bytes of a {FLOOD_MB} MB flood"
-    assert "... Output truncated ..." in "".join(
-        out.get("text", "") for out in flood.cell("f_tests").outputs)
 
 
 def test_feedback_shows_the_messages_but_not_the_hidden_tests(graded):
@@ -160,8 +158,9 @@ def test_feedback_shows_the_messages_but_not_the_hidden_tests(graded):
     assert "guarded_call(f, 7)" not in text
 
 
-def test_the_instructor_keeps_the_hidden_tests_and_full_tracebacks(graded):
+def test_the_instructor_keeps_the_hidden_tests_and_the_messages(graded):
     _, results = graded
     wrong = results["wrong"]
     assert SECRET in wrong.cell("f_tests").source
-    assert "grading.py" in wrong.messages("guarded_tests")
+    assert "f(7) raised ValueError: no sevens" in wrong.messages("guarded_tests")
+    assert "`raise ValueError(\"no sevens\")`" in wrong.messages("guarded_tests")  # its line

@@ -1,0 +1,186 @@
+"""The trusted checker: runs a notebook's tests, never its student's code.
+
+``TrustedVerdict`` (:mod:`.verdict`) starts this module as a process of its
+own for each submitted notebook and sends it, on stdin, the notebook's code
+cells with their roles, decided from the gradebook:
+
+* ``trusted`` — a locked instructor cell (set-up, examples);
+* ``graded`` — an autograded test cell, hidden tests included;
+* ``student`` — everything else.
+
+The checker starts a pristine student host (:mod:`.student`) with the cells a
+student may see (all but the graded ones), then runs the trusted and graded
+cells here, in order, in one namespace. A name a graded cell needs that no
+trusted or graded cell defined is asked of the student's side and bound to a
+stand-in (:mod:`.remote`): data is copied, functions, programs and classes
+stay in sandboxed student processes. A graded cell passes if its whole source
+ran here without an exception; its verdict, its output and the flags raised
+for review (:mod:`.review`) go back as JSON on stdout.
+
+Whatever the student's cells do to their own interpreter cannot change a
+verdict: this process runs none of their code, and takes from them only
+decoded data.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import json
+import os
+import sys
+import threading
+import _thread
+
+from ..grading import wall_clock_limit
+from . import review
+from .remote import Host, Sandbox
+from .static import definitions
+
+__all__ = ["check_notebook", "loaded_names", "defined_names"]
+
+_MAX_OUTPUT = 20_000
+_MAX_MESSAGE = 4_000
+
+
+def defined_names(source: str) -> set:
+    """Names a cell binds at its top level (functions, classes, assignments, imports)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return names
+
+
+def loaded_names(source: str) -> set:
+    """Names a cell reads (candidates for the student's definitions)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+class _CellTimeout(BaseException):
+    """A graded cell ran longer than the checker allows one cell."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    """Interrupt the main thread after ``seconds`` (independent of SIGALRM, which the
+    grading library's own time limits use)."""
+    fired = []
+
+    def interrupt():
+        fired.append(True)
+        _thread.interrupt_main()
+
+    timer = threading.Timer(seconds, interrupt)
+    timer.start()
+    try:
+        yield
+    except KeyboardInterrupt:
+        if fired:
+            raise _CellTimeout() from None
+        raise
+    finally:
+        timer.cancel()
+
+
+def _message(err: BaseException) -> str:
+    if isinstance(err, AssertionError):
+        text = str(err).strip() or "a check failed"
+    else:
+        text = f"{type(err).__name__}: {err}".strip()
+    return text[:_MAX_MESSAGE]
+
+
+def check_notebook(job: dict) -> dict:
+    """``{grade_id: {"passed", "output", "message", "flags"}}`` for the graded cells of ``job``.
+
+    ``job`` holds ``cells`` (``[{"role", "source", "id"}]`` in notebook order),
+    ``hide`` (folders the student's processes must not see), ``uid`` (the
+    sandbox uid, or None for an unconfined run), ``limits`` and optionally
+    ``reference_dir`` (the assignment's ``source/`` folder, whose
+    ``_reference.py`` the hidden tests may import) and ``cell_timeout_s``.
+    """
+    cells = job["cells"]
+    wall_clock_limit.scale = job.get("time_scale", 3.0)
+    if job.get("reference_dir"):
+        sys.path.insert(0, job["reference_dir"])
+    host = Host([c["source"] for c in cells if c["role"] != "graded"], job.get("hide", []),
+                job.get("uid"), job.get("limits"))
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    sandbox = Sandbox(host, namespace)
+    sandbox.sources = [c["source"] for c in cells if c["role"] == "student"]
+    ours = set(dir(builtins))
+    students = set(definitions(sandbox.sources))
+    verdicts = {}
+    try:
+        for cell in cells:
+            if cell["role"] == "trusted":
+                ours |= defined_names(cell["source"])
+                _run(cell["source"], namespace)
+            elif cell["role"] == "graded":
+                own = defined_names(cell["source"]) - students
+                wanted = loaded_names(cell["source"]) - ours - own - set(namespace)
+                namespace.update(sandbox.bind(sorted(wanted)))
+                ours |= own
+                verdicts[cell["id"]] = _grade(cell, namespace, sandbox,
+                                              job.get("cell_timeout_s", 600))
+    finally:
+        sandbox.end_cell()
+        host.close()
+    return verdicts
+
+
+def _run(source: str, namespace: dict) -> tuple:
+    """Run one cell here; ``(output, exception or None)``."""
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            exec(compile(source, "<cell>", "exec"), namespace)
+        return out.getvalue(), None
+    except Exception as err:
+        return out.getvalue(), err
+
+
+def _grade(cell: dict, namespace: dict, sandbox: Sandbox, timeout_s: float) -> dict:
+    review.take()
+    try:
+        with _deadline(timeout_s):
+            output, err = _run(cell["source"], namespace)
+    except _CellTimeout:
+        output, err = "", AssertionError(
+            f"the checks of this cell took longer than {timeout_s:g} s and were stopped")
+    finally:
+        sandbox.end_cell()
+    return {"passed": err is None, "output": output[-_MAX_OUTPUT:],
+            "message": "" if err is None else _message(err), "flags": review.take()}
+
+
+def main() -> None:
+    job = json.load(sys.stdin)
+    real_stdout = os.fdopen(os.dup(1), "w")
+    sys.stdout = sys.stderr = io.StringIO()      # nothing but the verdicts on stdout
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:
+        verdicts = {"verdicts": check_notebook(job)}
+    except Exception as err:                      # the checker itself failed
+        verdicts = {"error": f"{type(err).__name__}: {err}"}
+    json.dump(verdicts, real_stdout)
+    real_stdout.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,439 @@
+"""The checker's side of trusted grading: stand-ins for what a student's cells define.
+
+In the checker (:mod:`.checker`), every name a student's solution cell defines
+is bound to a stand-in from this module. The hidden tests and the grading
+library use the stand-ins as they would use the student's objects, and every
+use becomes a request to a sandboxed student process (:mod:`.student`):
+
+* :class:`Remote` for a function, a program (generator function) or a class:
+  calling it calls the student's object there; a generator it returns is
+  driven from here step by step (a real generator, so the simulator takes
+  it); an instance it returns is a :class:`RemoteObject`;
+* data (lists, numbers, tables) is copied here once, decoded (:mod:`.codec`);
+* :class:`Missing` for a name the student's cells do not define, raising the
+  reason at first use.
+
+All PEs of a run share one student process, as they would share a kernel,
+unless the check asks for :meth:`Remote.each_pe_apart`: then every PE (every
+call) gets a process of its own, so PEs cannot meet through Python globals.
+The trusted side passes its own callables (a reduction's ``op``, a
+replacement of a student's function in a later part) as references the
+student's process can only call back.
+"""
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+from ..isolation import PEProcessError
+from .codec import Undecodable, decode, encode, receive_message, send_message
+
+__all__ = ["Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject", "Missing",
+           "StudentCodeError", "is_remote"]
+
+_START_S = 60.0          # running the student's cells in a new process
+_ANSWER_S = 120.0        # one request; the grading library's own limits are shorter
+
+
+class StudentCodeError(Exception):
+    """The student's code raised ``type_name`` in its process (``where``: its line)."""
+
+    def __init__(self, message: str, where: str = ""):
+        super().__init__(message)
+        self.student_where = where
+
+
+_ERROR_TYPES: dict = {}
+
+
+def _student_error(reply: dict) -> StudentCodeError:
+    """An exception named like the student's (``KeyError``), carrying its message and line."""
+    name = str(reply.get("type") or "Error")
+    if name not in _ERROR_TYPES:
+        builtin = getattr(builtins, name, None)
+        bases = (StudentCodeError,)
+        if (isinstance(builtin, type) and issubclass(builtin, Exception)
+                and not issubclass(builtin, AssertionError)):
+            bases = (StudentCodeError, builtin)
+        try:
+            _ERROR_TYPES[name] = type(name if name.isidentifier() else "Error", bases, {})
+        except TypeError:                       # a builtin whose layout cannot be mixed in
+            _ERROR_TYPES[name] = type(name if name.isidentifier() else "Error",
+                                      (StudentCodeError,), {})
+    error = _ERROR_TYPES[name].__new__(_ERROR_TYPES[name])
+    StudentCodeError.__init__(error, str(reply.get("err", "")), str(reply.get("where", "")))
+    return error
+
+
+def is_remote(obj: Any) -> bool:
+    """True for a stand-in of this module (the grading library checks such objects by source)."""
+    return isinstance(obj, (Remote, RemoteObject, Missing))
+
+
+class Host:
+    """The pristine process that forks student processes (:mod:`.student`)."""
+
+    def __init__(self, cells: list, hide: list, uid: int | None, limits: dict | None = None):
+        ours, theirs = socket.socketpair()
+        job = json.dumps({"cells": cells, "hide": hide, "uid": uid, "limits": limits or {}})
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "collective_lib.autograde.student", str(theirs.fileno())],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(theirs.fileno(),), cwd=_empty_folder(), start_new_session=True)
+        theirs.close()
+        self.sock = ours
+        self.process.stdin.write(job.encode())
+        self.process.stdin.close()
+        self.sock.settimeout(_START_S)
+        if self.sock.recv(1) != b"R":
+            raise RuntimeError("the student host did not start")
+        self.sock.settimeout(None)
+
+    def fork(self, poison: list = ()) -> "StudentProcess":
+        child_reads, checker_writes = os.pipe()
+        checker_reads, child_writes = os.pipe()
+        socket.send_fds(self.sock, [json.dumps({"poison": list(poison)}).encode()],
+                        [child_reads, child_writes])
+        os.close(child_reads)
+        os.close(child_writes)
+        pid = json.loads(self.sock.recv(4096))["pid"]
+        return StudentProcess(pid, checker_writes, checker_reads)
+
+    def close(self) -> None:
+        self.sock.close()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _empty_folder() -> str:
+    """A working directory with nothing in it to import (the host runs ``-m``)."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_empty")
+    return folder if os.path.isdir(folder) else "/"
+
+
+class StudentProcess:
+    """One sandboxed process that ran the student's cells; requests go over its pipes."""
+
+    def __init__(self, pid: int, wfd: int, rfd: int):
+        self.pid, self.wfd, self.rfd = pid, wfd, rfd
+        self.callbacks: list = []
+        self.alive = True
+        self.overrides: dict = {}          # name -> value the checker set there
+        ready = self._reply(time.monotonic() + _START_S)
+        self.first_error = ready.get("first_error", "")
+
+    def request(self, message: dict, timeout_s: float = _ANSWER_S) -> dict:
+        """Send ``message``; serve the student's callbacks until its answer comes."""
+        if not self.alive:
+            return {"err": "its process had already been stopped", "type": "RuntimeError"}
+        try:
+            send_message(self.wfd, message)
+        except OSError:
+            self.kill()
+            return self._died()
+        return self._reply(time.monotonic() + timeout_s)
+
+    def _reply(self, deadline: float) -> dict:
+        try:
+            while True:
+                reply = receive_message(self.rfd, deadline)
+                if "call" not in reply:
+                    return reply
+                send_message(self.wfd, self._call_back(reply))
+        except TimeoutError:
+            self.kill()
+            return {"err": "gave no answer within its time limit (an endless loop?); its "
+                           "process was stopped", "type": "TimeoutError"}
+        except (EOFError, OSError, Undecodable, KeyError, TypeError):
+            self.kill()
+            return self._died()
+        except BaseException:              # the grading library's own time limit, say
+            self.kill()
+            raise
+
+    def _died(self) -> dict:
+        return {"err": "its process died (out of memory or CPU time, killed, or it exited)",
+                "type": "RuntimeError"}
+
+    def _call_back(self, message: dict) -> dict:
+        try:
+            function = self.callbacks[message["call"]]
+            value = function(*decode(message["args"], self._remote_callable),
+                             **decode(message["kwargs"], self._remote_callable))
+            return {"ret": self.encode(value)}
+        except Exception as err:
+            return {"err": f"{type(err).__name__}: {err}"}
+
+    def _remote_callable(self, index: int):
+        raise Undecodable("a student's process cannot send callables")
+
+    def encode(self, value: Any) -> Any:
+        return encode(value, self.callbacks)
+
+    def kill(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for fd in (self.wfd, self.rfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class Sandbox:
+    """The student processes of one notebook, and the names the checker binds to them."""
+
+    def __init__(self, host: Host, namespace: dict):
+        self.host, self.namespace = host, namespace
+        self.bound: dict = {}              # name -> its stand-in in the checker's namespace
+        self.shared: StudentProcess | None = None
+        self.live: list = []
+
+    def process(self) -> StudentProcess:
+        """The process all calls share (a new one once the last died or a cell ended)."""
+        if self.shared is None or not self.shared.alive:
+            self.shared = self.fresh()
+        return self.shared
+
+    def fresh(self, poison: list = ()) -> StudentProcess:
+        proc = self.host.fork(poison)
+        self.live.append(proc)
+        return proc
+
+    def sync(self, proc: StudentProcess) -> None:
+        """Give ``proc`` the checker's replacements of student names (a later part's tests
+        may grade it against the reference's earlier part) and undo those taken back."""
+        for name, standin in self.bound.items():
+            current = self.namespace.get(name, standin)
+            if current is standin or (isinstance(current, Remote) and current.path == [name]):
+                if name in proc.overrides:
+                    del proc.overrides[name]
+                    proc.request({"kind": "restore", "name": name})
+            elif proc.overrides.get(name, _NOTHING) is not current:
+                try:
+                    value = proc.encode(current)
+                except Undecodable:         # nothing the student's code could use
+                    continue
+                proc.overrides[name] = current
+                proc.request({"kind": "set", "name": name, "value": value})
+
+    def end_cell(self) -> None:
+        for proc in self.live:
+            proc.kill()
+        self.live, self.shared = [], None
+
+    def bind(self, names: list) -> dict:
+        """Stand-ins for ``names`` as the student's cells left them."""
+        proc = self.process()
+        found = {}
+        for name in names:
+            reply = proc.request({"kind": "describe", "path": [name]})
+            if "err" in reply:
+                found[name] = Missing(f"{name}: {reply['err']}")
+            elif reply["kind"] == "data":
+                try:
+                    found[name] = decode(reply["value"])
+                except Undecodable as err:
+                    found[name] = Missing(f"{name}: {err}")
+            else:
+                found[name] = Remote(self, [name], reply["kind"], name)
+        self.bound.update({n: v for n, v in found.items() if not isinstance(v, Missing)})
+        return found
+
+
+_NOTHING = object()
+
+
+class Remote:
+    """A student's function, program or class, living in a student process."""
+
+    def __init__(self, sandbox: Sandbox, path: list, kind: str, name: str,
+                 process: StudentProcess | None = None, apart: bool = False,
+                 poison: tuple = ()):
+        self.sandbox, self.path, self.kind = sandbox, path, kind
+        self.__name__ = self.__qualname__ = name
+        self._process, self.apart, self.poison = process, apart, tuple(poison)
+        self._poisoned: StudentProcess | None = None
+        self._own: list = []
+
+    def __repr__(self) -> str:
+        return f"<student's {self.kind} {self.__name__}>"
+
+    def each_pe_apart(self) -> "Remote":
+        """The same object, with every call (every PE, every instance) in a new process.
+
+        Also a context manager whose exit (or :meth:`close`) stops those processes.
+        """
+        return Remote(self.sandbox, self.path, self.kind, self.__name__, apart=True)
+
+    def __enter__(self) -> "Remote":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        """Stop the processes this stand-in started for itself alone."""
+        for proc in self._own:
+            proc.kill()
+        self._own = []
+
+    def poisoned(self, names) -> "Remote":
+        """The same object in a process where the library's ``names`` raise when run."""
+        return Remote(self.sandbox, self.path, self.kind, self.__name__, poison=tuple(names))
+
+    def _target(self) -> StudentProcess:
+        if self._process is not None:
+            return self._process
+        if self.apart:
+            self._own.append(self.sandbox.fresh())
+            return self._own[-1]
+        if self.poison:
+            if self._poisoned is None or not self._poisoned.alive:
+                self._poisoned = self.sandbox.fresh(self.poison)
+                self._own.append(self._poisoned)
+            return self._poisoned
+        return self.sandbox.process()
+
+    def replay(self, args: list, history: list) -> tuple:
+        """The next event of a fresh instance after ``history`` (see
+        :func:`~collective_lib.shared_memory.replay_object`), computed in one request."""
+        proc = self._target()
+        self.sandbox.sync(proc)
+        reply = proc.request({"kind": "replay", "path": self.path, "args": proc.encode(args),
+                              "history": [[kind, proc.encode(value)] for kind, value in history]})
+        if "err" in reply:
+            raise _student_error(reply)
+        return reply["event"], decode(reply["value"])
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__") or self.kind != "class":
+            raise AttributeError(attr)
+        proc = self._target()
+        reply = proc.request({"kind": "describe", "path": self.path + [attr]})
+        if "err" in reply:
+            raise AttributeError(f"{self.__name__} has no attribute {attr!r}")
+        if reply["kind"] == "data":
+            return decode(reply["value"])
+        return Remote(self.sandbox, self.path + [attr], reply["kind"],
+                      f"{self.__name__}.{attr}", process=self._process, apart=self.apart,
+                      poison=self.poison)
+
+    def __call__(self, *args, **kwargs):
+        if self.kind == "program":
+            return self._pe(args, kwargs)
+        proc = self._target()
+        return _result(self.sandbox, proc, _call(self.sandbox, proc, self.path, args, kwargs),
+                       self.__name__)
+
+    def _pe(self, args, kwargs):
+        """One PE of a program: the student's generator, driven across the pipe."""
+        me = args[0] if args else kwargs.get("me", "?")
+        proc = self._target()
+        try:
+            reply = _call(self.sandbox, proc, self.path, args, kwargs)
+            if "gen" not in reply:
+                value = _result(self.sandbox, proc, reply, self.__name__)
+                return value
+            gen, value = reply["gen"], None
+            while True:
+                reply = proc.request({"kind": "resume", "gen": gen,
+                                      "value": proc.encode(value)})
+                if "done" in reply:
+                    return decode(reply["done"])
+                if "err" in reply and self.apart:
+                    raise PEProcessError(me, f"raised {reply.get('type')}: {reply['err']}",
+                                         reply.get("where", ""))
+                if "err" in reply:
+                    raise _student_error(reply)
+                value = yield decode(reply["op"])
+        finally:
+            if self.apart:
+                proc.kill()
+
+
+def _call(sandbox: Sandbox, proc: StudentProcess, path: list, args, kwargs) -> dict:
+    sandbox.sync(proc)
+    return proc.request({"kind": "call", "path": path, "args": proc.encode(list(args)),
+                         "kwargs": proc.encode(kwargs)})
+
+
+def _result(sandbox: Sandbox, proc: StudentProcess, reply: dict, name: str):
+    """The decoded value of a call, or a stand-in for what cannot be copied here."""
+    if "err" in reply:
+        raise _student_error(reply)
+    if "gen" in reply:
+        return _generator(proc, reply["gen"], name)
+    if "obj" in reply:
+        return RemoteObject(sandbox, proc, reply["obj"], reply.get("type", "object"))
+    if "callable" in reply:
+        return Remote(sandbox, [reply["callable"]], reply["kind"], name, process=proc)
+    return decode(reply["ret"])
+
+
+def _generator(proc: StudentProcess, gen: int, name: str):
+    value = None
+    while True:
+        reply = proc.request({"kind": "resume", "gen": gen, "value": proc.encode(value)})
+        if "done" in reply:
+            return decode(reply["done"])
+        if "err" in reply:
+            raise _student_error(reply)
+        value = yield decode(reply["op"])
+
+
+class RemoteObject:
+    """An instance of a student's class, living in the process that made it."""
+
+    def __init__(self, sandbox: Sandbox, proc: StudentProcess, handle: int, type_name: str):
+        self._sandbox, self._proc, self._handle = sandbox, proc, handle
+        self._type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<student's {self._type_name} instance>"
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        reply = self._proc.request({"kind": "describe", "path": [self._handle, attr]})
+        if "err" in reply:
+            raise AttributeError(f"{self._type_name} has no attribute {attr!r}")
+        if reply["kind"] == "data":
+            return decode(reply["value"])
+        return Remote(self._sandbox, [self._handle, attr], reply["kind"],
+                      f"{self._type_name}.{attr}", process=self._proc)
+
+
+class Missing:
+    """A name the student's cells do not define (or define as something ungradable)."""
+
+    def __init__(self, reason: str):
+        self._reason = reason
+        self.__name__ = reason.split(":")[0]
+
+    def _fail(self, *args, **kwargs):
+        raise NameError(self._reason)
+
+    __call__ = __iter__ = __len__ = __getitem__ = __bool__ = __eq__ = __hash__ = _fail
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._fail()

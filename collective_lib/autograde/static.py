@@ -1,0 +1,216 @@
+"""Reading a student's cells without running them: what a function uses, what it resembles.
+
+The trusted checker never lets a student's object into its own process, so
+the grading library cannot look at a student's code objects there. It reads
+the source of the student's cells instead (the checker has it from the
+notebook, not from the student's process):
+
+* :func:`used_names` — every name, attribute and string a function reaches,
+  following the student's own helper functions, as
+  :func:`~collective_lib.grading.forbid_library_calls` needs;
+* :func:`dynamic_lookups` — the ways to reach an object without naming it
+  (``getattr`` with a computed name, ``globals()``, ``eval``, ``importlib``,
+  ``sys.modules``, ``inspect.getsource``...), which get a submission flagged
+  for a human to look at;
+* :func:`similarity` — how alike two functions are once names, docstrings and
+  strings are ignored (1.0: the same syntax tree up to renaming), to flag a
+  library function handed in with a few edits.
+
+Examples
+--------
+>>> cells = ["def helper(x):\\n    return catalog()[x]\\n",
+...          "def mine(me, p, data):\\n    return helper('ring')\\n    yield\\n"]
+>>> sorted(used_names(cells, "mine") & {"catalog", "ring"})
+['catalog', 'ring']
+>>> a = "def f(me, p, data):\\n    x = data + me\\n    return x\\n"
+>>> b = "def g(rank, size, d):\\n    '''Mine.'''\\n    y = d + rank\\n    return y\\n"
+>>> similarity(a, b)
+1.0
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import difflib
+import textwrap
+
+__all__ = ["definitions", "used_names", "dynamic_lookups", "fingerprint", "similarity", "node_source",
+           "REVIEW_SIMILARITY"]
+
+# At least this similar to a library function: a human should look (flag, never zero).
+# A library function with a line and some names changed scores about 0.98, an
+# independently written solution of the same exercise about 0.55.
+REVIEW_SIMILARITY = 0.85
+
+_DYNAMIC_CALLS = {"getattr": "getattr with a computed name", "globals": "globals()",
+                  "vars": "vars()", "locals": "locals()", "eval": "eval", "exec": "exec",
+                  "__import__": "__import__", "compile": "compile",
+                  "setattr": "setattr"}
+_DYNAMIC_ATTRS = {"import_module": "importlib.import_module", "modules": "sys.modules",
+                  "getsource": "inspect.getsource", "reload": "importlib.reload",
+                  "__dict__": "__dict__", "__code__": "__code__", "__globals__": "__globals__"}
+
+
+def _parse(source: str):
+    try:
+        return ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return None
+
+
+def definitions(sources: list) -> dict:
+    """``{name: node}`` of the top-level functions, classes and assignments, last one wins."""
+    found = {}
+    for source in sources:
+        tree = _parse(source)
+        if tree is None:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found[node.name] = node
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            found[name.id] = node
+    return found
+
+
+def _walk_reachable(sources: list, name: str):
+    """The nodes of ``name``'s definition and of the student's definitions it reaches."""
+    defined = definitions(sources)
+    todo, seen = [name.split(".")[0]], set()
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in defined:
+            continue
+        seen.add(current)
+        for node in ast.walk(defined[current]):
+            yield node
+            if isinstance(node, ast.Name) and node.id in defined:
+                todo.append(node.id)
+
+
+def used_names(sources: list, name: str) -> set:
+    """Names, attributes, imported names and string constants ``name`` reaches.
+
+    A string counts with each of its words, so ``catalog()["binomial_broadcast"]``
+    and ``getattr(module, "binomial_broadcast")`` use ``binomial_broadcast``.
+    """
+    used = set()
+    for node in _walk_reachable(sources, name):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+        elif isinstance(node, ast.alias):
+            used.update({node.name.split(".")[-1], node.asname or ""})
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            used.update(node.module.split("."))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            used.update(word for word in _words(node.value))
+        elif isinstance(node, ast.ClassDef):
+            used.update(base.id for base in node.bases if isinstance(base, ast.Name))
+    used.discard("")
+    return used
+
+
+def _words(text: str) -> list:
+    word, words = [], []
+    for char in text + " ":
+        if char.isalnum() or char == "_":
+            word.append(char)
+        elif word:
+            words.append("".join(word))
+            word = []
+    return words
+
+
+def dynamic_lookups(sources: list) -> list:
+    """Where the student's cells reach objects without naming them (for a human to judge)."""
+    found = []
+    for source in sources:
+        tree = _parse(source)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                what = _DYNAMIC_CALLS.get(node.func.id)
+                computed = not (node.func.id in ("getattr", "setattr") and len(node.args) > 1
+                                and isinstance(node.args[1], ast.Constant))
+                if what and computed:
+                    found.append(f"{what} (line {node.lineno})")
+            elif isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRS:
+                found.append(f"{_DYNAMIC_ATTRS[node.attr]} (line {node.lineno})")
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                           else [node.module or ""])
+                for module in modules:
+                    if module.split(".")[0] in ("importlib", "ctypes", "gc", "pickle",
+                                                "marshal", "types"):
+                        found.append(f"import {module} (line {node.lineno})")
+    return sorted(set(found))
+
+
+class _Canonical(ast.NodeTransformer):
+    """Names become v0, v1, ... in order of first use; docstrings, decorators and
+    annotations go; every string is the same string."""
+
+    def __init__(self):
+        self.names = {}
+        self.keep = set(dir(builtins))
+
+    def rename(self, name: str) -> str:
+        return name if name in self.keep else self.names.setdefault(name, f"v{len(self.names)}")
+
+    def visit_FunctionDef(self, node):
+        node.name = self.rename(node.name)
+        node.decorator_list, node.returns = [], None
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_arg(self, node):
+        node.arg, node.annotation = self.rename(node.arg), None
+        return node
+
+    def visit_Name(self, node):
+        node.id = self.rename(node.id)
+        return node
+
+    def visit_Constant(self, node):
+        return ast.Constant("S") if isinstance(node.value, str) else node
+
+
+def fingerprint(source: str) -> list:
+    """The canonical tree of ``source`` as a sequence of node labels (empty if it does not parse)."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    tree = _Canonical().visit(tree)
+    labels = []
+    for node in ast.walk(tree):
+        label = (node.id if isinstance(node, ast.Name) else
+                 repr(node.value) if isinstance(node, ast.Constant) else
+                 node.attr if isinstance(node, ast.Attribute) else
+                 node.arg if isinstance(node, ast.arg) else "")
+        labels.append(f"{type(node).__name__}:{label}")
+    return labels
+
+
+def similarity(source: str, other: str) -> float:
+    """How alike two pieces of code are, from 0 to 1 (1: the same tree up to renaming)."""
+    mine, theirs = fingerprint(source), fingerprint(other)
+    if not mine or not theirs:
+        return 0.0
+    return round(difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio(), 3)
+
+
+def node_source(node) -> str:
+    """The source text of a definition node, unparsed (comments are lost, which is fine here)."""
+    return ast.unparse(node)

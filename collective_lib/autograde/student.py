@@ -1,0 +1,276 @@
+"""The student's side of trusted grading: a pristine host that forks sandboxed processes.
+
+The checker (:mod:`.checker`) starts this module as a separate program and
+sends it, on stdin, only what a student may see: the cells of the notebook that
+are not graded tests, the folders to hide and the sandbox's uid and limits. The
+host imports what the cells will need, then forks one process per request of
+the checker. It never runs a student's code itself, so every process it forks
+starts from the same clean state and shares nothing with another (no globals,
+no memory mapped before the fork); and since it never saw a hidden test, no
+process can find one in its memory.
+
+Each forked process enters the sandbox (:func:`.sandbox.confine`), runs the
+student's cells as a kernel would (IPython's ``run_cell``: magics, input
+transformers and all), and answers the checker's requests on its own pair of
+pipes (:mod:`.codec`): describe a name, call a function or method, start and
+resume a generator, set a name to one of the checker's callables. Whatever the
+student's code does to this interpreter stays here; the checker sees only the
+decoded values.
+
+Run as ``python -m collective_lib.autograde.student FD``, FD being a UNIX
+socket shared with the checker.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import signal
+import socket
+import sys
+import traceback
+
+from .codec import Undecodable, decode, encode, receive_message, send_message
+from .sandbox import Limits, confine
+
+__all__ = ["serve_host", "FORBIDDEN"]
+
+# What a poisoned library object raises (see _poison); the checker recognizes it.
+FORBIDDEN = "a library object this exercise does not allow was run"
+
+# Imported before any fork, so that student processes (which may no longer read
+# the places they come from) have them; the cells' own imports come from here too.
+_PRELOAD = ("numpy", "logging", "logging.handlers", "math", "random", "itertools",
+            "functools", "operator", "collections", "statistics", "fractions", "decimal",
+            "dataclasses", "typing", "textwrap", "json", "csv", "heapq", "bisect", "copy",
+            "re", "string", "time", "warnings", "inspect", "tempfile", "contextlib",
+            "IPython.core.interactiveshell", "collective_lib", "collective_lib.grading",
+            "collective_lib.shared_memory", "collective_lib.algorithms.sync",
+            "collective_lib.cm200", "collective_lib.networks", "matplotlib",
+            "matplotlib.pyplot")
+_MAX_TEXT = 2000
+
+
+def _preload() -> None:
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    for name in _PRELOAD:
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    from collective_lib.catalog import catalog
+    catalog()                       # discovers every algorithm module
+
+
+def serve_host(sock: socket.socket, job: dict) -> None:
+    """Fork one sandboxed student process per request on ``sock`` until it closes."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)          # children reap themselves
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance(history_length=0)
+    shell.history_manager.enabled = False
+    limits = Limits(**job.get("limits", {}))
+    sock.sendall(b"R")
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 65536, 2)
+        except OSError:
+            return
+        if not data:
+            return
+        request = json.loads(data)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                sock.close()
+                _student_process(fds[0], fds[1], shell, job, limits, request.get("poison", []))
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        sock.sendall(json.dumps({"pid": pid}).encode())
+
+
+def _poison(names: list) -> None:
+    """Rebind the library's objects called ``names`` to one that raises (before student code).
+
+    Every module of the package and the catalog see the stand-in, so a program
+    that reaches the library's algorithm by any name fails when it runs it.
+    """
+    from collective_lib.catalog import catalog
+
+    def forbidden(name):
+        def run(*args, **kwargs):
+            raise RuntimeError(f"{FORBIDDEN}: {name}")
+        return run
+
+    for name, entry in catalog().items():
+        if name in names:
+            object.__setattr__(entry, "program", forbidden(name))
+    for modname, module in list(sys.modules.items()):
+        if module is not None and modname.split(".")[0] == "collective_lib":
+            for name in names:
+                if hasattr(module, name):
+                    setattr(module, name, forbidden(name))
+
+
+def _error(exc: BaseException) -> dict:
+    """The failure of the student's code as data: type name, message, the student's line."""
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if "collective_lib" not in frame.filename and "IPython" not in frame.filename:
+            line = (frame.line or "").strip()
+            where = f"line {frame.lineno} of {frame.name}" + (f": `{line}`" if line else "")
+            break
+    return {"err": str(exc)[:_MAX_TEXT], "type": type(exc).__name__[:80],
+            "where": where[:_MAX_TEXT]}
+
+
+class _Server:
+    """The requests one student process answers (see the module's note)."""
+
+    def __init__(self, rfd: int, wfd: int, namespace: dict, first_error: str):
+        self.rfd, self.wfd = rfd, wfd
+        self.ns, self.first_error = namespace, first_error
+        self.originals = {}             # names set by the checker -> the student's own value
+        self.handles = {}               # id -> generator or instance the checker refers to
+
+    def encode(self, value):
+        return encode(value)
+
+    def callback(self, index: int):
+        def call(*args, **kwargs):
+            send_message(self.wfd, {"call": index, "args": encode(list(args)),
+                                    "kwargs": encode(kwargs)})
+            return self.wait()
+        call.__name__ = f"checker_function_{index}"
+        return call
+
+    def wait(self):
+        """Serve nested requests until the checker answers our callback."""
+        while True:
+            message = receive_message(self.rfd)
+            if "kind" in message:
+                self.answer(message)
+                continue
+            if "err" in message:
+                raise RuntimeError(f"the grader's function failed: {message['err']}")
+            return decode(message["ret"], self.callback)
+
+    def resolve(self, path: list):
+        head, *rest = path
+        obj = self.handles[head] if isinstance(head, int) else self.lookup(head)
+        for attr in rest:
+            obj = getattr(obj, attr)
+        return obj
+
+    def lookup(self, name: str):
+        if name not in self.ns:
+            because = f" (your cells raised {self.first_error})" if self.first_error else ""
+            raise NameError(f"{name} is not defined{because}")
+        return self.ns[name]
+
+    def describe(self, obj) -> dict:
+        if inspect.isgeneratorfunction(obj) or inspect.isgeneratorfunction(
+                getattr(obj, "__func__", None)):
+            return {"kind": "program"}
+        if isinstance(obj, type):
+            return {"kind": "class"}
+        if callable(obj):
+            return {"kind": "function"}
+        return {"kind": "data", "value": self.encode(obj)}
+
+    def result(self, value) -> dict:
+        if inspect.isgenerator(value):
+            self.handles[id(value)] = value
+            return {"gen": id(value)}
+        if type(value).__module__ == "__main__" and not callable(value):
+            self.handles[id(value)] = value                 # an instance of a student class
+            return {"obj": id(value), "type": type(value).__name__}
+        if callable(value) and not isinstance(value, type):
+            self.handles[id(value)] = value
+            return {"callable": id(value), **self.describe(value)}
+        return {"ret": self.encode(value)}
+
+    def answer(self, request: dict) -> None:
+        try:
+            reply = self.handle(request)
+        except StopIteration as stop:
+            reply = {"done": self.encode(stop.value)}
+        except BaseException as err:                        # the student's code failed
+            reply = _error(err)
+        try:
+            send_message(self.wfd, reply)
+        except Undecodable as err:
+            send_message(self.wfd, _error(err))
+
+    def handle(self, request: dict) -> dict:
+        kind = request["kind"]
+        if kind == "describe":
+            return self.describe(self.resolve(request["path"]))
+        if kind == "call":
+            target = self.resolve(request["path"])
+            args = decode(request["args"], self.callback)
+            kwargs = decode(request["kwargs"], self.callback)
+            return self.result(target(*args, **kwargs))
+        if kind == "resume":
+            gen = self.handles[request["gen"]]
+            op = gen.send(decode(request["value"], self.callback))
+            return {"op": self.encode(op)}
+        if kind == "close":
+            gen = self.handles.pop(request["gen"], None)
+            if gen is not None:
+                gen.close()
+            return {"ret": None}
+        if kind == "replay":                # a lock's next event after a history
+            from collective_lib.shared_memory import replay_object
+            kind_, value = replay_object(self.resolve(request["path"]),
+                                         decode(request["args"], self.callback),
+                                         [(k, decode(v, self.callback))
+                                          for k, v in request["history"]])
+            return {"event": kind_, "value": self.encode(value)}
+        if kind == "set":
+            name = request["name"]
+            self.originals.setdefault(name, self.ns.get(name))
+            self.ns[name] = decode(request["value"], self.callback)
+            return {"ret": None}
+        if kind == "restore":
+            name = request["name"]
+            if name in self.originals:
+                self.ns[name] = self.originals.pop(name)
+            return {"ret": None}
+        raise ValueError(f"unknown request {kind!r}")
+
+    def serve(self) -> None:
+        send_message(self.wfd, {"ready": True, "first_error": self.first_error})
+        while True:
+            self.answer(receive_message(self.rfd))
+
+
+def _student_process(rfd, wfd, shell, job, limits, poison) -> None:
+    confine(job["hide"], job["uid"], limits)
+    if poison:
+        _poison(poison)
+    first_error = ""
+    for source in job["cells"]:
+        result = shell.run_cell(source, store_history=False, silent=True)
+        err = result.error_before_exec or result.error_in_exec
+        if err is not None and not first_error:
+            first_error = f"{type(err).__name__}: {err}"[:_MAX_TEXT]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _Server(rfd, wfd, shell.user_ns, first_error).serve()
+
+
+def main(argv: list) -> None:
+    sock = socket.socket(fileno=int(argv[1]))
+    job = json.load(sys.stdin)
+    sys.stdin.close()
+    _preload()
+    serve_host(sock, job)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,217 @@
+"""nbgrader steps of trusted grading: ``TrustedVerdict`` in place of ``Execute``, and ``FlagForReview``.
+
+nbgrader's ``Execute`` runs a submission in a kernel with the grader's rights
+and scores each test cell by the outputs that kernel produced, which the
+student's own cells can forge. The course configuration
+(``exercises/nbgrader_config.py``) replaces it with :class:`TrustedVerdict`:
+
+1. the role of every code cell is read from the gradebook, not from the
+   submitted notebook: a cell is the instructor's (``trusted``, or ``graded``
+   for a test cell) only if the gradebook has a locked cell of that id with
+   exactly that source; all else is the student's;
+2. a trusted checker process (:mod:`.checker`) runs the notebook's tests while
+   the student's cells run only in sandboxed processes (:mod:`.sandbox`),
+   under a uid of their own that no other grader shares;
+3. each graded cell's outputs are replaced by the checker's verdict: its
+   printed output on success, or one error with the failed check's message
+   (no test code, no frames of the grading library), which nbgrader's
+   ``SaveAutoGrades`` then scores as usual.
+
+A notebook whose checker fails, hangs or is killed gets zero on every graded
+cell with the reason; the other submissions are graded as usual.
+
+:class:`FlagForReview` (after ``SaveAutoGrades``) marks a graded cell for
+manual grading when its checks raised a flag (a likeness to a library
+function, objects reached by computed names), with the reasons as the cell's
+automatic comment; the score the checks gave stays.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from nbformat.notebooknode import NotebookNode
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool, Float, Integer, List, Unicode
+
+from .sandbox import SandboxUser, self_check
+
+__all__ = ["TrustedVerdict", "FlagForReview", "cell_roles"]
+
+_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PASSED = "All checks passed."
+
+
+def cell_roles(nb: NotebookNode, db_url: str, notebook: str, assignment: str) -> list:
+    """``[(cell, role)]`` for the code cells of ``nb``; roles come from the gradebook."""
+    with Gradebook(db_url) as gb:
+        source_nb = gb.find_notebook(notebook, assignment)
+        sources = {c.name: (c.source, c.locked) for c in source_nb.source_cells}
+        tests = {c.name for c in source_nb.grade_cells if c.cell_type == "code"}
+    solutions = set()
+    with Gradebook(db_url) as gb:
+        solutions = {c.name for c in gb.find_notebook(notebook, assignment).solution_cells}
+    roles = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        source, locked = sources.get(grade_id, (None, False))
+        if source is not None and source == cell.source and grade_id not in solutions and (
+                locked or grade_id in tests):
+            roles.append((cell, "graded" if grade_id in tests else "trusted"))
+        else:
+            roles.append((cell, "student"))
+    return roles
+
+
+class TrustedVerdict(NbGraderPreprocessor):
+    """Grade each test cell in a trusted process; run student code only in a sandbox."""
+
+    notebook_timeout = Integer(1200, help="Seconds the checker may take for one notebook; "
+                               "after that every graded cell scores 0.").tag(config=True)
+    cell_timeout = Integer(600, help="Seconds the checks of one graded cell may take."
+                           ).tag(config=True)
+    sandbox_uid = Integer(61000, help="First uid of the pool the sandbox draws from; no "
+                          "account is needed, but no other process may use these uids."
+                          ).tag(config=True)
+    sandbox_uid_count = Integer(64, help="Size of the uid pool (one uid per notebook being "
+                                "graded at the same time).").tag(config=True)
+    memory = Integer(1536 << 20, help="Address space of one student process, in bytes."
+                     ).tag(config=True)
+    cpu_seconds = Integer(120, help="CPU seconds of one student process.").tag(config=True)
+    hide = List(Unicode(), help="More folders the student's processes must not see (the "
+                "course directory, the exchange and this repository's exercises/ and tests/ "
+                "are always hidden).").tag(config=True)
+    allow_unconfined = Bool(False, help="Grade even where the sandbox cannot work (not as "
+                            "root): the student's code then runs with the grader's rights, "
+                            "in separate processes only. For a trusted class on a laptop."
+                            ).tag(config=True)
+    exchange_root = Unicode("/srv/nbgrader/exchange", help="The exchange, hidden from "
+                            "submissions.").tag(config=True)
+    per_pe_startup_s = Float(0.0).tag(config=False)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        info = resources["nbgrader"]
+        roles = cell_roles(nb, info["db_url"], info["notebook"], info["assignment"])
+        problems = self_check()
+        if problems and not self.allow_unconfined:
+            raise RuntimeError("TrustedVerdict refuses to grade: " + "; ".join(problems) +
+                               ". Run autograde as root (or in a container, see "
+                               "exercises/SANDBOX.md), or set "
+                               "c.TrustedVerdict.allow_unconfined = True for a trusted class.")
+        job = {"cells": [{"role": role, "source": cell.source,
+                          "id": cell.metadata.get("nbgrader", {}).get("grade_id")}
+                         for cell, role in roles],
+               "hide": self._hidden(info), "reference_dir": self._reference_dir(info),
+               "limits": {"memory": self.memory, "cpu_s": self.cpu_seconds},
+               "cell_timeout_s": self.cell_timeout}
+        if problems:
+            job["uid"] = None
+            verdicts = self._check(job)
+        else:
+            with SandboxUser(self.sandbox_uid, self.sandbox_uid_count) as user:
+                job["uid"] = user.uid
+                verdicts = self._check(job)
+        flags = {}
+        for cell, role in roles:
+            if role != "graded":
+                cell.outputs = []
+                continue
+            verdict = verdicts.get(cell.metadata["nbgrader"]["grade_id"])
+            cell.outputs = _outputs(verdict)
+            cell.execution_count = None
+            if verdict and verdict.get("flags"):
+                flags[cell.metadata["nbgrader"]["grade_id"]] = verdict["flags"]
+        resources.setdefault("collective_lib", {})["review_flags"] = flags
+        return nb, resources
+
+    def _hidden(self, info: dict) -> list:
+        course = getattr(getattr(self.parent, "coursedir", None), "root", None)
+        gradebook = info["db_url"].split("sqlite:///", 1)[-1]
+        folders = [course, os.path.dirname(os.path.abspath(gradebook)), self.exchange_root,
+                   os.path.join(_REPOSITORY, "exercises"), os.path.join(_REPOSITORY, "tests")]
+        return sorted({os.path.abspath(f) for f in folders + list(self.hide)
+                       if f and os.path.isdir(f)})
+
+    def _reference_dir(self, info: dict) -> str | None:
+        coursedir = getattr(self.parent, "coursedir", None)
+        if coursedir is None:
+            return None
+        folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
+        return folder if os.path.isdir(folder) else None
+
+    def _check(self, job: dict) -> dict:
+        """The checker's verdicts, or a zero with the reason for every graded cell."""
+        graded = [cell["id"] for cell in job["cells"] if cell["role"] == "graded"]
+        with tempfile.TemporaryDirectory(prefix="collective-checker-") as cwd:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "collective_lib.autograde.checker"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                cwd=cwd, start_new_session=True)
+            try:
+                out, _ = process.communicate(json.dumps(job).encode(),
+                                             timeout=self.notebook_timeout)
+                answer = json.loads(out or b"{}")
+                reason = answer.get("error")
+            except subprocess.TimeoutExpired:
+                answer, reason = {}, (f"grading this notebook took longer than "
+                                      f"{self.notebook_timeout} s and was stopped")
+            except ValueError:
+                answer, reason = {}, "the checker gave no answer"
+            finally:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        verdicts = answer.get("verdicts", {})
+        for grade_id in graded:
+            if grade_id not in verdicts:
+                verdicts[grade_id] = {"passed": False, "output": "", "flags": [],
+                                      "message": f"not graded: {reason or 'no verdict'}"}
+                self.log.warning("%s: %s", grade_id, verdicts[grade_id]["message"])
+        return verdicts
+
+
+def _outputs(verdict: dict | None) -> list:
+    """What a graded cell shows: its printed output, then the verdict."""
+    if verdict is None:
+        verdict = {"passed": False, "output": "", "message": "not graded"}
+    outputs = []
+    if verdict.get("output"):
+        outputs.append(NotebookNode(output_type="stream", name="stdout",
+                                    text=verdict["output"]))
+    if verdict["passed"]:
+        outputs.append(NotebookNode(output_type="stream", name="stdout", text=PASSED + "\n"))
+    else:
+        message = verdict.get("message") or "a check failed"
+        outputs.append(NotebookNode(output_type="error", ename="AssertionError",
+                                    evalue=message, traceback=["AssertionError: " + message]))
+    return outputs
+
+
+class FlagForReview(NbGraderPreprocessor):
+    """Mark the graded cells whose checks raised a flag for manual grading (after SaveAutoGrades)."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        flags = resources.get("collective_lib", {}).get("review_flags", {})
+        if not flags:
+            return nb, resources
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            for grade_id, reasons in flags.items():
+                try:
+                    grade = gb.find_grade(grade_id, info["notebook"], info["assignment"],
+                                          info["student"])
+                except MissingEntry:
+                    continue
+                grade.needs_manual_grade = True
+                comment = gb.find_comment(grade_id, info["notebook"], info["assignment"],
+                                          info["student"])
+                comment.auto_comment = "Flagged for review: " + "; ".join(reasons)
+            gb.db.commit()
+        return nb, resources
