@@ -1051,41 +1051,62 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
 
     For every p, each PE must get through its ``rounds`` critical sections,
     the shared counter must end at ``p * rounds``, and no two PEs may be in
-    the critical section together.
+    the critical section together. Under the trusted grader, each PE's lock
+    object lives in a process of its own, so PEs that coordinate through
+    Python globals instead of the shared memory fail with a message that says so.
 
     >>> from collective_lib.algorithms.sync import cas_spin_lock
     >>> check_lock_progress(cas_spin_lock, [1, 2, 3])
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
-    from .algorithms.sync import lock_demo
-    from .shared_memory import exclusion_violation, simulate_shared
     name = _lock_name(lock)
     with wall_clock_limit(time_limit_s, f"{name} did not finish within {time_limit_s:g} s of "
                           "real time. Is there a loop in acquire() or release() that never "
                           "yields an operation (such as `while True: pass`)?"):
         for p in ps:
-            what = _lock_run_text(name, p, rounds)
-            try:
-                with _quiet():
-                    run = simulate_shared(lock_demo, p, lock=lock, rounds=rounds, hold=hold,
-                                          max_ops=max_ops)
-            except OperationLimitError as exc:
-                raise AssertionError(_no_progress_text(f"{what},", str(exc))) from None
-            except WallClockLimitExceeded:
-                raise
-            except Exception as exc:
-                raise AssertionError(_explain_exception(exc, what)) from None
-            bad = exclusion_violation(run.trace)
-            if bad is not None:
-                index = run.trace.index(bad)
-                raise AssertionError(
-                    f"{what}: PE {bad.pe} entered the critical section at time {bad.time:g} "
-                    f"while {_inside_text(run.trace, index)}.\n"
-                    f"{_trace_excerpt(run.trace, index)}")
-            counter = run.memory.get("counter")
-            if counter != p * rounds:
-                raise AssertionError(f"{what}: the shared counter ended at {counter!r} instead "
-                                     f"of {p * rounds}: increments were lost.")
+            if not is_remote(lock):
+                _check_lock_run(lock, name, p, rounds, hold, max_ops)
+                continue
+            with isolated(lock) as apart:
+                try:
+                    _check_lock_run(apart, name, p, rounds, hold, max_ops)
+                except WallClockLimitExceeded:
+                    raise
+                except AssertionError as failure:
+                    _check_lock_run(lock, name, p, rounds, hold, max_ops)   # wrong anyway?
+                    raise AssertionError(
+                        f"{_lock_run_text(name, p, rounds)}: the lock works only while all PEs "
+                        f"share one Python process; with each PE's {name} in its own process: "
+                        f"{failure}\nA PE knows only the shared memory cells and its own "
+                        "object; PEs must not share Python globals.") from None
+
+
+def _check_lock_run(lock, name, p, rounds, hold, max_ops) -> None:
+    """One timed run of ``lock_demo`` on ``p`` PEs; an AssertionError saying what went wrong."""
+    from .algorithms.sync import lock_demo
+    from .shared_memory import exclusion_violation, simulate_shared
+    what = _lock_run_text(name, p, rounds)
+    try:
+        with _quiet():
+            run = simulate_shared(lock_demo, p, lock=lock, rounds=rounds, hold=hold,
+                                  max_ops=max_ops)
+    except OperationLimitError as exc:
+        raise AssertionError(_no_progress_text(f"{what},", str(exc))) from None
+    except WallClockLimitExceeded:
+        raise
+    except Exception as exc:
+        raise AssertionError(_explain_exception(exc, what)) from None
+    bad = exclusion_violation(run.trace)
+    if bad is not None:
+        index = run.trace.index(bad)
+        raise AssertionError(
+            f"{what}: PE {bad.pe} entered the critical section at time {bad.time:g} "
+            f"while {_inside_text(run.trace, index)}.\n"
+            f"{_trace_excerpt(run.trace, index)}")
+    counter = run.memory.get("counter")
+    if counter != p * rounds:
+        raise AssertionError(f"{what}: the shared counter ended at {counter!r} instead "
+                             f"of {p * rounds}: increments were lost.")
 
 
 def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: int = 2,

@@ -38,7 +38,7 @@ from . import review
 from .remote import Host, Sandbox
 from .static import definitions
 
-__all__ = ["check_notebook", "loaded_names", "defined_names"]
+__all__ = ["check_notebook", "loaded_names", "defined_names", "main"]
 
 _MAX_OUTPUT = 20_000
 _MAX_MESSAGE = 4_000
@@ -115,7 +115,7 @@ def check_notebook(job: dict) -> dict:
     ``_reference.py`` the hidden tests may import) and ``cell_timeout_s``.
     """
     cells = job["cells"]
-    wall_clock_limit.scale = job.get("time_scale", 3.0)
+    wall_clock_limit.scale = job.get("time_scale", 1.5)
     if job.get("reference_dir"):
         sys.path.insert(0, job["reference_dir"])
     host = Host([c["source"] for c in cells if c["role"] != "graded"], job.get("hide", []),

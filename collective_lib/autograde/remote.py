@@ -36,10 +36,14 @@ from ..isolation import PEProcessError
 from .codec import Undecodable, decode, encode, receive_message, send_message
 
 __all__ = ["Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject", "Missing",
-           "StudentCodeError", "is_remote"]
+           "StudentCodeError", "StartFailed", "is_remote"]
 
-_START_S = 60.0          # running the student's cells in a new process
+_START_S = 30.0          # running the student's cells in a new process
 _ANSWER_S = 120.0        # one request; the grading library's own limits are shorter
+
+
+class StartFailed(AssertionError):
+    """The student's cells never finished running in a new process (each later try fails too)."""
 
 
 class StudentCodeError(Exception):
@@ -131,6 +135,9 @@ class StudentProcess:
         self.overrides: dict = {}          # name -> value the checker set there
         ready = self._reply(time.monotonic() + _START_S)
         self.first_error = ready.get("first_error", "")
+        if "ready" not in ready:
+            raise StartFailed(f"your cells did not finish running: the process that ran "
+                              f"them {ready['err']}")
 
     def request(self, message: dict, timeout_s: float = _ANSWER_S) -> dict:
         """Send ``message``; serve the student's callbacks until its answer comes."""
@@ -204,6 +211,7 @@ class Sandbox:
         self.bound: dict = {}              # name -> its stand-in in the checker's namespace
         self.shared: StudentProcess | None = None
         self.live: list = []
+        self.start_failure: StartFailed | None = None
 
     def process(self) -> StudentProcess:
         """The process all calls share (a new one once the last died or a cell ended)."""
@@ -212,7 +220,14 @@ class Sandbox:
         return self.shared
 
     def fresh(self, poison: list = ()) -> StudentProcess:
-        proc = self.host.fork(poison)
+        """A new process that ran the student's cells (once that failed, fail at once)."""
+        if self.start_failure is not None:
+            raise self.start_failure
+        try:
+            proc = self.host.fork(poison)
+        except StartFailed as failure:
+            self.start_failure = failure
+            raise
         self.live.append(proc)
         return proc
 
@@ -240,10 +255,12 @@ class Sandbox:
 
     def bind(self, names: list) -> dict:
         """Stand-ins for ``names`` as the student's cells left them."""
-        proc = self.process()
         found = {}
         for name in names:
-            reply = proc.request({"kind": "describe", "path": [name]})
+            try:
+                reply = self.process().request({"kind": "describe", "path": [name]})
+            except StartFailed as failure:
+                reply = {"err": str(failure)}
             if "err" in reply:
                 found[name] = Missing(f"{name}: {reply['err']}")
             elif reply["kind"] == "data":

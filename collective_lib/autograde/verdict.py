@@ -41,7 +41,7 @@ from traitlets import Bool, Float, Integer, List, Unicode
 
 from .sandbox import SandboxUser, self_check
 
-__all__ = ["TrustedVerdict", "FlagForReview", "cell_roles"]
+__all__ = ["TrustedVerdict", "FlagForReview", "cell_roles", "PASSED"]
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSED = "All checks passed."
