@@ -60,20 +60,23 @@ _ERROR_TYPES: dict = {}
 def _student_error(reply: dict) -> StudentCodeError:
     """An exception named like the student's (``KeyError``), carrying its message and line."""
     name = str(reply.get("type") or "Error")
+    name = name if name.isidentifier() else "Error"
+    message, where = str(reply.get("err", "")), str(reply.get("where", ""))
     if name not in _ERROR_TYPES:
         builtin = getattr(builtins, name, None)
-        bases = (StudentCodeError,)
+        kinds = [(StudentCodeError,)]
         if (isinstance(builtin, type) and issubclass(builtin, Exception)
                 and not issubclass(builtin, AssertionError)):
-            bases = (StudentCodeError, builtin)
-        try:
-            _ERROR_TYPES[name] = type(name if name.isidentifier() else "Error", bases, {})
-        except TypeError:                       # a builtin whose layout cannot be mixed in
-            _ERROR_TYPES[name] = type(name if name.isidentifier() else "Error",
-                                      (StudentCodeError,), {})
-    error = _ERROR_TYPES[name].__new__(_ERROR_TYPES[name])
-    StudentCodeError.__init__(error, str(reply.get("err", "")), str(reply.get("where", "")))
-    return error
+            kinds.insert(0, (StudentCodeError, builtin))     # `except KeyError` still works
+        for bases in kinds:
+            try:
+                kind = type(name, bases, {})
+                kind(message, where)
+            except TypeError:                # a builtin whose layout cannot be mixed in
+                continue
+            _ERROR_TYPES[name] = kind
+            break
+    return _ERROR_TYPES[name](message, where)
 
 
 def is_remote(obj: Any) -> bool:
@@ -400,8 +403,6 @@ def _result(sandbox: Sandbox, proc: StudentProcess, reply: dict, name: str):
         return _generator(proc, reply["gen"], name)
     if "obj" in reply:
         return RemoteObject(sandbox, proc, reply["obj"], reply.get("type", "object"))
-    if "callable" in reply:
-        return Remote(sandbox, [reply["callable"]], reply["kind"], name, process=proc)
     return decode(reply["ret"])
 
 

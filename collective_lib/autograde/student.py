@@ -182,16 +182,15 @@ class _Server:
             return {"kind": "function"}
         return {"kind": "data", "value": self.encode(obj)}
 
-    def result(self, value) -> dict:
+    def result(self, value, constructed: bool) -> dict:
+        """A call's result: a generator or (from a class) an instance stay here as handles;
+        anything else must be data."""
         if inspect.isgenerator(value):
             self.handles[id(value)] = value
             return {"gen": id(value)}
-        if type(value).__module__ == "__main__" and not callable(value):
+        if constructed:
             self.handles[id(value)] = value                 # an instance of a student class
             return {"obj": id(value), "type": type(value).__name__}
-        if callable(value) and not isinstance(value, type):
-            self.handles[id(value)] = value
-            return {"callable": id(value), **self.describe(value)}
         return {"ret": self.encode(value)}
 
     def answer(self, request: dict) -> None:
@@ -214,7 +213,7 @@ class _Server:
             target = self.resolve(request["path"])
             args = decode(request["args"], self.callback)
             kwargs = decode(request["kwargs"], self.callback)
-            return self.result(target(*args, **kwargs))
+            return self.result(target(*args, **kwargs), isinstance(target, type))
         if kind == "resume":
             gen = self.handles[request["gen"]]
             op = gen.send(decode(request["value"], self.callback))

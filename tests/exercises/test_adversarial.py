@@ -95,7 +95,7 @@ def _payloads(course, source):
                 raise RuntimeError(open({str(gradebook)!r}, "rb").read(200))
         '''),
         # right answers, plus an attack on the course and the other students
-        "vandal": _with_cell(solved, "gray_solution", CORRECT + f'''
+        "vandal": _with_cell(solved, "gray_solution", CORRECT + textwrap.dedent(f'''
             import os, subprocess, signal
             for path, data in (({str(victim_file)!r}, "{{}}"), ({str(secret_test)!r}, "x"),
                                ({str(gradebook)!r}, "x")):
@@ -114,13 +114,13 @@ def _payloads(course, source):
                                  start_new_session=True)
             except OSError:
                 pass
-        '''),
+        ''')),
         # eats memory in one function: that part scores zero, the rest is graded
-        "hog": _with_cell(solved, "gray_solution", CORRECT + '''
-            def gray_of(i):
+        "hog": _with_cell(solved, "gray_solution", CORRECT + textwrap.dedent('''
+            def gray_rank(g):
                 hoard = bytearray(4 * 2**30)
-                return i ^ (i >> 1)
-        '''),
+                return 0
+        ''')),
         # never finishes running its cells
         "endless": _with_cell(solved, "index_solution", '''
             while True:
@@ -134,10 +134,9 @@ def _digests(folder):
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def _sandbox_processes():
-    out = subprocess.run(["ps", "-eo", "uid=,args="], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines()
-            if line.split() and 61000 <= int(line.split()[0]) < 61064]
+def _processes_mentioning(text):
+    out = subprocess.run(["ps", "-eo", "args="], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if text in line]
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +190,7 @@ def test_an_attack_on_the_course_changes_nothing(attacked):
 
 def test_no_process_outlives_grading(attacked):
     course, _, _ = attacked
-    assert _sandbox_processes() == []
+    assert _processes_mentioning(str(course / "late.txt")) == []      # the vandal's daemon
     assert not (course / "late.txt").exists()
 
 
