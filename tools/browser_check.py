@@ -2,8 +2,9 @@
 """Render every page of the built book in headless Chromium with no network.
 
 The book is served from ``_build/html`` on 127.0.0.1 and Chromium resolves no
-other host, so a page shows what a reader without internet sees. For every page
-the check saves a 1366x768 screenshot and reports
+other host, so a page shows what a reader without internet sees. For every
+page (but index.html, which only redirects to the first chapter) the check
+saves a 1366x768 screenshot and reports
 
 * typeset: MathJax formulas (``mjx-container`` elements) once MathJax is done;
 * untypeset: math left as TeX source -- Sphinx math elements without a
@@ -53,6 +54,9 @@ PAGE_TIMEOUT = 120
 # Waits until the page's MathJax (if any) has typeset everything it was given.
 WAIT_FOR_MATHJAX = """
 (async () => {
+  while (!document.body || document.readyState !== "complete") {
+    await new Promise(resolve => setTimeout(resolve, 100));
+  }
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
     await MathJax.startup.promise;
   }
@@ -187,10 +191,15 @@ def page_problems(events: list[dict], origin: str) -> tuple[list[str], list[str]
     return external, errors
 
 
+def is_redirect(page: Path) -> bool:
+    """True for a page that only sends the browser on (Jupyter Book's index.html)."""
+    return 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")[:500]
+
+
 def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
     """Render every page of ``site``; one dict of counts per page."""
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
-                   if "_static" not in p.relative_to(site).parts)
+                   if "_static" not in p.relative_to(site).parts and not is_redirect(p))
     if not pages:
         raise SystemExit(f"no HTML pages under {site}: build the book first (make book)")
     shots.mkdir(parents=True, exist_ok=True)
