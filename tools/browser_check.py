@@ -258,11 +258,18 @@ def main(argv=None) -> int:
     parser.add_argument("--shots", type=Path, default=REPO_ROOT / "_build" / "browser_check",
                         help="directory for the screenshots (default: _build/browser_check)")
     parser.add_argument("--chromium", default=None,
-                        help=f"the browser to run (default: the first of {', '.join(CHROMIUM_NAMES)} on PATH)")
+                        help="the browser to run (default: the first of "
+                             f"{', '.join(CHROMIUM_NAMES)} on PATH)")
     args = parser.parse_args(argv)
-    chromium = args.chromium or next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
+    if args.chromium is not None:
+        chromium = shutil.which(args.chromium)
+        if chromium is None:
+            parser.error(f"--chromium {args.chromium!r} is not an executable")
+    else:
+        chromium = next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
     if chromium is None:
-        parser.error(f"none of {', '.join(CHROMIUM_NAMES)} is on PATH; install Debian's: apt-get install -y chromium")
+        parser.error(f"none of {', '.join(CHROMIUM_NAMES)} is on PATH; "
+                     "install Debian's: apt-get install -y chromium")
     rows = check_site(args.site.resolve(), args.shots.resolve(), chromium)
     print(report(rows))
     print(f"screenshots: {args.shots}")

@@ -118,6 +118,21 @@ def top_level_lexical_names(source: str) -> list[str]:
     return names
 
 
+def reference_problem(owner: Path, url: str) -> str | None:
+    """Why the browser could not load ``url`` from a book without network (None if it can)."""
+    if is_external(url):
+        return f"loads {url!r} from outside the book"
+    target = local_target(owner, url)
+    if target is not None and not target.is_file():
+        return f"names a missing file {url!r}"
+    return None
+
+
+def css_references(css: str) -> list[str]:
+    """The addresses of every ``url()`` and ``@import`` in a stylesheet."""
+    return [match.group(1) or match.group(2) for match in CSS_REFERENCE.finditer(css)]
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """The HTML output of the small book (intro + CHAPTERS) built with the book's config."""
@@ -161,44 +176,34 @@ def test_top_level_lexical_names_skips_nested_and_quoted():
 def test_pages_fetch_nothing_from_outside_the_book(site, pages):
     problems = []
     for page, soup in pages.items():
-        name = page.relative_to(site)
+        references = []          # (what refers, address)
         for tag_name, attributes in FETCHING_ATTRIBUTES.items():
             for tag in soup.find_all(tag_name):
                 if tag_name == "link" and NAVIGATION_RELS.intersection(tag.get("rel", [])):
                     continue
                 for attribute in attributes:
-                    value = tag.get(attribute)
-                    if not value:
-                        continue
-                    urls = [part.split()[0] for part in value.split(",")] if attribute == "srcset" else [value]
-                    for url in urls:
-                        if is_external(url):
-                            problems.append(f"{name}: <{tag_name} {attribute}={url!r}> loads from outside the book")
-                        else:
-                            target = local_target(page, url)
-                            if target is not None and not target.is_file():
-                                problems.append(f"{name}: <{tag_name} {attribute}={url!r}> names a missing file")
+                    value = tag.get(attribute) or ""
+                    # srcset lists "address width, address width, ..."
+                    urls = ([part.split()[0] for part in value.split(",") if part.strip()]
+                            if attribute == "srcset" else [value])
+                    references += [(f"<{tag_name} {attribute}>", url) for url in urls if url]
         css_texts = [style.get_text() for style in soup.find_all("style")]
         css_texts += [tag["style"] for tag in soup.find_all(style=True)]
-        for css in css_texts:
-            for match in CSS_REFERENCE.finditer(css):
-                url = match.group(1) or match.group(2)
-                if is_external(url):
-                    problems.append(f"{name}: inline CSS loads {url!r} from outside the book")
+        references += [("inline CSS", url) for css in css_texts for url in css_references(css)]
+        for what, url in references:
+            problem = reference_problem(page, url)
+            if problem:
+                problems.append(f"{page.relative_to(site)}: {what} {problem}")
     assert not problems, "\n".join(problems)
 
 
 def test_stylesheets_fetch_nothing_from_outside_the_book(site):
     problems = []
     for sheet in sorted(site.rglob("*.css")):
-        for match in CSS_REFERENCE.finditer(sheet.read_text(encoding="utf-8", errors="replace")):
-            url = match.group(1) or match.group(2)
-            if is_external(url):
-                problems.append(f"{sheet.relative_to(site)} loads {url!r}")
-            else:
-                target = local_target(sheet, url)
-                if target is not None and not target.is_file():
-                    problems.append(f"{sheet.relative_to(site)} names a missing file {url!r}")
+        for url in css_references(sheet.read_text(encoding="utf-8", errors="replace")):
+            problem = reference_problem(sheet, url)
+            if problem:
+                problems.append(f"{sheet.relative_to(site)} {problem}")
     assert not problems, "\n".join(problems)
 
 
@@ -235,7 +240,8 @@ def test_math_is_typeset_by_the_book_own_mathjax(site, pages):
     page = site / f"{CHAPTERS[0]}.html"
     soup = pages[page]
     assert soup.find(class_="math") is not None, f"{page.name} has no math to check"
-    sources = [script["src"] for script in soup.find_all("script", src=True) if "mathjax" in script["src"].lower()]
+    scripts = [script["src"] for script in soup.find_all("script", src=True)]
+    sources = [src for src in scripts if "mathjax" in src.lower()]
     assert len(sources) == 1, f"{page.name} should load exactly one MathJax, loads {sources}"
     mathjax = local_target(page, sources[0])
     assert mathjax is not None and mathjax.is_file(), f"MathJax {sources[0]!r} is not a file of the book"
