@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 
 import ipywidgets as W
 from matplotlib.figure import Figure
@@ -39,6 +40,21 @@ def _png(fig: Figure) -> bytes:
 def _img_tag(png: bytes, alt: str) -> str:
     data = base64.b64encode(png).decode("ascii")
     return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
+
+
+#: A ``<link>`` to a stylesheet outside the page: matplotlib's animation HTML
+#: fetches Font Awesome 4 from a CDN for its button icons.
+_EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"'](?:https?:)?//[^>]*>\s*")
+
+
+def _animation_html(anim) -> str:
+    """``anim`` as a JavaScript player of one frame per second that fetches nothing.
+
+    The book's theme ships Font Awesome, which draws the player's button icons,
+    and the built pages must read without a network, so the CDN stylesheet that
+    :meth:`matplotlib.animation.Animation.to_jshtml` links is left out.
+    """
+    return _EXTERNAL_LINK.sub("", anim.to_jshtml(fps=1, default_mode="once"))
 
 
 def _fmt(t: float) -> str:

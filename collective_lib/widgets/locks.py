@@ -11,7 +11,7 @@ from ..algorithms.sync import LOCKS, lock_demo
 from ..shared_memory import exclusion_violation, simulate_shared
 from ..viz.memory import (_cell_name, cache_holders, critical_sections, memory_spans,
                           memory_timeline)
-from .base import _Demo, _fmt, _png
+from .base import _animation_html, _Demo, _fmt, _png
 
 __all__ = ["lock_player", "LockPlayer", "LOCK_PLAYER_MAX_P", "LOCK_PLAYER_FRAMES"]
 
@@ -158,7 +158,7 @@ class LockPlayer(_Demo):
             return []
         anim = FuncAnimation(fig, frame, frames=range(len(times)), init_func=lambda: [],
                              interval=1200, repeat=False)
-        return head + anim.to_jshtml(fps=1, default_mode="once")
+        return head + _animation_html(anim)
 
     def _draw_into(self, fig: Figure, t: float) -> None:
         share = self._text_share()

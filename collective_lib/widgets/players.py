@@ -19,7 +19,7 @@ from ..recording import record_run
 from ..spans import span_inputs, span_op
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
-from .base import _Demo, _entries, _fmt, _img_tag, _png
+from .base import _animation_html, _Demo, _entries, _fmt, _img_tag, _png
 
 __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
 
@@ -208,7 +208,7 @@ class StepPlayer(_CatalogPlayer):
             return []
         anim = FuncAnimation(fig, frame, frames=range(1, steps + 1), init_func=lambda: [],
                              interval=1200, repeat=False)
-        return anim.to_jshtml(fps=1, default_mode="once")
+        return _animation_html(anim)
 
 
 def step_player(operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):

@@ -36,6 +36,7 @@ def test_player_has_a_static_fallback():
     assert WIDGET_VIEW in bundle
     html = bundle["text/html"]
     assert "cas_spin_lock" in html and "<script" in html and "data:image/png;base64" in html
+    assert "<link" not in html        # no Font Awesome from a CDN: the book reads offline
 
 
 @pytest.mark.parametrize("kwargs, text", [

@@ -99,6 +99,7 @@ def test_player_bundle_has_widget_and_animation():
     assert "simulated time <b>3</b>" in page
     assert page.count("<script") >= 1 and "animation" in page
     assert page.count("data:image/png;base64") == 3      # one frame per step
+    assert "<link" not in page        # no Font Awesome from a CDN: the book reads offline
 
 
 def test_player_rejects_unknown_names():

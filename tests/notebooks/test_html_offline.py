@@ -1,0 +1,260 @@
+"""The built HTML book reads correctly with no network.
+
+A full ``make book`` takes minutes, so this builds a small book with the
+repository's own ``_config.yml`` (execution included, so widget state and
+animations are in the pages as in the real book) from a temporary toc listing
+the intro and two chapters: Chapter 0 (much math, no widgets) and Chapter 4
+(widget state and JavaScript animations). Every page of that build must
+
+* load scripts, stylesheets, fonts and images only from the book itself
+  (no ``http:``, ``https:`` or ``//`` address), and every such file must exist;
+* have local stylesheets without ``url()`` or ``@import`` pointing elsewhere;
+* run its inline scripts without "Identifier 'X' has already been declared"
+  (two top-level ``const``/``let``/``class`` declarations of one name);
+* show no live widget view, because the book loads no widget embedder
+  (``nb_ipywidgets_js`` is empty in ``_config.yml``): the view would stay blank;
+* typeset math with the MathJax copy in ``_static`` and its fonts;
+* show no Markdown pipe table as a paragraph of pipes.
+
+``tools/browser_check.py`` renders every page of a full build in Chromium and
+counts untypeset math; this test is its fast, static counterpart.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+pytestmark = pytest.mark.xdist_group("html")
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIG = REPO_ROOT / "_config.yml"
+TOC = REPO_ROOT / "_toc.yml"
+# Chapter 0 has the most math per page; Chapter 4 is the quickest chapter with
+# widget state and matplotlib animations.
+CHAPTERS = ("book/ch0_machine_model", "book/ch4_gather_scatter")
+BUILD_TIMEOUT = 600
+
+# Tags and attributes through which a page makes the browser fetch something.
+FETCHING_ATTRIBUTES = {
+    "script": ("src",),
+    "link": ("href",),
+    "img": ("src", "srcset"),
+    "source": ("src", "srcset"),
+    "iframe": ("src",),
+    "embed": ("src",),
+    "object": ("data",),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+}
+# <link rel=...> values that are navigation, not something the browser loads.
+NAVIGATION_RELS = {"index", "search", "next", "prev", "canonical", "author", "license", "help"}
+CSS_REFERENCE = re.compile(r"""url\(\s*['"]?([^'")]+)['"]?\s*\)|@import\s+(?:url\()?\s*['"]([^'"]+)['"]""")
+# Inline scripts of these types run as classic scripts and share one global
+# lexical scope, so a name declared with const/let/class twice is an error.
+CLASSIC_SCRIPT_TYPES = {"", "text/javascript", "application/javascript"}
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+MARKDOWN_TABLE_RULE = re.compile(r"\|\s*:?-{3,}")
+
+
+def is_external(url: str) -> bool:
+    """True for an address outside the book: a scheme with a host, or ``//host``."""
+    url = url.strip()
+    return url.startswith("//") or urlsplit(url).scheme in ("http", "https", "ftp", "ws", "wss")
+
+
+def local_target(page: Path, url: str) -> Path | None:
+    """The file a relative ``url`` of ``page`` names (None for data: and fragment-only URLs)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme or not parts.path:
+        return None
+    return (page.parent / unquote(parts.path)).resolve()
+
+
+def top_level_lexical_names(source: str) -> list[str]:
+    """Names declared with ``const``, ``let`` or ``class`` outside every block.
+
+    A small scanner, enough for the short inline scripts that Sphinx extensions
+    write: it skips comments, string and template literals, tracks bracket
+    depth, and reads the first name after each keyword at depth 0.
+    """
+    names = []
+    depth = 0
+    i = 0
+    n = len(source)
+    keyword = re.compile(r"(?<![\w$.])(const|let|class)\s+([A-Za-z_$][\w$]*)")
+    while i < n:
+        ch = source[i]
+        if source.startswith("//", i):
+            i = source.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if source.startswith("/*", i):
+            end = source.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        if ch in "'\"`":
+            i += 1
+            while i < n and source[i] != ch:
+                i += 2 if source[i] == "\\" else 1
+            i += 1
+            continue
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif depth == 0:
+            match = keyword.match(source, i)
+            if match and (i == 0 or not (source[i - 1].isalnum() or source[i - 1] in "_$.")):
+                names.append(match.group(2))
+                i = match.end()
+                continue
+        i += 1
+    return names
+
+
+def reference_problem(owner: Path, url: str) -> str | None:
+    """Why the browser could not load ``url`` from a book without network (None if it can)."""
+    if is_external(url):
+        return f"loads {url!r} from outside the book"
+    target = local_target(owner, url)
+    if target is not None and not target.is_file():
+        return f"names a missing file {url!r}"
+    return None
+
+
+def css_references(css: str) -> list[str]:
+    """The addresses of every ``url()`` and ``@import`` in a stylesheet."""
+    return [match.group(1) or match.group(2) for match in CSS_REFERENCE.finditer(css)]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The HTML output of the small book (intro + CHAPTERS) built with the book's config."""
+    toc = yaml.safe_load(TOC.read_text(encoding="utf-8"))
+    small_toc = {"format": toc["format"], "root": toc["root"], "chapters": [{"file": c} for c in CHAPTERS]}
+    out = tmp_path_factory.mktemp("html_book")
+    toc_path = out / "_toc.yml"
+    toc_path.write_text(yaml.safe_dump(small_toc), encoding="utf-8")
+    cmd = [
+        sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+        "build", str(REPO_ROOT), "-W", "--keep-going",
+        "--config", str(CONFIG), "--toc", str(toc_path), "--path-output", str(out),
+    ]
+    proc = subprocess.run(
+        cmd, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT,
+    )
+    html = out / "_build" / "html"
+    assert proc.returncode == 0, f"jupyter-book build failed (exit {proc.returncode}):\n{proc.stdout[-6000:]}"
+    return html
+
+
+@pytest.fixture(scope="module")
+def pages(site) -> dict[Path, BeautifulSoup]:
+    """Every built HTML page, parsed (not the theme's Jinja macro files in _static)."""
+    found = {
+        p: BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser")
+        for p in sorted(site.rglob("*.html"))
+        if "_static" not in p.relative_to(site).parts
+    }
+    chapters = {p.relative_to(site).with_suffix("").as_posix() for p in found}
+    assert set(CHAPTERS) <= chapters, f"the build lacks {set(CHAPTERS) - chapters}"
+    return found
+
+
+def test_top_level_lexical_names_skips_nested_and_quoted():
+    source = "let a; { const b = 1 } `const c` /* let d */ // class e\nclass F {}; x.let = 2"
+    assert top_level_lexical_names(source) == ["a", "F"]
+
+
+def test_pages_fetch_nothing_from_outside_the_book(site, pages):
+    problems = []
+    for page, soup in pages.items():
+        references = []          # (what refers, address)
+        for tag_name, attributes in FETCHING_ATTRIBUTES.items():
+            for tag in soup.find_all(tag_name):
+                if tag_name == "link" and NAVIGATION_RELS.intersection(tag.get("rel", [])):
+                    continue
+                for attribute in attributes:
+                    value = tag.get(attribute) or ""
+                    # srcset lists "address width, address width, ..."
+                    urls = ([part.split()[0] for part in value.split(",") if part.strip()]
+                            if attribute == "srcset" else [value])
+                    references += [(f"<{tag_name} {attribute}>", url) for url in urls if url]
+        css_texts = [style.get_text() for style in soup.find_all("style")]
+        css_texts += [tag["style"] for tag in soup.find_all(style=True)]
+        references += [("inline CSS", url) for css in css_texts for url in css_references(css)]
+        for what, url in references:
+            problem = reference_problem(page, url)
+            if problem:
+                problems.append(f"{page.relative_to(site)}: {what} {problem}")
+    assert not problems, "\n".join(problems)
+
+
+def test_stylesheets_fetch_nothing_from_outside_the_book(site):
+    problems = []
+    for sheet in sorted(site.rglob("*.css")):
+        for url in css_references(sheet.read_text(encoding="utf-8", errors="replace")):
+            problem = reference_problem(sheet, url)
+            if problem:
+                problems.append(f"{sheet.relative_to(site)} {problem}")
+    assert not problems, "\n".join(problems)
+
+
+def test_inline_scripts_declare_each_name_once(site, pages):
+    problems = []
+    for page, soup in pages.items():
+        seen = set()
+        for script in soup.find_all("script", src=False):
+            if script.get("type", "").strip().lower() not in CLASSIC_SCRIPT_TYPES:
+                continue
+            for declared in top_level_lexical_names(script.get_text()):
+                if declared in seen:
+                    problems.append(
+                        f"{page.relative_to(site)}: Identifier {declared!r} has already been declared"
+                    )
+                seen.add(declared)
+    assert not problems, "\n".join(problems)
+
+
+def test_no_widget_view_without_an_embedder(site, pages):
+    shown = [
+        str(page.relative_to(site))
+        for page, soup in pages.items()
+        if soup.find("script", type=WIDGET_VIEW_MIME) is not None
+    ]
+    assert not shown, (
+        f"{shown} show a live widget view, which stays blank: the book loads no widget "
+        "embedder (nb_ipywidgets_js is empty in _config.yml). Give the widget a static "
+        "text/html or image fallback (see nb_mime_priority_overrides)."
+    )
+
+
+def test_math_is_typeset_by_the_book_own_mathjax(site, pages):
+    page = site / f"{CHAPTERS[0]}.html"
+    soup = pages[page]
+    assert soup.find(class_="math") is not None, f"{page.name} has no math to check"
+    scripts = [script["src"] for script in soup.find_all("script", src=True)]
+    sources = [src for src in scripts if "mathjax" in src.lower()]
+    assert len(sources) == 1, f"{page.name} should load exactly one MathJax, loads {sources}"
+    mathjax = local_target(page, sources[0])
+    assert mathjax is not None and mathjax.is_file(), f"MathJax {sources[0]!r} is not a file of the book"
+    # MathJax computes its font URLs from its own location and loads them from CSS it writes itself.
+    fonts = mathjax.parent / "output" / "chtml" / "fonts" / "woff-v2"
+    assert (fonts / "MathJax_Main-Regular.woff").is_file(), f"MathJax's fonts are missing from {fonts}"
+
+
+def test_markdown_tables_are_tables(site, pages):
+    problems = [
+        f"{page.relative_to(site)}: {paragraph.get_text()[:80]!r}"
+        for page, soup in pages.items()
+        for paragraph in soup.find_all("p")
+        if MARKDOWN_TABLE_RULE.search(paragraph.get_text())
+    ]
+    assert not problems, "a Markdown table rendered as a paragraph:\n" + "\n".join(problems)

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Render every page of the built book in headless Chromium with no network.
+
+The book is served from ``_build/html`` on 127.0.0.1 and Chromium resolves no
+other host, so a page shows what a reader without internet sees. For every
+page (but index.html, which only redirects to the first chapter) the check
+saves a 1366x768 screenshot and reports
+
+* typeset: MathJax formulas (``mjx-container`` elements) once MathJax is done;
+* untypeset: math left as TeX source -- Sphinx math elements without a
+  ``mjx-container``, and text outside code still holding ``\\(``, ``\\[``,
+  ``$$``, ``\\begin{`` or a ``$...$`` with a TeX command;
+* external: requests the page made to any other host (they fail);
+* errors: uncaught script errors and failed loads (not ``console.error``
+  messages: the theme logs one on a first visit, when no colour mode is stored).
+
+It prints one table row per page and exits 1 if any count but "typeset" is
+not zero. It drives Chromium through the DevTools protocol (``websocket-client``
+comes with the project's requirements); Chromium itself is Debian's::
+
+    apt-get install -y chromium
+    make book
+    .venv/bin/python tools/browser_check.py                    # screenshots in _build/browser_check
+    .venv/bin/python tools/browser_check.py --site _build/html --shots /tmp/shots
+
+A developer tool, not part of ``make test`` (tests/notebooks/test_html_offline.py
+checks the same pages statically).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import functools
+import http.server
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import websocket
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+WIDTH, HEIGHT = 1366, 768
+# Seconds Chromium may take to start, and one page to load and typeset.
+START_TIMEOUT = 30
+PAGE_TIMEOUT = 120
+
+# Waits until the page's MathJax (if any) has typeset everything it was given.
+WAIT_FOR_MATHJAX = """
+(async () => {
+  while (!document.body || document.readyState !== "complete") {
+    await new Promise(resolve => setTimeout(resolve, 100));
+  }
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await document.fonts.ready;
+  return true;
+})()
+"""
+
+# Counts typeset and untypeset math in the rendered page.
+COUNT_MATH = r"""
+(() => {
+  const skip = "script, style, pre, code, textarea, noscript, mjx-container, .highlight";
+  const tex = /\\\(|\\\[|\$\$|\\begin\{|\$[^$\s][^$]*\\[A-Za-z]+[^$]*\$/;
+  const samples = [];
+  let untypeset = 0;
+  for (const el of document.querySelectorAll(".math")) {
+    if (!el.querySelector("mjx-container") && !el.closest(skip)) {
+      untypeset += 1;
+      samples.push(el.textContent.trim().slice(0, 70));
+    }
+  }
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip) || parent.closest(".math")) continue;
+    if (tex.test(node.data)) {
+      untypeset += 1;
+      samples.push(node.data.trim().slice(0, 70));
+    }
+  }
+  return {typeset: document.querySelectorAll("mjx-container").length, untypeset, samples};
+})()
+"""
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the book without logging every request."""
+
+    def log_message(self, format, *args):
+        pass
+
+
+def serve(site: Path) -> http.server.ThreadingHTTPServer:
+    """Serve ``site`` on a free port of 127.0.0.1 from a daemon thread."""
+    handler = functools.partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class DevTools:
+    """A minimal DevTools-protocol client for one page target."""
+
+    def __init__(self, ws_url: str):
+        self.socket = websocket.create_connection(ws_url, timeout=PAGE_TIMEOUT, suppress_origin=True)
+        self.next_id = 0
+        self.events: list[dict] = []
+
+    def call(self, method: str, **params):
+        """Send one command and return its result; events met on the way are kept."""
+        self.next_id += 1
+        self.socket.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.socket.recv())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method} failed: {message['error']}")
+                return message["result"]
+            if "method" in message:
+                self.events.append(message)
+
+    def wait_for(self, event: str, timeout: float) -> None:
+        """Read messages until ``event`` arrives."""
+        deadline = time.monotonic() + timeout
+        while not any(e["method"] == event for e in self.events):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no {event} within {timeout} s")
+            message = json.loads(self.socket.recv())
+            if "method" in message:
+                self.events.append(message)
+
+    def evaluate(self, expression: str):
+        result = self.call("Runtime.evaluate", expression=expression, awaitPromise=True,
+                           returnByValue=True, timeout=PAGE_TIMEOUT * 1000)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"script failed in the page: {result['exceptionDetails']}")
+        return result["result"]["value"]
+
+
+def start_chromium(chromium: str, profile: Path) -> tuple[subprocess.Popen, str]:
+    """Start headless Chromium resolving only 127.0.0.1; return it and its first page's socket URL."""
+    log = profile / "stderr.log"
+    process = subprocess.Popen(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={WIDTH},{HEIGHT}",
+         "--remote-debugging-port=0", f"--user-data-dir={profile}",
+         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+         "--no-first-run", "--hide-scrollbars", "about:blank"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log.open("w"),
+    )
+    port_file = profile / "DevToolsActivePort"
+    deadline = time.monotonic() + START_TIMEOUT
+    while not port_file.is_file() or not port_file.read_text().strip():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"{chromium} did not start; its log:\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+    port = port_file.read_text().split()[0]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list") as answer:
+        targets = json.load(answer)
+    page = next(t for t in targets if t["type"] == "page")
+    return process, page["webSocketDebuggerUrl"]
+
+
+def page_problems(events: list[dict], origin: str) -> tuple[list[str], list[str]]:
+    """Requests to other hosts, and errors, among one page's DevTools events."""
+    external, errors = [], []
+    for event in events:
+        method, params = event["method"], event["params"]
+        if method == "Network.requestWillBeSent":
+            url = params["request"]["url"]
+            if not url.startswith((origin, "data:", "blob:", "about:")):
+                external.append(url)
+        elif method == "Runtime.exceptionThrown":
+            details = params["exceptionDetails"]
+            errors.append(details.get("exception", {}).get("description") or details["text"])
+        elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
+            entry = params["entry"]
+            # Chromium asks for /favicon.ico on its own; the book declares no icon.
+            if entry.get("url") != origin + "favicon.ico":
+                errors.append(f"{entry['text']} {entry.get('url', '')}".strip())
+    return external, errors
+
+
+def is_redirect(page: Path) -> bool:
+    """True for a page that only sends the browser on (Jupyter Book's index.html)."""
+    return 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")[:500]
+
+
+def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
+    """Render every page of ``site``; one dict of counts per page."""
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                   if "_static" not in p.relative_to(site).parts and not is_redirect(p))
+    if not pages:
+        raise SystemExit(f"no HTML pages under {site}: build the book first (make book)")
+    shots.mkdir(parents=True, exist_ok=True)
+    server = serve(site)
+    origin = f"http://127.0.0.1:{server.server_address[1]}/"
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="browser_check_") as profile:
+        process, ws_url = start_chromium(chromium, Path(profile))
+        try:
+            tools = DevTools(ws_url)
+            for domain in ("Page", "Network", "Runtime", "Log"):
+                tools.call(f"{domain}.enable")
+            tools.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT,
+                       deviceScaleFactor=1, mobile=False)
+            for page in pages:
+                tools.events.clear()
+                tools.call("Page.navigate", url=origin + page)
+                tools.wait_for("Page.loadEventFired", PAGE_TIMEOUT)
+                tools.evaluate(WAIT_FOR_MATHJAX)
+                math = tools.evaluate(COUNT_MATH)
+                shot = tools.call("Page.captureScreenshot", format="png")
+                (shots / (page[:-len(".html")].replace("/", "_") + ".png")).write_bytes(
+                    base64.b64decode(shot["data"]))
+                external, errors = page_problems(tools.events, origin)
+                rows.append({"page": page, **math, "external": external, "errors": errors})
+            tools.socket.close()
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            server.shutdown()
+    return rows
+
+
+def report(rows: list[dict]) -> str:
+    """The table, then the details of every problem."""
+    width = max(len("page"), *(len(r["page"]) for r in rows))
+    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors",
+             f"{'-' * width}-|---------|-----------|----------|-------"]
+    for r in rows:
+        lines.append(f"{r['page']:<{width}} | {r['typeset']:>7} | {r['untypeset']:>9} | "
+                     f"{len(r['external']):>8} | {len(r['errors']):>6}")
+    for r in rows:
+        for sample in r["samples"][:5]:
+            lines.append(f"{r['page']}: untypeset {sample!r}")
+        for url in r["external"]:
+            lines.append(f"{r['page']}: external request {url}")
+        for error in r["errors"]:
+            lines.append(f"{r['page']}: error {error}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", type=Path, default=REPO_ROOT / "_build" / "html",
+                        help="the built book (default: _build/html)")
+    parser.add_argument("--shots", type=Path, default=REPO_ROOT / "_build" / "browser_check",
+                        help="directory for the screenshots (default: _build/browser_check)")
+    parser.add_argument("--chromium", default=None,
+                        help="the browser to run (default: the first of "
+                             f"{', '.join(CHROMIUM_NAMES)} on PATH)")
+    args = parser.parse_args(argv)
+    if args.chromium is not None:
+        chromium = shutil.which(args.chromium)
+        if chromium is None:
+            parser.error(f"--chromium {args.chromium!r} is not an executable")
+    else:
+        chromium = next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
+    if chromium is None:
+        parser.error(f"none of {', '.join(CHROMIUM_NAMES)} is on PATH; "
+                     "install Debian's: apt-get install -y chromium")
+    rows = check_site(args.site.resolve(), args.shots.resolve(), chromium)
+    print(report(rows))
+    print(f"screenshots: {args.shots}")
+    bad = any(r["untypeset"] or r["external"] or r["errors"] for r in rows)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
