@@ -78,6 +78,32 @@ while step >= 1:                      # the binomial tree, cut at p
 return block[0]
 '''
 
+# PEs that share a module-level dict instead of sending messages; the messages are dummies
+# of the right size, so the tree and the time are right.
+SHARES_GLOBALS = '''
+board = globals().setdefault("BOARD", {})     # a notice board that all PEs share
+if me == root:
+    board.update(enumerate(data))
+rel = (me - root) % p
+low, high = 0, p
+if rel != 0:
+    while True:
+        cut = low + (high - low + 1) // 2
+        if rel < cut:
+            high = cut
+        elif rel == cut:
+            parent, low = low, cut
+            break
+        else:
+            low = cut
+    yield recv((parent + root) % p)
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    yield send((cut + root) % p, [0] * (3 * (high - cut)))
+    high = cut
+return list(board[me])                        # read from the board, not from a message
+'''
+
 CALLS_THE_LIBRARY = '''
 from collective_lib.algorithms.gather import binomial_scatter
 return (yield from binomial_scatter(me, p, data, root))
@@ -100,6 +126,7 @@ def build_submissions(source):
         "not_reordered": bad(NOT_REORDERED),
         "without_words": bad(WITHOUT_WORDS),
         "binomial_tree": bad(BINOMIAL_TREE),
+        "shares_globals": bad(SHARES_GLOBALS),
         "calls_library": bad(CALLS_THE_LIBRARY),
         "crashes": bad(CRASHES),
         "spins": bad(SPINS),
@@ -155,6 +182,15 @@ def test_each_bug_costs_only_its_cells(graded, student, lost, message):
     assert message in result.messages(cell), result.messages(cell)
 
 
+def test_pes_sharing_globals_lose_the_correctness_points(graded):
+    # right with all PEs in one process, but the hidden check with each PE in its own process
+    # says what is wrong; the tree and the time are right and keep their points
+    _, results, _ = graded
+    result = results["shares_globals"]
+    assert scores(result) == {**FULL_MARKS, "correctness_tests": 0}
+    h.assert_isolation_message(result, "correctness_tests")
+
+
 def test_calling_the_library_gets_no_credit(graded):
     _, results, _ = graded
     result = results["calls_library"]
@@ -178,4 +214,4 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, 
 
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 150, f"autograding 9 submissions took {seconds:.0f} s"
+    assert seconds < 150, f"autograding 10 submissions took {seconds:.0f} s"
