@@ -1,0 +1,132 @@
+"""nbgrader round trip of `fit_and_predict` (Chapter 7: calibration and the crossover).
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide the fit, the crossover formula, the hidden tests and the model answer),
+and a set of submissions is autograded in one ``nbgrader autograde`` run: the
+instructor's solution (full marks), typical slips in the fit and in the crossover
+(each costs only its own cell, with a hint in the message), a fit that calls the
+library's calibration (rejected), and a crashing and an endless function (no marks
+for that cell, and grading still finishes quickly). The timings are synthetic, so
+the grades do not depend on the machine.
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+
+ASSIGNMENT = "fit_and_predict"
+CELLS = ("fit_tests", "crossover_tests")
+FULL_MARKS = {"fit_tests": 4, "crossover_tests": 3}
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+FIT_NOT_HALVED = '''
+m = np.asarray(words, dtype=float)
+t = np.asarray(round_trips, dtype=float)               # the whole round trip
+design = np.column_stack([np.ones_like(m), m]) / t[:, None]
+(ts, tw), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
+return float(ts), float(tw)
+'''
+
+FIT_PLAIN_LEAST_SQUARES = '''
+m = np.asarray(words, dtype=float)
+t = np.asarray(round_trips, dtype=float) / 2
+(ts, tw), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(m), m]), t, rcond=None)
+return float(ts), float(tw)
+'''
+
+FIT_CALLS_THE_LIBRARY = '''
+from collective_lib.mpi import fit_ts_tw
+return fit_ts_tw(words, np.asarray(round_trips) / 2)
+'''
+
+FIT_SPINS = '''
+ts = 0.0
+while ts >= 0:                        # never returns
+    ts += 1.0
+return ts, 0.0
+'''
+
+CROSSOVER_WITHOUT_FACTOR_2 = '''
+levels = math.log2(p)
+return levels * ts / (tw * (levels - (p - 1) / p))
+'''
+
+CROSSOVER_NONE_FOR_NEVER = '''
+levels = math.log2(p)
+gain = tw * (levels - 2 * (p - 1) / p)
+return levels * ts / gain if gain > 0 else None
+'''
+
+CROSSOVER_DIVIDES_BY_ZERO = '''
+levels = math.log2(p)
+return levels * ts / (tw * (levels - 2 * (p - 1) / p))
+'''
+
+
+def build_submissions(source):
+    def bad(cell, code):
+        return h.replace_solution(source, cell, code)
+
+    return {
+        "solution": source,
+        "fit_not_halved": bad("fit_solution", FIT_NOT_HALVED),
+        "fit_plain_least_squares": bad("fit_solution", FIT_PLAIN_LEAST_SQUARES),
+        "fit_calls_library": bad("fit_solution", FIT_CALLS_THE_LIBRARY),
+        "fit_spins": bad("fit_solution", FIT_SPINS),
+        "crossover_without_factor_2": bad("crossover_solution", CROSSOVER_WITHOUT_FACTOR_2),
+        "crossover_none_for_never": bad("crossover_solution", CROSSOVER_NONE_FOR_NEVER),
+        "crossover_divides_by_zero": bad("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "np.linalg.lstsq(design", "/ t[:, None]", "slope_gain", "levels - 2 * (p - 1) / p",
+        "_reference", "_timings", "forbid_library_calls(", "Model answer", "Rubric",
+        "9600", "L - 2(p-1)/p"])
+    assert "def fit_ping_pong(words, round_trips):" in text
+    assert "def crossover(ts, tw, p):" in text
+    assert text.count("raise NotImplementedError()") == 2
+    assert "YOUR ANSWER HERE" in text
+    assert "def synthetic_ping_pong(words, ts, tw, noise, seed):" in text   # the data stay
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == set(CELLS)
+    h.assert_full_marks(result)
+    assert result.max_scores["explain_crossover"] == 3               # graded by hand
+    assert result.max_score == 10
+
+
+@pytest.mark.parametrize("student, cell, message", [
+    ("fit_not_halved", "fit_tests", "Is each round trip halved"),
+    ("fit_plain_least_squares", "fit_tests", "more than 10% off"),
+    ("fit_calls_library", "fit_tests", "uses the library's `fit_ts_tw`"),
+    ("fit_spins", "fit_tests", "did not return within 5 s of real time"),
+    ("crossover_without_factor_2", "crossover_tests",
+     "at m* the two closed forms should take the same time"),
+    ("crossover_none_for_never", "crossover_tests",
+     "crossover(ts=2e-06, tw=5e-10, p=1) returned None; it must return a number (math.inf"),
+    ("crossover_divides_by_zero", "crossover_tests", "raised ZeroDivisionError"),
+])
+def test_each_slip_costs_only_its_own_cell(graded, student, cell, message):
+    _, results, _ = graded
+    result = results[student]
+    assert {c: result.scores[c] for c in CELLS} == {**FULL_MARKS, cell: 0}
+    assert message in result.messages(cell), result.messages(cell)
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 120, f"autograding 8 submissions took {seconds:.0f} s"

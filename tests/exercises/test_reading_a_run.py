@@ -1,0 +1,117 @@
+"""nbgrader round trip of `reading_a_run` (Chapter 0: port models and contention).
+
+The source notebook is released with ``nbgrader generate_assignment`` (the release
+must hide the four closed forms, the hidden tests and the model answer), and a set
+of submissions is autograded in one ``nbgrader autograde`` run: the instructor's
+solution (full marks), one typical wrong prediction per port model (each costs only
+its own cell, with a hint in the message), a prediction that runs the simulator
+(rejected), and a crashing and an endless function (no marks for that cell, and
+grading still finishes quickly).
+"""
+from __future__ import annotations
+
+import pytest
+
+import nbgrader_harness as h
+
+ASSIGNMENT = "reading_a_run"
+
+# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
+pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
+
+CELLS = ("full_duplex_tests", "half_duplex_tests", "all_ports_tests", "ring_tests")
+FULL_MARKS = {"full_duplex_tests": 2, "half_duplex_tests": 2, "all_ports_tests": 2,
+              "ring_tests": 3}
+
+FORGETS_THE_SWAP = '''
+return (p - 1) * (ts + tw * m)        # only the fan-out
+'''
+
+HALF_LIKE_FULL = '''
+return p * (ts + tw * m)              # as if a PE could send and receive at once
+'''
+
+RING_WITHOUT_CONTENTION = '''
+return 2 * (ts + tw * m)              # as on the fully connected network
+'''
+
+RUNS_THE_SIMULATOR = '''
+return simulated_time_of(p, m, ts, tw, ports="all", ring=True)
+'''
+
+CRASHES = '''
+return [ts, tw][m] * p
+'''
+
+SPINS = '''
+t = 0
+while t >= 0:                         # never returns
+    t += ts
+return t
+'''
+
+
+def build_submissions(source):
+    def bad(cell, code):
+        return h.replace_solution(source, cell, code)
+
+    return {
+        "solution": source,
+        "forgets_the_swap": bad("full_duplex_solution", FORGETS_THE_SWAP),
+        "half_like_full": bad("half_duplex_solution", HALF_LIKE_FULL),
+        "ring_without_contention": bad("ring_solution", RING_WITHOUT_CONTENTION),
+        "runs_the_simulator": bad("ring_solution", RUNS_THE_SIMULATOR),
+        "crashes": bad("all_ports_solution", CRASHES),
+        "spins": bad("half_duplex_solution", SPINS),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _, _ = graded
+    text = h.assert_release_hides(course, ASSIGNMENT, [
+        "p * (ts + tw * m)", "(p + 1) *", "2 * (ts + tw * m)", "p // 2 + 1", "(p // 2 + 1)",
+        "forbid_library_calls(", "range(2, 41)", "Model answer", "Rubric", "queue"])
+    for signature in ["def time_full_duplex(p, m, ts, tw):", "def time_half_duplex(p, m, ts, tw):",
+                      "def time_all_ports(p, m, ts, tw):", "def time_ring_all_ports(p, m, ts, tw):"]:
+        assert signature in text
+    assert text.count("raise NotImplementedError()") == 4
+    assert "YOUR ANSWER HERE" in text
+    assert "def spread_and_swap(me, p, data):" in text       # the program is shown
+
+
+def test_solution_gets_full_marks(graded):
+    _, results, _ = graded
+    result = results["solution"]
+    assert set(h.autograded_ids(result)) == set(CELLS)
+    h.assert_full_marks(result)
+    assert result.max_scores["explain_ring"] == 3              # graded by hand
+    assert result.max_score == 12
+
+
+@pytest.mark.parametrize("student, cell, message", [
+    ("forgets_the_swap", "full_duplex_tests",
+     "time_full_duplex(p=6, m=4, ts=2, tw=0.25) returned 15 = 5 T, but the simulator measures 18 = 6 T"),
+    ("forgets_the_swap", "full_duplex_tests", "when can PE 0 swap with PE 1?"),
+    ("half_like_full", "half_duplex_tests", "how long does a swap (exchange) take"),
+    ("ring_without_contention", "ring_tests",
+     "time_ring_all_ports(p=6, m=4, ts=2, tw=0.25) returned 6 = 2 T, but the simulator measures 12 = 4 T"),
+    ("ring_without_contention", "ring_tests", "how many messages cross the busier link"),
+    ("runs_the_simulator", "ring_tests", "uses the library's `simulated_time_of`"),
+    ("crashes", "all_ports_tests", "raised IndexError: list index out of range"),
+    ("spins", "half_duplex_tests", "did not return within 5 s of real time"),
+])
+def test_each_wrong_prediction_costs_only_its_own_cell(graded, student, cell, message):
+    _, results, _ = graded
+    result = results[student]
+    assert {c: result.scores[c] for c in CELLS} == {**FULL_MARKS, cell: 0}
+    assert message in result.messages(cell)
+
+
+def test_grading_is_quick(graded):
+    _, _, seconds = graded
+    assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"
