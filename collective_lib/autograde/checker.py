@@ -132,8 +132,10 @@ def check_notebook(job: dict) -> dict:
                 ours |= defined_names(cell["source"])
                 _run(cell["source"], namespace)
             elif cell["role"] == "graded":
-                own = defined_names(cell["source"]) - students
-                wanted = loaded_names(cell["source"]) - ours - own - set(namespace)
+                assigned = defined_names(cell["source"])
+                own = assigned - students
+                wanted = ((loaded_names(cell["source"]) | (assigned & students))
+                          - ours - own - set(namespace))
                 namespace.update(sandbox.bind(sorted(wanted)))
                 ours |= own
                 verdicts[cell["id"]] = _grade(cell, namespace, sandbox,

@@ -98,8 +98,14 @@ def used_names(sources: list, name: str) -> set:
     A string counts with each of its words, so ``catalog()["binomial_broadcast"]``
     and ``getattr(module, "binomial_broadcast")`` use ``binomial_broadcast``.
     """
-    used = set()
+    used, docstrings = set(), set()
     for node in _walk_reachable(sources, name):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+        if id(node) in docstrings:
+            continue
         if isinstance(node, ast.Name):
             used.add(node.id)
         elif isinstance(node, ast.Attribute):

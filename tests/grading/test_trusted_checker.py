@@ -1,0 +1,202 @@
+"""The trusted checker, without nbgrader: stand-ins, the codec, the sandbox, the static checks.
+
+A notebook is given to :func:`collective_lib.autograde.checker.check_notebook`
+as cells with roles, as ``TrustedVerdict`` would give it, and the verdicts are
+compared with what the student's code deserves. The student's cells run in
+sandboxed processes (this suite runs as root, as the grader does).
+"""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+from collective_lib import ops, sendrecv
+from collective_lib.algorithms.alltoall import all_to_all_bc_ring
+from collective_lib.autograde import sandbox
+from collective_lib.autograde.checker import check_notebook
+from collective_lib.autograde.codec import Undecodable, decode, encode
+from collective_lib.autograde.static import (REVIEW_SIMILARITY, dynamic_lookups, similarity,
+                                             used_names)
+
+ROOT = os.geteuid() == 0
+pytestmark = pytest.mark.xdist_group("trusted_checker")
+
+
+def _job(student, *tests, trusted=()):
+    cells = [{"role": "trusted", "source": s, "id": None} for s in trusted]
+    cells += [{"role": "student", "source": student, "id": "answer"}]
+    cells += [{"role": "graded", "source": s, "id": f"t{i}"} for i, s in enumerate(tests)]
+    return {"cells": cells, "hide": [], "uid": 61500 if ROOT else None}
+
+
+def _verdicts(student, *tests, trusted=()):
+    with sandbox.SandboxUser(61500, 8) if ROOT else _nothing() as user:
+        job = _job(student, *tests, trusted=trusted)
+        if ROOT:
+            job["uid"] = user.uid
+        return check_notebook(job)
+
+
+class _nothing:
+    uid = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+RING = '''
+from collective_lib import sendrecv
+def ring_sum(me, p, data):
+    total = data
+    for _ in range(p - 1):
+        data = yield sendrecv((me + 1) % p, data, (me - 1) % p)
+        total += data
+    return total
+'''
+
+BOARD = '''
+from collective_lib import sendrecv
+BOARD = {}
+def ring_sum(me, p, data):
+    BOARD[me] = data
+    for _ in range(p - 1):
+        yield sendrecv((me + 1) % p, 0, (me - 1) % p)
+    return sum(BOARD.get(pe, 0) for pe in range(p))
+'''
+
+ISOLATION_TEST = '''
+from collective_lib.grading import check_pe_isolation
+def _inputs(p, rng):
+    return [int(x) for x in rng.integers(0, 99, size=p)]
+def _sums(inputs):
+    return [sum(inputs)] * len(inputs)
+check_pe_isolation(ring_sum, [3, 4], make_inputs=_inputs, expected=_sums, seed=5)
+'''
+
+
+@pytest.mark.parametrize("value", [
+    None, True, 3, -2**70, 2.5, float("inf"), "text", [1, [2]], (1, "a"), {1, 2},
+    frozenset({(0, 1)}), {"a": [1], (1, 2): None}, 1 + 2j,
+    np.arange(6).reshape(2, 3), np.float32(1.5), sendrecv(1, [7], 2), ops.compute(3),
+])
+def test_the_codec_gives_back_what_it_took(value):
+    back = decode(encode(value))
+    if isinstance(value, np.ndarray):
+        assert back.dtype == value.dtype and np.array_equal(back, value)
+    else:
+        assert back == value and type(back) is type(value)
+
+
+@pytest.mark.parametrize("value", [object(), np.array(["a"]), [1, {2: lambda: 3}], bytes(2)])
+def test_the_codec_refuses_what_is_not_data(value):
+    with pytest.raises(Undecodable):
+        encode(value)
+
+
+@pytest.mark.parametrize("data", [{"$cb": 0}, {"$r": "os.system", "v": []}, {"$nd": ["O", [1], [1]]},
+                                  {"unknown": 1}, {}])
+def test_the_codec_refuses_malformed_messages(data):
+    with pytest.raises(Undecodable):
+        decode(data)
+
+
+def test_a_right_program_passes_and_a_wrong_one_fails_with_its_message():
+    test = ("from collective_lib import simulate\n"
+            "assert simulate(ring_sum, 4, [1, 2, 3, 4]).results == [10] * 4, 'sums wrong'\n")
+    assert _verdicts(RING, test)["t0"]["passed"]
+    wrong = _verdicts(RING.replace("total += data", "total -= data"), test)["t0"]
+    assert not wrong["passed"] and wrong["message"] == "sums wrong"
+
+
+def test_pes_sharing_globals_are_caught_only_apart():
+    assert _verdicts(RING, ISOLATION_TEST)["t0"]["passed"]
+    board = _verdicts(BOARD, ISOLATION_TEST)["t0"]
+    assert not board["passed"]
+    assert "returned a value it never received" in board["message"]
+
+
+def test_tampering_with_the_student_side_changes_no_verdict():
+    tamper = ("import collective_lib.grading as g\n"
+              "g.check_pe_isolation = lambda *a, **k: None\n"
+              "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n")
+    board = _verdicts(tamper + BOARD, ISOLATION_TEST)["t0"]
+    assert not board["passed"]
+
+
+def test_a_checker_callable_is_called_back_and_a_later_part_can_replace_a_student_name():
+    student = "def double(x):\n    return 2 * x\ndef quadruple(x):\n    return double(double(x))\n"
+    test = ("assert quadruple(3) == 12\n"
+            "double = lambda x: x + 100\n"                 # graded against a reference part
+            "assert quadruple(3) == 203, quadruple(3)\n")
+    assert _verdicts(student, test)["t0"]["passed"]
+
+
+def test_missing_names_and_crashing_cells_are_explained():
+    verdict = _verdicts("x = 1 / 0\ndef f():\n    return 1\n", "assert g() == 1")["t0"]
+    assert not verdict["passed"]
+    assert "g is not defined" in verdict["message"]
+    assert "ZeroDivisionError" in verdict["message"]
+
+
+def test_forbidden_names_are_found_in_the_source_and_copies_are_flagged():
+    source = inspect.getsource(all_to_all_bc_ring).replace("all_to_all_bc_ring", "mine")
+    source = "from collective_lib import sendrecv\n" + source[source.index("def mine"):]
+    test = ("from collective_lib.grading import forbid_library_calls\n"
+            "forbid_library_calls(mine, ['catalog'])\n")
+    verdict = _verdicts(source, test)["t0"]
+    assert verdict["passed"]
+    assert any("similar to the library's all_to_all_bc_ring" in f for f in verdict["flags"])
+    calls = "from collective_lib import catalog\ndef mine(me, p, data):\n    return catalog()\n"
+    assert "uses the library's `catalog`" in _verdicts(calls, test)["t0"]["message"]
+
+
+def test_an_endless_function_is_stopped_by_the_grading_time_limit():
+    student = "def f(x):\n    while True:\n        pass\n"
+    test = ("from collective_lib.grading import guarded_call\n"
+            "guarded_call(f, 1, time_limit_s=1)\n")
+    verdict = _verdicts(student, test)["t0"]
+    assert not verdict["passed"] and "did not return within" in verdict["message"]
+
+
+def test_used_names_follow_the_students_helpers_and_strings():
+    cells = ["def helper():\n    return getattr(lib, 'binomial_broadcast')\n",
+             "def mine(me, p, data):\n    return helper()\n"]
+    assert {"helper", "binomial_broadcast", "lib"} <= used_names(cells, "mine")
+    assert "mine" not in used_names(cells, "helper")
+
+
+def test_dynamic_lookups_are_listed_for_review():
+    found = dynamic_lookups(["import importlib\nf = getattr(m, 'a' + 'b')\ng = getattr(m, 'x')\n"])
+    assert found == ["getattr with a computed name (line 2)", "import importlib (line 1)"]
+
+
+def test_similarity_separates_renamed_copies_from_own_work():
+    library = inspect.getsource(all_to_all_bc_ring)
+    renamed = (library.replace("all_to_all_bc_ring", "my_ring").replace("result", "out")
+               .replace("me", "rank"))
+    own = RING
+    assert similarity(library, renamed) >= REVIEW_SIMILARITY
+    assert similarity(library, own) < REVIEW_SIMILARITY
+
+
+@pytest.mark.skipif(not ROOT, reason="the sandbox needs root")
+def test_the_sandbox_hides_the_course_and_drops_privileges(tmp_path):
+    secret = tmp_path / "course"
+    secret.mkdir()
+    (secret / "hidden.txt").write_text("secret")
+    student = ("import os\n"
+               "def look():\n"
+               f"    return [os.getuid(), os.listdir({str(secret)!r}) if os.path.isdir({str(secret)!r}) else None]\n")
+    job = {"cells": [{"role": "student", "source": student, "id": "a"},
+                     {"role": "graded", "source": "result = look()\nassert result[0] != 0, result\n"
+                      "assert not result[1], result", "id": "t"}],
+           "hide": [str(secret)]}
+    with sandbox.SandboxUser(61500, 8) as user:
+        job["uid"] = user.uid
+        verdict = check_notebook(job)["t"]
+    assert verdict["passed"], verdict["message"]
