@@ -437,8 +437,11 @@ def rubric_text(cell: NotebookNode) -> str:
     return "\n".join(lines[begin + 1:end])
 
 
-def assert_rubrics_for_graders(source: NotebookNode, result: GradeResult) -> None:
-    """Every rubric of ``source`` is shown in full in the autograded notebook (formgrader's view)."""
+def assert_rubrics_for_graders(course_dir: os.PathLike | str, assignment: str,
+                               result: GradeResult) -> None:
+    """Every rubric of the instructor's notebook is shown in full in ``result`` (formgrader's view)."""
+    source = nbformat.read(source_notebook(course_dir, assignment, f"{assignment}.ipynb"),
+                           as_version=4)
     rubrics = [c for c in source.cells if c.metadata["nbgrader"].get("task")]
     assert rubrics, "the assignment has no rubric"
     for cell in rubrics:
