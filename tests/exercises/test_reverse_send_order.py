@@ -38,39 +38,6 @@ while step >= 1:                      # the library's order: farthest child firs
 return data
 '''
 
-# Typical single bugs, each of which must cost only the cell that grades it.
-NO_BOUNDS_CHECK = '''
-rel = (me - root) % p
-span = 1
-if rel == 0:
-    while span < p:
-        span *= 2
-else:
-    span = rel & -rel
-    data = yield recv((rel - span + root) % p)
-step = 1
-while step < span:                    # forgets that the child rel + step may not exist
-    yield send((rel + step + root) % p, data)
-    step *= 2
-return data
-'''
-
-IGNORES_THE_ROOT = '''
-span = 1                              # as if the root were always PE 0
-if me == 0:
-    while span < p:
-        span *= 2
-else:
-    span = me & -me
-    data = yield recv(me - span)
-step = 1
-while step < span:
-    if me + step < p:
-        yield send(me + step, data)
-    step *= 2
-return data
-'''
-
 CALLS_THE_LIBRARY = '''
 from collective_lib.algorithms.broadcast import binomial_broadcast
 return (yield from binomial_broadcast(me, p, data, root, children_order="smallest-first"))
@@ -112,6 +79,40 @@ return list(board["message"])                 # read from the board, not from a 
 '''
 
 
+# Typical single bugs, each of which must cost only the cell that grades it.
+NO_BOUNDS_CHECK = '''
+rel = (me - root) % p
+span = 1
+if rel == 0:
+    while span < p:
+        span *= 2
+else:
+    span = rel & -rel
+    data = yield recv((rel - span + root) % p)
+step = 1
+while step < span:                    # forgets that the child rel + step may not exist
+    yield send((rel + step + root) % p, data)
+    step *= 2
+return data
+'''
+
+IGNORES_THE_ROOT = '''
+span = 1                              # as if the root were always PE 0
+if me == 0:
+    while span < p:
+        span *= 2
+else:
+    span = me & -me
+    data = yield recv(me - span)
+step = 1
+while step < span:
+    if me + step < p:
+        yield send(me + step, data)
+    step *= 2
+return data
+'''
+
+
 def build_submissions(source):
     def bad(code):
         return h.replace_solution(source, SOLUTION_CELL, code)
@@ -119,14 +120,14 @@ def build_submissions(source):
     return {
         "solution": source,
         "largest_first": bad(LARGEST_FIRST),
-        "no_bounds_check": bad(NO_BOUNDS_CHECK),
-        "ignores_root": bad(IGNORES_THE_ROOT),
         "calls_library": bad(CALLS_THE_LIBRARY),
         "crashes": bad(CRASHES),
         "deadlocks": bad(DEADLOCKS),
         "spins": bad(SPINS),
         "yields_forever": bad(YIELDS_FOREVER),
         "shares_globals": bad(SHARES_GLOBALS),
+        "no_bounds_check": bad(NO_BOUNDS_CHECK),
+        "ignores_root": bad(IGNORES_THE_ROOT),
     }
 
 
