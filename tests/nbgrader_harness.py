@@ -425,3 +425,26 @@ def assert_isolation_message(result, cell: str) -> None:
                  "A PE knows only its own data and the messages it received; PEs must not "
                  "share Python globals."):
         assert part in text, (part, text)
+
+
+#: nbgrader's markers around a rubric (a task cell's mark scheme): graders see it, students do not.
+MARK_SCHEME = ("### BEGIN MARK SCHEME", "### END MARK SCHEME")
+
+
+def rubric_text(cell: NotebookNode) -> str:
+    """The mark scheme of a rubric cell (the lines between nbgrader's markers)."""
+    lines = cell.source.split("\n")
+    begin, end = (lines.index(marker) for marker in MARK_SCHEME)
+    return "\n".join(lines[begin + 1:end])
+
+
+def assert_rubrics_for_graders(course_dir: os.PathLike | str, assignment: str,
+                               result: GradeResult) -> None:
+    """Every rubric of the instructor's notebook is shown in full in ``result`` (formgrader's view)."""
+    source = nbformat.read(source_notebook(course_dir, assignment, f"{assignment}.ipynb"),
+                           as_version=4)
+    rubrics = [c for c in source.cells if c.metadata["nbgrader"].get("task")]
+    assert rubrics, "the assignment has no rubric"
+    for cell in rubrics:
+        shown = result.cell(cell.metadata["nbgrader"]["grade_id"]).source
+        assert rubric_text(cell) in shown, f"formgrader does not show {cell.metadata['nbgrader']}"

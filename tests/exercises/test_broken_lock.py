@@ -127,13 +127,14 @@ def test_released_notebook_runs_and_fails_only_for_missing_answers(graded):
 # -- grading ----------------------------------------------------------------------------------
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
+    course, results, _ = graded
     result = results["solution"]
     assert set_of_autograded_ids(result) == PART1 | PART2
     for gid in set_of_autograded_ids(result):
         assert result.scores[gid] == result.max_scores[gid], (gid, result.messages(gid))
     assert sum(result.max_scores[g] for g in PART1 | PART2) == 13
     assert result.max_scores["answer_counter_one"] == 2          # graded by hand
+    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
 
 
 def test_wrong_schedules_lose_part_1_only(graded):

@@ -39,6 +39,10 @@ while d >= 0:                            # the loop never ends
 return d
 '''
 
+SIGNED_DIFFERENCE = '''
+return float(simulated_sum(values, "binomial_reduce")) - float(simulated_sum(values, "binary_tree_reduce"))
+'''
+
 HARMLESS_DATA = '''
 my_values = [float(i) for i in range(16)]
 '''
@@ -54,6 +58,7 @@ def build_submissions(source):
         "left_to_right": bad("sum_solution", LEFT_TO_RIGHT),
         "sum_crashes": bad("sum_solution", SUM_CRASHES),
         "difference_spins": bad("difference_solution", DIFFERENCE_SPINS),
+        "signed_difference": bad("difference_solution", SIGNED_DIFFERENCE),
         "harmless_data": bad("data_solution", HARMLESS_DATA),
     }
 
@@ -77,12 +82,17 @@ def test_release_hides_solution_and_hidden_tests(graded):
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
+    course, results, _ = graded
     result = results["solution"]
     assert set(h.autograded_ids(result)) == {"sum_tests", "difference_tests", "data_tests"}
     h.assert_full_marks(result)
     assert result.max_scores["explain_consequences"] == 2         # graded by hand
     assert result.max_score == 10
+    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
+
+
+FULL = {"sum_tests": 3, "difference_tests": 2, "data_tests": 3, "explain_consequences": 0,
+        "explain_consequences_rubric": 0}
 
 
 @pytest.mark.parametrize("student, message", [
@@ -94,8 +104,7 @@ def test_wrong_sums_lose_only_their_points(graded, student, message):
     _, results, _ = graded
     result = results[student]
     # tree_difference is graded with a correct simulated_sum, my_values with the reference
-    assert result.scores == {"sum_tests": 0, "difference_tests": 2, "data_tests": 3,
-                             "explain_consequences": 0}
+    assert result.scores == {**FULL, "sum_tests": 0}
     assert message in result.messages("sum_tests")
 
 
@@ -103,8 +112,7 @@ def test_crashing_sum(graded):
     _, results, _ = graded
     result = results["sum_crashes"]
     # the visible part of the difference test needs a working simulated_sum; my_values does not
-    assert result.scores == {"sum_tests": 0, "difference_tests": 0, "data_tests": 3,
-                             "explain_consequences": 0}
+    assert result.scores == {**FULL, "sum_tests": 0, "difference_tests": 0}
     assert "raised ValueError: op must be a callable binary operator" in result.messages("sum_tests")
     assert "tree_difference([-0.802, " in result.messages("difference_tests")
 
@@ -112,18 +120,30 @@ def test_crashing_sum(graded):
 def test_endless_difference(graded):
     _, results, _ = graded
     result = results["difference_spins"]
-    assert result.scores["difference_tests"] == 0 and result.scores["sum_tests"] == 3
+    assert result.scores == {**FULL, "difference_tests": 0}
     assert "did not return within 5 s of real time" in result.messages("difference_tests")
 
 
-def test_harmless_data_gets_no_data_points(graded):
+def test_signed_difference_loses_only_its_points(graded):
+    _, results, _ = graded
+    result = results["signed_difference"]
+    assert result.scores == {**FULL, "difference_tests": 0}
+    assert "|binomial - in-order| =" in result.messages("difference_tests")
+
+
+def test_harmless_data_gets_no_data_points_and_a_warning_before(graded):
     _, results, _ = graded
     result = results["harmless_data"]
-    assert result.scores["data_tests"] == 0 and result.scores["sum_tests"] == 3
+    assert result.scores == {**FULL, "data_tests": 0}
     assert "they differ by 0.0, but the difference must be at least max(1, half the exact " \
            "sum 120.0) = 60.0" in result.messages("data_tests")
+    # the visible part measured it with the student's own tree_difference and warned
+    cell = h.find_cell(result.notebook, "data_tests")
+    shown = "".join(out.get("text", "") for out in cell.outputs)
+    assert "tree_difference(my_values) = 0.0; needed: max(1, half the exact sum) = 60.0" in shown
+    assert "Warning: by your tree_difference the two trees do not disagree enough" in shown
 
 
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 120, f"autograding 6 submissions took {seconds:.0f} s"
+    assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"

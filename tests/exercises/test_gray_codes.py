@@ -85,9 +85,10 @@ def test_solution_gets_full_marks(graded):
 
 
 @pytest.mark.parametrize("student, scores, cell, message", [
-    ("wrong_gray", {"gray_tests": 0, "transitions_tests": 0, "index_tests": 0}, "gray_tests",
+    # a mistake in (i) costs (i) only: (ii) and (iii) are graded with a correct gray_of/gray_rank
+    ("wrong_gray", {"gray_tests": 0, "transitions_tests": 2, "index_tests": 3}, "gray_tests",
      "the 3-bit codes should be"),
-    ("spinning_rank", {"gray_tests": 0, "transitions_tests": 2, "index_tests": 0}, "gray_tests",
+    ("spinning_rank", {"gray_tests": 0, "transitions_tests": 2, "index_tests": 3}, "gray_tests",
      "did not return within 5 s of real time"),
     ("off_by_one", {"gray_tests": 3, "transitions_tests": 0, "index_tests": 3},
      "transitions_tests", "transitions(3) should be [0, 1, 0, 2, 0, 1, 0]"),
@@ -102,8 +103,17 @@ def test_wrong_submissions_get_partial_marks_and_a_message(graded, student, scor
                                                            message):
     _, results, _ = graded
     result = results[student]
-    assert {gid: result.scores[gid] for gid in scores} == scores, result.messages()
+    assert result.scores == scores, result.messages()
     assert message in result.messages(cell)
+
+
+@pytest.mark.parametrize("student", ["wrong_gray", "spinning_rank"])
+def test_later_parts_say_why_their_visible_check_is_skipped(graded, student):
+    _, results, _ = graded
+    result = results[student]
+    for cell in ("transitions_tests", "index_tests"):
+        shown = "".join(out.get("text", "") for out in result.cell(cell).outputs)
+        assert "gray_of or gray_rank does not give the codes of part (i) yet" in shown, shown
 
 
 def test_grading_is_quick(graded):

@@ -111,7 +111,7 @@ def graded(tmp_path_factory):
     return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
 
 
-FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0}
+FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0, "answer_rubric": 0}
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
@@ -127,18 +127,20 @@ def test_release_hides_solution_and_hidden_tests(graded):
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
+    course, results, _ = graded
     result = results["solution"]
     assert set(h.autograded_ids(result)) == {"correctness_tests", "time_tests"}
     h.assert_full_marks(result)
     assert result.max_scores["answer"] == 2                      # graded by hand
     assert result.max_score == 9
+    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
 
 
 @pytest.mark.parametrize("student, scores, cell, messages", [
     ("direct", {"time_tests": 0}, "time_tests",
      ["with k = 3, d = 2, alpha = 1 and beta = 0 the time must be at most 6, yours is 8"]),
-    ("arrival_order", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
+    # results in the wrong order cost the results, not the time (one bug, one deduction)
+    ("arrival_order", {"correctness_tests": 0}, "correctness_tests",
      ["PE 1 should return [[0, 1], [1, 1], [2, 1], [3, 1]], got [[1, 1], [0, 1], "]),
     ("forgets_words", {"time_tests": 0}, "time_tests",
      ["the message from PE 0 to PE 1 carries 2 words of data but is sent as 1 word",

@@ -38,6 +38,12 @@ smallest = min(values)
 return (smallest, values.index(smallest))
 '''
 
+# keep_left as min_loc, and answers that are true of it: accepted in (iii)
+HONEST_ANSWERS = '''
+min_loc_is_commutative = False
+keep_left_is_commutative = False
+'''
+
 WRONG_ANSWERS = '''
 min_loc_is_commutative = False
 keep_left_is_commutative = True
@@ -56,6 +62,8 @@ def build_submissions(source):
         "spins": bad("min_loc_solution", MIN_LOC_SPINS),
         "no_reduction": bad("runner_solution", RUNNER_WITHOUT_REDUCTION),
         "wrong_answers": bad("commutative_answer", WRONG_ANSWERS),
+        "keep_left_honest": h.replace_solution(bad("min_loc_solution", KEEP_LEFT),
+                                               "commutative_answer", HONEST_ANSWERS),
     }
 
 
@@ -79,32 +87,50 @@ def test_release_hides_solution_and_hidden_tests(graded):
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
+    course, results, _ = graded
     result = results["solution"]
     assert set(h.autograded_ids(result)) == {"min_loc_tests", "any_order_tests", "runner_tests",
                                            "commutative_tests"}
     h.assert_full_marks(result)
     assert result.max_scores["explain_commutative"] == 2          # graded by hand
     assert result.max_score == 11
+    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
+
+
+FULL = {"min_loc_tests": 3, "any_order_tests": 2, "runner_tests": 2, "commutative_tests": 2,
+        "explain_commutative": 0, "explain_commutative_rubric": 0}
+
+
+def _shown(result, cell):
+    return "".join(out.get("text", "") for out in result.cell(cell).outputs)
 
 
 def test_keep_left_passes_in_rank_order_only(graded):
     _, results, _ = graded
     result = results["keep_left"]
-    assert result.scores == {"min_loc_tests": 3, "any_order_tests": 0, "runner_tests": 2,
-                             "commutative_tests": 2, "explain_commutative": 0}
+    assert result.scores == {**FULL, "any_order_tests": 0}
     text = result.messages("any_order_tests")
     assert ("binomial_reduce with your operator min_loc on p=3 PEs, root=2: PE 2 returned (0, 2), "
             "but (0, 0) was expected") in text
     assert "combined the operands of the PEs in this order: 2,0:1" in text
     assert "does not combine the PEs in rank order" in text
+    # the visible check of (iii) warns about the operator without a deduction in (iii)
+    assert ("Warning: your min_loc((1, 0), (1, 3)) = (1, 0) but min_loc((1, 3), (1, 0)) = "
+            "(1, 3), so the operator you wrote in (i) is not commutative") in \
+        _shown(result, "commutative_tests")
+
+
+def test_answers_true_of_a_wrong_operator_keep_their_points(graded):
+    _, results, _ = graded
+    assert results["keep_left_honest"].scores == {**FULL, "any_order_tests": 0}
 
 
 def test_ties_to_the_right_fails_everywhere(graded):
     _, results, _ = graded
     result = results["ties_right"]
-    assert result.scores["min_loc_tests"] == result.scores["any_order_tests"] == 0
-    assert result.scores["runner_tests"] == 2          # graded with a correct operator
+    # wrong on ties in rank order and not commutative: both operator cells; the runner is graded
+    # with a correct operator, and the answers in (iii) are true of the exercise's min_loc
+    assert result.scores == {**FULL, "min_loc_tests": 0, "any_order_tests": 0}
     assert "the reduction of [5, 2, 7, 2] should give (2, 1), got (2, 3)" in \
         result.messages("min_loc_tests")
 
@@ -125,20 +151,18 @@ def test_broken_operators_get_no_operator_points(graded, student, message):
 def test_runner_must_use_the_reduction(graded):
     _, results, _ = graded
     result = results["no_reduction"]
-    assert result.scores["runner_tests"] == 0
-    assert result.scores["min_loc_tests"] == 3 and result.scores["any_order_tests"] == 2
+    assert result.scores == {**FULL, "runner_tests": 0}
     assert "combined only 0 pairs with min_loc" in result.messages("runner_tests")
 
 
 def test_wrong_answers_cost_their_points(graded):
     _, results, _ = graded
     result = results["wrong_answers"]
-    assert result.scores["commutative_tests"] == 0
-    assert result.scores["min_loc_tests"] == 3 and result.scores["runner_tests"] == 2
+    assert result.scores == {**FULL, "commutative_tests": 0}
     assert "min_loc_is_commutative: try min_loc(a, b) and min_loc(b, a)" in \
         result.messages("commutative_tests")
 
 
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"
+    assert seconds < 120, f"autograding 8 submissions took {seconds:.0f} s"

@@ -3,8 +3,9 @@
 The source notebook is released with ``nbgrader generate_assignment`` (the release
 must hide solutions and hidden tests), and a set of submissions is autograded in
 one ``nbgrader autograde`` run: the instructor's solution (full marks), a wrong
-excess and a wrong best k (each costs only its own points, with the helpful
-message in the failing cell), and a crashing and an endless best k (no marks,
+best k, a wrong excess and wrong ratios (each costs only its own cell, with the
+helpful message in it: later parts are graded against the reference's earlier
+parts, or consistently with the student's own), and a crashing and an endless best k (no marks,
 and grading still finishes quickly).
 """
 from __future__ import annotations
@@ -30,6 +31,10 @@ times = [simulated_time(n, p, alpha, beta, k) for k in range(1, min(n, 2 * math.
 return times.index(min(times))        # an index, not a number of packets
 '''
 
+RATIOS_WITH_LN = '''
+return [excess(n, p, alpha, beta) / math.sqrt(alpha * beta * n * math.log(p)) for n in ns]
+'''
+
 BEST_K_CRASHES = '''
 return int("the best k")
 '''
@@ -47,6 +52,7 @@ def build_submissions(source):
         "solution": source,
         "excess_without_3bn": h.replace_solution(source, "excess_solution", EXCESS_WITHOUT_3BN),
         "best_k_off_by_one": h.replace_solution(source, "best_k_solution", BEST_K_OFF_BY_ONE),
+        "ratios_with_ln": h.replace_solution(source, "ratios_solution", RATIOS_WITH_LN),
         "best_k_crashes": h.replace_solution(source, "best_k_solution", BEST_K_CRASHES),
         "best_k_spins": h.replace_solution(source, "best_k_solution", BEST_K_SPINS),
     }
@@ -62,7 +68,7 @@ def test_release_hides_solution_and_hidden_tests(graded):
     text = h.assert_release_hides(course, ASSIGNMENT, [
         "2 * math.ceil(guess) + 4", "key=lambda k: simulated_time",
         "(3 * beta * n + 2 * alpha * math.log2(p))", "excess(n, p, alpha, beta) / math.sqrt",
-        "_best(", "sanders_optimal_k", "_students_best_k", "1.005",
+        "_best(", "sanders_optimal_k", "_students_best_k", "_reference_excess", "1.005",
         "forbid_library_calls"])
     for signature in ["def best_k_by_simulation(n, p, alpha, beta):",
                       "def excess(n, p, alpha, beta):",
@@ -79,21 +85,31 @@ def test_solution_gets_full_marks(graded):
     assert result.total == result.max_score == 10
 
 
-def test_wrong_excess_gets_partial_marks(graded):
-    _, results, _ = graded
-    result = results["excess_without_3bn"]
-    assert result.scores == {"best_k_tests": 4, "excess_tests": 0, "ratios_tests": 0}
-    assert "excess(1000, 15, 1.0, 0.01) returned" in result.messages("excess_tests")
-    assert "T(k*) - (3 beta n + 2 alpha log2 p) =" in result.messages("excess_tests")
-    assert "outside [0.5, 5]" in result.messages("ratios_tests")
+FULL = {"best_k_tests": 4, "excess_tests": 3, "ratios_tests": 3}
 
 
-def test_wrong_best_k_costs_only_its_own_points(graded):
+@pytest.mark.parametrize("student, lost, messages", [
+    ("best_k_off_by_one", "best_k_tests",
+     ["returned k = 2 with simulated time 54; there is a k with a smaller simulated time"]),
+    # a wrong excess costs part (ii) only: part (iii) divides whatever excess returns
+    ("excess_without_3bn", "excess_tests",
+     ["excess(1000, 15, 1.0, 0.01) returned", "T(k*) - (3 beta n + 2 alpha log2 p) ="]),
+    ("ratios_with_ln", "ratios_tests",
+     ["the ratio is", "divided by sqrt(alpha beta n log2 p)"]),
+])
+def test_one_bug_costs_one_cell(graded, student, lost, messages):
     _, results, _ = graded
-    result = results["best_k_off_by_one"]
-    assert result.scores == {"best_k_tests": 0, "excess_tests": 3, "ratios_tests": 3}
-    assert ("returned k = 2 with simulated time 54; there is a k with a smaller simulated time"
-            in result.messages("best_k_tests"))
+    result = results[student]
+    assert result.scores == {**FULL, lost: 0}
+    for message in messages:
+        assert message in result.messages(lost), (message, result.messages(lost))
+
+
+def test_a_wrong_excess_is_noted_in_part_iii_without_a_deduction(graded):
+    _, results, _ = graded
+    cell = h.find_cell(results["excess_without_3bn"].notebook, "ratios_tests")
+    shown = "".join(out.get("text", "") for out in cell.outputs)
+    assert "Note: some ratios lie outside [0.5, 5]" in shown and "check excess in part (ii)" in shown
 
 
 @pytest.mark.parametrize("student, message", [
@@ -109,4 +125,4 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, messag
 
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 120, f"autograding 5 submissions took {seconds:.0f} s"
+    assert seconds < 120, f"autograding 6 submissions took {seconds:.0f} s"

@@ -79,6 +79,40 @@ return list(board["message"])                 # read from the board, not from a 
 '''
 
 
+# Typical single bugs, each of which must cost only the cell that grades it.
+NO_BOUNDS_CHECK = '''
+rel = (me - root) % p
+span = 1
+if rel == 0:
+    while span < p:
+        span *= 2
+else:
+    span = rel & -rel
+    data = yield recv((rel - span + root) % p)
+step = 1
+while step < span:                    # forgets that the child rel + step may not exist
+    yield send((rel + step + root) % p, data)
+    step *= 2
+return data
+'''
+
+IGNORES_THE_ROOT = '''
+span = 1                              # as if the root were always PE 0
+if me == 0:
+    while span < p:
+        span *= 2
+else:
+    span = me & -me
+    data = yield recv(me - span)
+step = 1
+while step < span:
+    if me + step < p:
+        yield send(me + step, data)
+    step *= 2
+return data
+'''
+
+
 def build_submissions(source):
     def bad(code):
         return h.replace_solution(source, SOLUTION_CELL, code)
@@ -92,6 +126,8 @@ def build_submissions(source):
         "spins": bad(SPINS),
         "yields_forever": bad(YIELDS_FOREVER),
         "shares_globals": bad(SHARES_GLOBALS),
+        "no_bounds_check": bad(NO_BOUNDS_CHECK),
+        "ignores_root": bad(IGNORES_THE_ROOT),
     }
 
 
@@ -115,19 +151,32 @@ def test_release_hides_solution_and_hidden_tests(graded):
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
+    course, results, _ = graded
     result = results["solution"]
     assert set(h.autograded_ids(result)) == {"correctness_tests", "time_tests"}
     h.assert_full_marks(result)
     assert result.max_scores["explain_log_squared"] == 3      # graded by hand
+    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
 
 
-def test_largest_first_gets_partial_marks(graded):
+FULL = {"correctness_tests": 4, "time_tests": 3, "explain_log_squared": 0,
+        "explain_log_squared_rubric": 0}
+
+
+@pytest.mark.parametrize("student, lost, message", [
+    ("largest_first", "time_tests", "smallest-first broadcast should take 6 steps, yours took 3"),
+    # the time is measured on p = 2**d from root 0, where neither bug matters
+    ("no_bounds_check", "correctness_tests",
+     "binomial_broadcast_smallest_first for p=3, root=0: "),
+    ("ignores_root", "correctness_tests",
+     "The same p worked with root 0, but not with root 1: does each PE compute its rank "
+     "relative to the root"),
+])
+def test_one_bug_costs_one_cell(graded, student, lost, message):
     _, results, _ = graded
-    result = results["largest_first"]
-    assert result.scores["correctness_tests"] == 4
-    assert result.scores["time_tests"] == 0
-    assert "smallest-first broadcast should take 6 steps, yours took 3" in result.messages("time_tests")
+    result = results[student]
+    assert result.scores == {**FULL, lost: 0}
+    assert message in result.messages(lost), result.messages(lost)
 
 
 def test_calling_the_library_gets_no_credit(graded):
@@ -166,4 +215,4 @@ def test_pes_sharing_globals_lose_the_correctness_points(graded):
 
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 120, f"autograding 8 submissions took {seconds:.0f} s"
+    assert seconds < 120, f"autograding 10 submissions took {seconds:.0f} s"

@@ -4,7 +4,9 @@ The source notebook is released with ``nbgrader generate_assignment`` (the relea
 must hide solutions and hidden tests), then the instructor's solution (full
 marks) and wrong tables and wrong, slow, crashing, deadlocking, endless and
 library-calling programs (partial marks, a helpful message in the failing cell,
-quick grading) are autograded in one nbgrader run.
+quick grading) are autograded in one nbgrader run. Each single typical bug costs only the cell
+that grades it: a ring that sends the wrong way round or starts from zeros keeps the time points,
+and the table cells are graded independently of the program.
 """
 from __future__ import annotations
 
@@ -77,6 +79,15 @@ for i in range(1, p):
 return [a + b for a, b in zip(data[me], received)]
 '''
 
+# Grama's recv := 0 with op: right for + only.
+RING_FROM_ZEROS = '''
+left, right = (me - 1) % p, (me + 1) % p
+received = [0] * len(data[0])
+for i in range(1, p):
+    received = yield sendrecv(left, op(data[(me + i) % p], received), right)
+return op(data[me], received)
+'''
+
 RING_CRASHES = '''
 received = yield sendrecv((me - 1) % p, data[me + 1], (me + 1) % p)
 return received
@@ -128,6 +139,7 @@ def build_submissions(source):
         "to_the_right": bad(RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT),
         "direct": bad(RING_DIRECT, TABLES_P8_WRONG),
         "plus": bad(RING_WITH_PLUS, TABLES_UNREADABLE),
+        "from_zeros": bad(RING_FROM_ZEROS),
         "crashes": bad(RING_CRASHES),
         "deadlocks": bad(RING_DEADLOCKS),
         "spins": bad(SPINS),
@@ -144,7 +156,7 @@ def graded(tmp_path_factory):
 
 
 FULL = {"tables_p4_tests": 2, "tables_p8_tests": 2, "program_tests": 4, "time_tests": 2,
-        "mesh_answer": 0}
+        "mesh_answer": 0, "mesh_answer_rubric": 0}
 TABLES_OF = {"to_the_right": {"tables_p4_tests": 0, "tables_p8_tests": 0},
              "direct": {"tables_p8_tests": 0},
              "plus": {"tables_p4_tests": 0, "tables_p8_tests": 0}}
@@ -165,22 +177,24 @@ def test_release_hides_solution_and_hidden_tests(graded):
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
+    course, results, _ = graded
     result = results["solution"]
     assert set(h.autograded_ids(result)) == {"tables_p4_tests", "tables_p8_tests", "program_tests",
                                            "time_tests"}
     h.assert_full_marks(result)
     assert result.max_scores["mesh_answer"] == 2                 # graded by hand
     assert result.max_score == 12
+    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
 
 
 @pytest.mark.parametrize("student, cell, message", [
     ("to_the_right", "tables_p4_tests", "sends_4[1][0] is x0[3], but x0[1] was expected "
                                         "(missing: x0[1]; not expected: x0[3])\nHint: in step i "
                                         "node me sends its own message for node me + i"),
-    ("direct", "tables_p8_tests", "sends_8[7][3] is x0[2] + x1[2] + x4[2] + x5[2] + x6[2] + "
-                                  "x7[2], but x0[2] + x1[2] + x3[2] + x4[2] + x5[2] + x6[2] + "
-                                  "x7[2] was expected (missing: x3[2])"),
+    # the visible check warns before submission: a partial sum of step i has i terms
+    ("direct", "tables_p8_tests", "step 7, node 3 sends x0[2] + x1[2] + x4[2] + x5[2] + x6[2] + "
+                                  "x7[2], 6 term(s): a partial sum grows by one message in every "
+                                  "step, so in step 7 it holds the messages of 7 nodes"),
     ("plus", "tables_p4_tests", "step 1, node 0: cannot read the term 'x0(1)' (write a term as "
                                 "x3[5]"),
 ])
@@ -193,8 +207,11 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
 
 
 @pytest.mark.parametrize("student, scores, cell, messages", [
-    ("to_the_right", {"program_tests": 0, "time_tests": 0}, "program_tests",
+    # sending to the right costs the results, not the time (one bug, one deduction)
+    ("to_the_right", {"program_tests": 0}, "program_tests",
      ["expected [[60], [64], [68], [72]], got"]),
+    ("from_zeros", {"program_tests": 0}, "program_tests",
+     ["0 is neutral for + only"]),
     ("direct", {"time_tests": 0}, "time_tests",
      ["the reduction should take 7 steps, yours took"]),
     ("plus", {"program_tests": 0}, "program_tests",
@@ -241,4 +258,4 @@ def test_pes_sharing_globals_lose_the_correctness_points(graded):
 
 def test_grading_is_quick(graded):
     _, _, seconds = graded
-    assert seconds < 150, f"autograding 11 submissions took {seconds:.0f} s"
+    assert seconds < 150, f"autograding 12 submissions took {seconds:.0f} s"
