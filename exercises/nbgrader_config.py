@@ -8,7 +8,7 @@ import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
-                                    GetGrades, IgnorePattern, SaveAutoGrades)
+                                    ClearMarkScheme, GetGrades, IgnorePattern, SaveAutoGrades)
 
 from collective_lib.autograde import FlagForReview, LimitOutputSize, TrustedVerdict
 
@@ -52,10 +52,12 @@ c.ExecutePreprocessor.timeout = 120
 c.Execute.interrupt_on_timeout = True
 
 # Feedback shows each failed check's message (the checker's verdict: which p,
-# which PE, expected and got) but not the hidden tests, which ClearHiddenTests
-# removes from the cells' source. autograded/ keeps them for graders.
+# which PE, expected and got) but neither the hidden tests nor the graders'
+# rubrics, which ClearHiddenTests and ClearMarkScheme remove from the cells'
+# source. autograded/ keeps both for graders (formgrader shows the rubrics).
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     ClearHiddenTests,
+    ClearMarkScheme,
     CSSHTMLHeaderPreprocessor,
 ]

@@ -96,10 +96,6 @@ def test_the_release_holds_neither_model_answers_nor_rubrics(released):
         assert text
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "generate_feedback shows the mark scheme until exercises/nbgrader_config.py lists "
-    "ClearMarkScheme in GenerateFeedback.preprocessors (after ClearHiddenTests); the lead "
-    "owns that file. Strict: remove this marker once it does."))
 def test_feedback_does_not_show_the_rubric(released):
     course, _ = released
     name = "min_location"
