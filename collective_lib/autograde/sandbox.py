@@ -41,7 +41,7 @@ __all__ = ["Limits", "SandboxUser", "confine", "kill_all", "self_check"]
 
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
 _MS_BIND, _MS_MOVE, _MS_REC, _MS_PRIVATE = 4096, 8192, 16384, 1 << 18
-_PR_SET_PDEATHSIG = 1
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
 _PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -166,7 +166,6 @@ def confine(hide: list, uid: int | None, limits: Limits) -> str:
     allowed unconfined grading; then the namespaces are skipped too).
     """
     os.setsid()
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # die with the host
     if uid is not None:
         _private_view([os.path.realpath(folder) for folder in hide])
     limits.apply()
@@ -174,6 +173,10 @@ def confine(hide: list, uid: int | None, limits: Limits) -> str:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
+    # after the uid changed (which resets both): die with the host, and let no process of
+    # the same uid (another PE of this submission) trace this one or read its memory
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     scratch = tempfile.mkdtemp(prefix="student-")
     os.chdir(scratch)
     null = os.open(os.devnull, os.O_RDWR)

@@ -200,3 +200,18 @@ def test_the_sandbox_hides_the_course_and_drops_privileges(tmp_path):
         job["uid"] = user.uid
         verdict = check_notebook(job)["t"]
     assert verdict["passed"], verdict["message"]
+
+
+def test_the_sandbox_says_why_it_cannot_work(monkeypatch):
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    assert sandbox.self_check() == [
+        "the grader does not run as root, so it can neither switch a submission to an "
+        "unprivileged uid nor hide the course from it"]
+
+
+def test_sandbox_users_side_by_side_never_share_a_uid():
+    with sandbox.SandboxUser(61550, 2) as first, sandbox.SandboxUser(61550, 2) as second:
+        assert {first.uid, second.uid} == {61550, 61551}
+        with pytest.raises(RuntimeError, match="all 2 sandbox uids from 61550 are in use"):
+            with sandbox.SandboxUser(61550, 2):
+                pass
