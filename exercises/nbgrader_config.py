@@ -19,6 +19,10 @@ c = get_config()  # noqa: F821  (injected by nbgrader when it loads this file)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "collective"
 
+# nbgrader's default ignore list plus the instructor's reference answers,
+# source/<assignment>/_reference.py: never copied into release/ or autograded/.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "_reference.py"]
+
 # Each cell of a student notebook gets at most this many seconds while it is
 # validated or autograded. nbgrader's `Execute` preprocessor subclasses
 # nbconvert's ExecutePreprocessor and reads this section too.
