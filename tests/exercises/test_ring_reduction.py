@@ -185,6 +185,14 @@ def test_solution_gets_full_marks(graded):
     assert result.max_score == 12
 
 
+def test_the_reference_answer_stays_in_source(graded):
+    # the hidden tests import it from source/ring_reduction/; nbgrader copies it nowhere
+    course, _, _ = graded
+    assert (course / "source" / ASSIGNMENT / "_reference.py").is_file()
+    assert not list((course / "release").rglob("_reference.py"))
+    assert not list((course / "autograded").rglob("_reference.py"))
+
+
 @pytest.mark.parametrize("student, cell, message", [
     ("to_the_right", "tables_p4_tests", "sends_4[1][0] is x0[3], but x0[1] was expected "
                                         "(missing: x0[1]; not expected: x0[3])\nHint: in step i "
