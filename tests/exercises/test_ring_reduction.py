@@ -230,7 +230,7 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
      ["issued more than", "endless loop that keeps yielding"]),
     ("calls_library", {"program_tests": 0, "time_tests": 0}, "program_tests",
      ["my_all_to_all_red_ring uses the library's `all_to_all_red_hcube`"]),
-    ("hides_library", {"program_tests": 0, "time_tests": 0}, "time_tests",
+    ("hides_library", {"program_tests": 0, "time_tests": 0}, "program_tests",
      ["my_all_to_all_red_ring runs the library's `all_to_all_red_mesh`"]),
 ])
 def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student, scores,
