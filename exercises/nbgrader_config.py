@@ -19,6 +19,12 @@ c = get_config()  # noqa: F821  (injected by nbgrader when it loads this file)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "collective"
 
+# nbgrader's default ignore list plus the instructor's reference answers,
+# source/<assignment>/_reference.py: never copied into release/ or autograded/
+# (the trusted checker imports them from source/ for the hidden tests).
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
+                            "_reference.py"]
+
 # nbgrader's autograde steps (its default list, nbgrader 0.9.6) with nbgrader's
 # `Execute` replaced by TrustedVerdict (collective_lib.autograde.verdict): the
 # verdict of each test cell comes from a trusted checker process, while the

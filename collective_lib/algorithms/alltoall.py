@@ -10,7 +10,9 @@
 
 Every procedure runs all p one-to-all broadcasts (or all-to-one reductions) at
 once, and merges the messages that travel the same link in the same step into
-one longer message.  The operator conventions are those of
+one longer message.  The all-to-all reduction on the ring (Algorithm 4.5) is
+not here: writing it is the course's assignment ``ring_reduction``.  The
+operator conventions are those of
 :mod:`collective_lib.algorithms.reduce` (``op`` keyword, default
 :data:`~collective_lib.algorithms.reduce.add`, ``None`` for the book's 0).
 The reductions here combine the operands in the order their communication
@@ -34,7 +36,7 @@ from ..validate import check_power_of_two, check_square
 from .reduce import _check_op, add, combine
 
 __all__ = [
-    "all_to_all_bc_ring", "all_to_all_red_ring", "all_to_all_bc_mesh", "all_to_all_red_mesh",
+    "all_to_all_bc_ring", "all_to_all_bc_mesh", "all_to_all_red_mesh",
     "all_to_all_bc_hcube", "all_to_all_red_hcube", "hcube_cost", "mesh_cost",
     "ring_cost",
 ]
@@ -93,32 +95,6 @@ def all_to_all_bc_ring(me, p, data):
         msg = yield sendrecv(right, msg, left)     # send msg to right || receive msg from left
         result[(me - i) % p] = msg                 # result := result U msg
     return result
-
-
-@register(operation="all_to_all_reduction", cost=ring_cost, exact=True, network=Ring,
-          params={"op": add}, requires_commutative=True,
-          source="Grama et al. 2003, §4.2.1, Algorithm 4.5, Eq. 4.2")
-def all_to_all_red_ring(me, p, data, op=add):
-    """All-to-all reduction on a ring: Algorithm 4.4 backwards, combining on the way.
-
-    Grama et al. 2003, ``ALL_TO_ALL_RED_RING`` (Algorithm 4.5): in step i add my
-    message for PE j = me + i to the partial sum received in the step before
-    and send it to the left, while the partial sum for PE me + i + 1 comes in
-    from the right.  After p - 1 steps the partial sum that arrives is the one
-    for me itself, and my own message completes it.  PE j's result combines
-    the messages in the cyclic order j, j+1, ..., j-1, so ``op`` must be
-    commutative.  Full-duplex; time (ts + tw m)(p - 1), as Eq. 4.2.
-    """
-    op = _check_op(op)
-    msg = _check_messages("all_to_all_red_ring", data, p)
-    left = (me - 1) % p
-    right = (me + 1) % p
-    received = None                                  # recv := 0
-    for i in range(1, p):
-        j = (me + i) % p
-        temp = combine(op, msg[j], received)         # temp := msg[j] + recv
-        received = yield sendrecv(left, temp, right)  # send temp to left || receive recv from right
-    return combine(op, msg[me], received)            # result := msg[my_id] + recv
 
 
 # -- mesh (2-D torus) ---------------------------------------------------------------------
@@ -186,10 +162,10 @@ def all_to_all_red_mesh(me, p, data, op=add):
 
     Grama et al. 2003, Problem 4.4.  Reverse the phases and the direction of
     Algorithm 4.6 and combine as Algorithm 4.5 does.  Phase 1, along columns:
-    the ring reduction in which the "message" for the PE of row r is my
-    sqrt p messages for the PEs of row r (m sqrt p words); it leaves each PE
-    with, for every PE of its row, the column's combined contributions.
-    Phase 2, along rows: the ring reduction on these m-word messages.  The
+    the "message" for the PE of row r is my sqrt p messages for the PEs of
+    row r (m sqrt p words); it leaves each PE with, for every PE of its row,
+    the column's combined contributions.  Phase 2, along rows, combines these
+    m-word messages.  The
     operands are combined in cyclic column and row order, so ``op`` must be
     commutative.  p a perfect square; full-duplex; time
     2 ts (sqrt p - 1) + tw m (p - 1), as Eq. 4.3.

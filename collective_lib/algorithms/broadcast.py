@@ -22,7 +22,7 @@ from ..trees import (_split, binomial_children, binomial_parent, ceil_log2, in_o
 from ..validate import check_positive_int, check_power_of_two, check_root
 
 __all__ = [
-    "naive_broadcast_cost", "naive_broadcast", "binomial_broadcast_cost", "smallest_first_steps",
+    "naive_broadcast_cost", "naive_broadcast", "binomial_broadcast_cost",
     "binomial_broadcast", "hypercube_broadcast_cost", "hypercube_broadcast",
     "pipelined_binary_tree_broadcast_cost", "pipelined_binary_tree_optimal_k", "sanders_optimal_k",
     "pipelined_binary_tree_broadcast", "linear_pipeline_broadcast_cost",
@@ -67,38 +67,15 @@ def naive_broadcast(me, p, data, root=0):
 
 # -- binomial tree ------------------------------------------------------------------------
 
-def binomial_broadcast_cost(p, m, model, children_order="largest-first", **_):
-    """ceil(log2 p)(ts + tw m), Sanders Theorem 13.1; exact for every p and root.
-
-    With ``children_order="smallest-first"`` the time is
-    :func:`smallest_first_steps` (p) (ts + tw m), which is d(d+1)/2 steps for
-    p = 2**d (Exercise 13.1).
-    """
-    if children_order == "smallest-first":
-        return smallest_first_steps(p) * _step(model, m)
+def binomial_broadcast_cost(p, m, model, **_):
+    """ceil(log2 p)(ts + tw m), Sanders Theorem 13.1; exact for every p and root."""
     return ceil_log2(p) * _step(model, m)
 
 
-@lru_cache(maxsize=None)
-def smallest_first_steps(p: int) -> int:
-    """Steps of the binomial broadcast that serves the smallest child first.
-
-    The root's j-th send (j = 0, 1, ...) goes to relative rank 2**j in step
-    j + 1; that child then broadcasts, by the same rule, to its subtree of
-    min(2**j, p - 2**j) PEs.  No two transfers compete for a port, so
-    T(1) = 0 and T(p) = max_j (j + 1 + T(min(2**j, p - 2**j))).
-
-    >>> [smallest_first_steps(p) for p in (1, 2, 4, 8, 16, 5)]
-    [0, 1, 3, 6, 10, 3]
-    """
-    return max((j + 1 + smallest_first_steps(min(1 << j, p - (1 << j)))
-                for j in range(ceil_log2(p)) if 1 << j < p), default=0)
-
-
 @register(operation="broadcast", cost=binomial_broadcast_cost, exact=True,
-          params={"root": 0, "children_order": "largest-first"},
+          params={"root": 0},
           source="Sanders et al. 2019, §13.1.1, Fig. 13.3, Theorem 13.1")
-def binomial_broadcast(me, p, data, root=0, children_order="largest-first"):
+def binomial_broadcast(me, p, data, root=0):
     """Broadcast down the binomial tree, largest subtree first.
 
     Sanders et al. 2019, §13.1.1, ``Tree::broadcast``: receive from the parent
@@ -106,21 +83,16 @@ def binomial_broadcast(me, p, data, root=0, children_order="largest-first"):
     to the root, ``(me - root) mod p``; a relative rank with k trailing zeros
     has children ``i + 2**j`` for j = k-1 down to 0, so any p works (Fig. 13.3).
     One port suffices (half- or full-duplex); time ceil(log2 p)(ts + tw m)
-    (Theorem 13.1).  ``children_order="smallest-first"`` serves the children in
-    the reverse order, the slow variant of Exercise 13.1.
+    (Theorem 13.1).  The order matters: served smallest subtree first, the
+    broadcast takes Theta(log^2 p) steps (Exercise 13.1, the course's
+    assignment ``reverse_send_order``).
     """
     root = check_root(root, p)
-    if children_order not in ("largest-first", "smallest-first"):
-        raise ValueError("children_order must be 'largest-first' or 'smallest-first', "
-                         f"got {children_order!r}")
     i = (me - root) % p
     parent = binomial_parent(i)
     if parent is not None:
         data = yield recv((parent + root) % p)
-    children = binomial_children(i, p)
-    if children_order == "smallest-first":
-        children.reverse()
-    for c in children:
+    for c in binomial_children(i, p):
         yield send((c + root) % p, data)
     return data
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.alltoall import all_to_all_bc_ring, all_to_all_red_ring
+from ..algorithms.alltoall import all_to_all_bc_hcube, all_to_all_red_hcube
 from ..groups import in_group
 from ..ops import compute, sendrecv
 from ..simulator import simulate
@@ -31,8 +31,8 @@ from ..validate import check_positive_int
 __all__ = ["matvec_2d", "matvec_inputs", "matvec_result", "simulate_matvec"]
 
 
-def matvec_2d(me, p, data, rows, cols, allgather=all_to_all_bc_ring,
-              reduction=all_to_all_red_ring, flop_time=0.0):
+def matvec_2d(me, p, data, rows, cols, allgather=all_to_all_bc_hcube,
+              reduction=all_to_all_red_hcube, flop_time=0.0):
     """y = A x on a rows x cols nodal array in column-major order (Mathur & Johnsson §2).
 
     ``data`` is ``(A_block, x_piece)`` as :func:`matvec_inputs` lays it out;
@@ -40,8 +40,10 @@ def matvec_2d(me, p, data, rows, cols, allgather=all_to_all_bc_ring,
     as x.  ``allgather`` broadcasts x within the columns of nodes,
     ``reduction`` accumulates the partial products within the rows of nodes
     (any all-gather / all-to-all reduction program of the catalog, run with
-    :func:`in_group`); ``flop_time`` charges the local product
-    2 * (block size) flops.  p must equal rows * cols.
+    :func:`in_group`); the defaults, the hypercube collectives of chapter 5
+    (Grama Algorithms 4.7 and 4.8), need rows and cols to be powers of two.
+    ``flop_time`` charges the local product 2 * (block size) flops.  p must
+    equal rows * cols.
     """
     if p != rows * cols:
         raise ValueError(f"matvec_2d needs p = rows * cols, got p={p}, rows={rows}, cols={cols}")
@@ -96,8 +98,8 @@ def matvec_result(results) -> np.ndarray:
     return np.concatenate([np.asarray(piece) for piece in results])
 
 
-def simulate_matvec(A, x, rows, cols, *, allgather=all_to_all_bc_ring,
-                    reduction=all_to_all_red_ring, network=None, model=None,
+def simulate_matvec(A, x, rows, cols, *, allgather=all_to_all_bc_hcube,
+                    reduction=all_to_all_red_hcube, network=None, model=None,
                     flop_time=0.0, trace=False):
     """Simulate :func:`matvec_2d`; return ``(y, run)``.
 

@@ -205,7 +205,7 @@ def _one_case(comm, MPI, args, name, program, operation, params, m, payload, mpi
     record["mpi_collective"] = routine
     if routine is not None:
         # The MPI routine depends only on the data and these two parameters, not on
-        # ours (k, children_order, ...): measure it once per job.
+        # ours (k, root translation, ...): measure it once per job.
         key = (operation, m, routine, all_params.get("root"), all_params.get("exclusive"))
         if key not in mpi_cache:
             array = as_arrays(mine)

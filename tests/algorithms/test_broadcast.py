@@ -20,17 +20,6 @@ def test_binomial_broadcast_takes_ceil_log_p_steps_for_every_p(p):
         assert run.time == ceil_log2(p) * (2.0 + 0.5 * 6)
 
 
-@pytest.mark.parametrize("d", range(0, 9))
-def test_smallest_child_first_takes_d_d_plus_1_over_2_steps(d):
-    run = bcast("binomial_broadcast").simulate(2 ** d, 1, children_order="smallest-first")
-    assert run.time == d * (d + 1) // 2
-
-
-def test_binomial_broadcast_rejects_an_unknown_order():
-    with pytest.raises(ValueError, match="children_order must be .* got 'random'"):
-        bcast("binomial_broadcast").simulate(4, 1, children_order="random")
-
-
 def test_nobody_can_beat_the_doubling_bound():
     # One transfer informs one more PE, so after s steps at most 2**s PEs know m.
     for p in (5, 8, 33):
@@ -150,15 +139,6 @@ def test_packets_round_trip(n, k):
     assert max(map(len, packets)) == packet_words(n, k)
     assert join_packets(packets) == message
     assert join_packets(split_packets("abcdefg", 3)) == "abcdefg"
-
-
-@pytest.mark.parametrize("p", range(1, 65))
-def test_the_closed_form_follows_the_children_order(p):
-    entry, model = bcast("binomial_broadcast"), CostModel(ts=1.0, tw=0.5)
-    for root in range(p):
-        run = entry.simulate(p, 2, model=model, root=root, children_order="smallest-first",
-                             trace=False)
-        assert run.time == entry.predict(p, 2, model, root=root, children_order="smallest-first")
 
 
 @pytest.mark.parametrize("name", ["linear_pipeline_broadcast", "pipelined_binary_tree_broadcast"])

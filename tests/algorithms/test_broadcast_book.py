@@ -152,13 +152,6 @@ def test_binomial_holders_double_each_step():
     assert [len(r.holders) for r in rows] == [2, 4, 8, 16, 32, 64]
 
 
-@pytest.mark.parametrize("d", range(0, 9))
-def test_smallest_child_first_is_quadratic_in_log_p(d):
-    binom = entry("binomial_broadcast")
-    assert binom.simulate(2 ** d, children_order="smallest-first", trace=False).time == d * (d + 1) // 2
-    assert binom.simulate(2 ** d, trace=False).time == d
-
-
 @pytest.mark.parametrize("d", range(0, 7))
 def test_hypercube_broadcast_uses_neighbours_only_from_every_root(d):
     cube = entry("hypercube_broadcast")

@@ -9,8 +9,8 @@ from collective_lib.model import CostModel
 
 
 @pytest.mark.parametrize("P, Q, rows, cols", [
-    (8, 8, 2, 4), (16, 12, 4, 2), (7, 5, 2, 3), (3, 3, 3, 3), (20, 30, 4, 4),
-    (5, 9, 1, 4), (9, 4, 3, 1), (1, 1, 1, 1), (64, 48, 8, 4)])
+    (8, 8, 2, 4), (16, 12, 4, 2), (7, 5, 2, 2), (3, 3, 2, 2), (20, 30, 4, 4),
+    (5, 9, 1, 4), (9, 4, 4, 1), (1, 1, 1, 1), (64, 48, 8, 4)])
 def test_matvec_equals_a_times_x(P, Q, rows, cols):
     rng = np.random.default_rng(P * 100 + Q)
     A, x = rng.normal(size=(P, Q)), rng.normal(size=Q)
@@ -28,12 +28,19 @@ def test_matvec_with_hypercube_collectives(allgather, reduction):
     assert np.array_equal(y, A @ x)
 
 
+def test_the_ring_allgather_takes_any_number_of_rows():
+    rng = np.random.default_rng(8)
+    A, x = rng.integers(-9, 9, size=(9, 7)), rng.integers(-9, 9, size=7)
+    y, _ = simulate_matvec(A, x, 3, 2, allgather=all_to_all_bc_ring)
+    assert np.array_equal(y, A @ x)
+
+
 def test_matvec_time_is_the_sum_of_its_phases():
-    """Ring collectives, unit steps: (rows - 1) + (cols - 1) + 1 shuffle step."""
-    A, x = np.ones((12, 12)), np.arange(12.0)
-    for rows, cols in ((2, 3), (3, 2), (4, 3)):
+    """Hypercube collectives, unit steps: log2 rows + log2 cols + 1 shuffle step."""
+    A, x = np.ones((16, 16)), np.arange(16.0)
+    for rows, cols in ((2, 4), (4, 2), (4, 4), (8, 2)):
         _, run = simulate_matvec(A, x, rows, cols)
-        assert run.time == (rows - 1) + (cols - 1) + 1
+        assert run.time == (rows.bit_length() - 1) + (cols.bit_length() - 1) + 1
 
 
 def test_matvec_layout_puts_x_in_label_order():

@@ -16,6 +16,9 @@ import nbformat
 import pytest
 
 import nbgrader_harness as h
+from collective_lib.algorithms.sync import lock_demo
+from collective_lib.shared_memory import simulate_shared
+from exercise_references import load_reference
 from exercise_submissions import SPINS
 
 ASSIGNMENT = "broken_lock"
@@ -196,6 +199,21 @@ def test_endless_submission_is_stopped_with_a_helpful_message(graded):
         assert "never yields an operation" in result.messages(gid)
 
 
-def test_grading_is_quick(graded):
-    _, _, seconds = graded
-    assert seconds < h.GRADING_BUDGET_S, f"autograding 6 submissions took {seconds:.0f} s"
+
+# -- the reference answers (source/broken_lock/_reference.py) -------------------------------
+
+def test_the_reference_is_the_notebooks_solution():
+    nb = nbformat.read(h.EXERCISES_DIR / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+                       as_version=4)
+    namespace = {}
+    for cell in ("setup", "schedule_both_inside_solution", "schedule_two_lost_solution",
+                 "fixed_lock_solution"):
+        exec(h.find_cell(nb, cell).source, namespace)
+    ref = load_reference(ASSIGNMENT)
+    assert ref.schedule_both_inside == namespace["schedule_both_inside"]
+    assert ref.schedule_two_lost == namespace["schedule_two_lost"]
+    for kw in ({"rounds": 2}, {"rounds": 3, "hold": 7, "seed": 5}):
+        mine = simulate_shared(lock_demo, 4, lock=namespace["FixedLock"], **kw)
+        theirs = simulate_shared(lock_demo, 4, lock=ref.FixedLock, **kw)
+        assert [tuple(e) for e in mine.trace] == [tuple(e) for e in theirs.trace]
+        assert theirs.memory["counter"] == 4 * kw["rounds"]

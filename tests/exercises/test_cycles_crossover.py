@@ -105,7 +105,3 @@ def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, mess
     assert {gid: result.scores[gid] for gid in scores} == scores, result.messages()
     assert message in result.messages(cell)
 
-
-def test_grading_is_quick(graded):
-    _, _, seconds = graded
-    assert seconds < 120, f"autograding 6 submissions took {seconds:.0f} s"

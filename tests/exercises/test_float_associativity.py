@@ -143,7 +143,3 @@ def test_harmless_data_gets_no_data_points_and_a_warning_before(graded):
     assert "tree_difference(my_values) = 0.0; needed: max(1, half the exact sum) = 60.0" in shown
     assert "Warning: by your tree_difference the two trees do not disagree enough" in shown
 
-
-def test_grading_is_quick(graded):
-    _, _, seconds = graded
-    assert seconds < 120, f"autograding 7 submissions took {seconds:.0f} s"

@@ -122,7 +122,3 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, messag
     assert result.total == 0
     assert message in result.messages("best_k_tests")
 
-
-def test_grading_is_quick(graded):
-    _, _, seconds = graded
-    assert seconds < 120, f"autograding 6 submissions took {seconds:.0f} s"

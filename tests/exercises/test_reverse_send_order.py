@@ -13,6 +13,8 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
+from collective_lib import CostModel, catalog, simulate
+from exercise_references import load_reference
 from exercise_submissions import SPINS, YIELDS_FOREVER
 
 ASSIGNMENT = "reverse_send_order"
@@ -40,7 +42,7 @@ return data
 
 CALLS_THE_LIBRARY = '''
 from collective_lib.algorithms.broadcast import binomial_broadcast
-return (yield from binomial_broadcast(me, p, data, root, children_order="smallest-first"))
+return (yield from binomial_broadcast(me, p, data, root))
 '''
 
 CRASHES = '''
@@ -213,6 +215,25 @@ def test_pes_sharing_globals_lose_the_correctness_points(graded):
     h.assert_full_marks(results["solution"])
 
 
-def test_grading_is_quick(graded):
-    _, _, seconds = graded
-    assert seconds < 120, f"autograding 10 submissions took {seconds:.0f} s"
+
+# The reference answer (source/reverse_send_order/_reference.py), which the library does not ship.
+
+@pytest.mark.parametrize("d", range(0, 9))
+def test_the_reference_takes_d_d_plus_1_over_2_steps(d):
+    ref = load_reference(ASSIGNMENT)
+    run = simulate(ref.binomial_broadcast_smallest_first, 2 ** d,
+                   ["m"] + [None] * (2 ** d - 1), trace=False)
+    assert run.results == ["m"] * 2 ** d
+    assert run.time == d * (d + 1) // 2
+    assert catalog()["binomial_broadcast"].simulate(2 ** d, trace=False).time == d
+
+
+@pytest.mark.parametrize("p", range(1, 65))
+def test_the_references_closed_form_holds_for_every_p_and_root(p):
+    ref, model = load_reference(ASSIGNMENT), CostModel(ts=1.0, tw=0.5)
+    for root in range(p):
+        inputs = [[1, 2] if pe == root else None for pe in range(p)]
+        run = simulate(ref.binomial_broadcast_smallest_first, p, inputs, model=model,
+                       trace=False, root=root)
+        assert run.results == [[1, 2]] * p
+        assert run.time == ref.smallest_first_steps(p) * (1.0 + 0.5 * 2)

@@ -10,10 +10,19 @@ and the table cells are graded independently of the program.
 """
 from __future__ import annotations
 
+import nbformat
 import pytest
 
 import nbgrader_harness as h
+from collective_lib import CostModel, catalog, simulate
+from collective_lib.networks import Ring
+from collective_lib.operations import operations
+from collective_lib.recording import record_run
+from collective_lib.spans import Span, span_op
+from collective_lib.viz import values_table
+from exercise_references import load_reference
 from exercise_submissions import SPINS, YIELDS_FOREVER
+from traces import trace
 
 ASSIGNMENT = "ring_reduction"
 
@@ -100,15 +109,17 @@ yield send((me - 1) % p, received)
 return received
 '''
 
+# The library has no ring reduction (it is this assignment's answer); a student may still try
+# one of its other all-to-all reductions.
 RING_CALLS_LIBRARY = '''
-from collective_lib.algorithms.alltoall import all_to_all_red_ring
-return (yield from all_to_all_red_ring(me, p, data, op))
+from collective_lib.algorithms.alltoall import all_to_all_red_hcube
+return (yield from all_to_all_red_hcube(me, p, data, op))
 '''
 
 RING_HIDES_THE_LIBRARY = '''
 import importlib
 module = importlib.import_module(".".join(["collective_lib", "algorithms", "alltoall"]))
-program = getattr(module, "_".join(["all", "to", "all", "red", "ring"]))
+program = getattr(module, "_".join(["all", "to", "all", "red", "mesh"]))
 return (yield from program(me, p, data, op))
 '''
 
@@ -167,7 +178,7 @@ def test_release_hides_solution_and_hidden_tests(graded):
     text = h.assert_release_hides(course, ASSIGNMENT, [
         "x0[3] + x1[3] + x2[3]", "ring_pattern", "sends_4 = {", "sends_8, results_8 =",
         "received = yield sendrecv(left", "_ring_tables", "check_answer_table",
-        "forbid_library", "all_to_all_red_ring as _reference_ring",
+        "forbid_library", "_reference",
         "Phase 1 runs along the **columns**"])
     assert "def my_all_to_all_red_ring(me, p, data, op=add):" in text
     assert text.count("raise NotImplementedError()") == 2
@@ -185,6 +196,14 @@ def test_solution_gets_full_marks(graded):
     assert result.max_scores["mesh_answer"] == 2                 # graded by hand
     assert result.max_score == 12
     h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
+
+
+def test_the_reference_answer_stays_in_source(graded):
+    # the hidden tests import it from source/ring_reduction/; nbgrader copies it nowhere
+    course, _, _ = graded
+    assert (course / "source" / ASSIGNMENT / "_reference.py").is_file()
+    assert not list((course / "release").rglob("_reference.py"))
+    assert not list((course / "autograded").rglob("_reference.py"))
 
 
 @pytest.mark.parametrize("student, cell, message", [
@@ -227,9 +246,9 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
     ("yields_forever", {"program_tests": 0, "time_tests": 0}, "program_tests",
      ["issued more than", "endless loop that keeps yielding"]),
     ("calls_library", {"program_tests": 0, "time_tests": 0}, "program_tests",
-     ["my_all_to_all_red_ring uses the library's `all_to_all_red_ring`"]),
-    ("hides_library", {"program_tests": 0, "time_tests": 0}, "time_tests",
-     ["my_all_to_all_red_ring runs the library's `all_to_all_red_ring`"]),
+     ["my_all_to_all_red_ring uses the library's `all_to_all_red_hcube`"]),
+    ("hides_library", {"program_tests": 0, "time_tests": 0}, "program_tests",
+     ["my_all_to_all_red_ring runs the library's `all_to_all_red_mesh`"]),
 ])
 def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student, scores,
                                                                  cell, messages):
@@ -256,6 +275,79 @@ def test_pes_sharing_globals_lose_the_correctness_points(graded):
     h.assert_full_marks(results["solution"])
 
 
-def test_grading_is_quick(graded):
-    _, _, seconds = graded
-    assert seconds < 150, f"autograding 12 submissions took {seconds:.0f} s"
+
+# The reference answer (source/ring_reduction/_reference.py), which the library does not ship:
+# Grama's claims about Algorithm 4.5, once made by the library's tests and Chapter 5.
+
+def _reference_ring():
+    return load_reference(ASSIGNMENT).all_to_all_red_ring
+
+
+@pytest.mark.parametrize("p", range(1, 41))
+def test_the_reference_is_right_and_costs_eq_4_2(p):
+    model, m = CostModel(ts=100, tw=1), 2
+    inputs = [[[100 * i + j, -j] for j in range(p)] for i in range(p)]
+    run = simulate(_reference_ring(), p, inputs, network=Ring(p), model=model)
+    assert run.results == operations()["all_to_all_reduction"].expected(inputs)
+    assert run.time == (model.ts + model.tw * m) * (p - 1)
+
+
+def _tagged_op(a, b):
+    # Words are (destination, Span of sources); only words for the same PE may be combined.
+    (dest_a, xa), = a
+    (dest_b, xb), = b
+    assert dest_a == dest_b, f"combined a word for {dest_a} with one for {dest_b}"
+    return [(dest_a, span_op(xa, xb))]
+
+
+def _sources(payload):
+    # The PEs whose messages a payload of the all-to-all broadcast carries (inputs [i]).
+    if isinstance(payload, list) and len(payload) == 1 and isinstance(payload[0], int):
+        return [payload[0]]
+    return [s for part in payload for s in _sources(part)]
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 8, 11, 16])
+def test_the_reference_is_the_ring_broadcast_reversed(p):
+    # What Chapter 5 (§5.6) tells the reader: reduction step s carries over (v, u) what
+    # broadcast step p - s carried over (u, v), and the partial sum's destination is the
+    # broadcast message's source.
+    tagged = [[[(j, Span((i,)))] for j in range(p)] for i in range(p)]
+    red = simulate(_reference_ring(), p, tagged, network=Ring(p), op=_tagged_op)
+    bc = catalog()["all_to_all_bc_ring"].simulate(p, inputs=[[i] for i in range(p)])
+    for s in range(1, p):
+        assert ({(m.dst, m.src, m.payload[0][0]) for m in red.step(s)}
+                == {(m.src, m.dst, _sources(m.payload)[0]) for m in bc.step(p - s)})
+    assert [r[0][0] for r in red.results] == list(range(p))
+    if p == 8:                    # Grama: "node 0 sending msg[1] to 7" in the first step
+        assert ({(m.src, m.dst, m.payload[0][0]) for m in red.step(1)}
+                == {((i + 1) % 8, i, (i + 2) % 8) for i in range(8)})
+
+
+def test_the_reference_combines_in_cyclic_order():
+    # PE j's result is msg_j + (msg_(j+1) + (... + msg_(j-1))): op must commute.
+    spans = [[[Span((i,))] for j in range(8)] for i in range(8)]
+    run = record_run(_reference_ring(), 8, inputs=spans, network=Ring(8), op=span_op)
+    t = values_table(run, watch="received")
+    for s in range(1, 8):
+        for pe in range(8):
+            assert t.value(s, pe)[0].ranks == tuple((pe + k) % 8 for k in range(1, s + 1))
+    assert str(run.results[0][0]) == "0:7" and str(run.results[3][0]) == "3:7,0:2"
+
+
+def test_the_reference_is_the_notebooks_solution():
+    # The instructor's solution cell and _reference.py send the same messages at the same times.
+    nb = nbformat.read(h.EXERCISES_DIR / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+                         as_version=4)
+    namespace = {}
+    exec(h.find_cell(nb, "program_solution").source, namespace)
+    for p in (1, 2, 5, 8):
+        inputs = [[[i, j] for j in range(p)] for i in range(p)]
+        mine = simulate(namespace["my_all_to_all_red_ring"], p, inputs, network=Ring(p))
+        ref = simulate(_reference_ring(), p, inputs, network=Ring(p))
+        assert trace(mine) == trace(ref) and mine.results == ref.results
+
+
+def test_the_reference_rejects_a_wrong_number_of_messages():
+    with pytest.raises(ValueError, match="p=4"):
+        simulate(_reference_ring(), 4, [[[1]] * 3] * 4, network=Ring(4))

@@ -211,7 +211,3 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, 
     assert result.total == 0
     assert message in result.messages(cell)
 
-
-def test_grading_is_quick(graded):
-    _, _, seconds = graded
-    assert seconds < 150, f"autograding 10 submissions took {seconds:.0f} s"

@@ -434,7 +434,7 @@ def test_direct_call_is_caught():
     from collective_lib.algorithms.broadcast import binomial_broadcast
 
     def copied(me, p, data, root=0):
-        return (yield from binomial_broadcast(me, p, data, root, "smallest-first"))
+        return (yield from binomial_broadcast(me, p, data, root))
 
     _assert_forbidden(copied)
 
@@ -465,9 +465,9 @@ def test_alias_partial_closure_default_and_helpers_are_caught():
 
     _assert_forbidden(via_alias)
 
-    _assert_forbidden(functools.partial(alias, children_order="smallest-first"))
+    _assert_forbidden(functools.partial(alias, root=0))
     with pytest.raises(AssertionError, match=r"^partial\(binomial_broadcast\) uses"):
-        forbid_library_calls(functools.partial(alias, children_order="smallest-first"), FORBIDDEN)
+        forbid_library_calls(functools.partial(alias, root=0), FORBIDDEN)
     _assert_forbidden(alias)
 
     def via_closure(me, p, data, root=0):
