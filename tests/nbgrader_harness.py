@@ -84,22 +84,17 @@ def run_nbgrader(
     course_dir: os.PathLike | str,
     *args: str,
     timeout: float = COMMAND_TIMEOUT,
-    python_path: Sequence[os.PathLike | str] = (),
 ) -> subprocess.CompletedProcess:
     """Run ``nbgrader <args>`` in ``course_dir``; raise NbgraderError on failure.
 
     The user's own Jupyter configuration directory is replaced by an empty one
     so that only the course's nbgrader_config.py applies (plus any config of
-    the virtualenv itself).  ``python_path`` goes in front of PYTHONPATH (and
-    so onto the kernels' sys.path).
+    the virtualenv itself).
     """
     course_dir = Path(course_dir).resolve()
     isolated_cfg = course_dir.parent / f".{course_dir.name}-jupyter-config"
     isolated_cfg.mkdir(exist_ok=True)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(isolated_cfg))
-    if python_path:
-        env["PYTHONPATH"] = os.pathsep.join(
-            [*map(str, python_path), *filter(None, [env.get("PYTHONPATH")])])
     # nbgrader runs helper programs (e.g. `alembic` when it creates the
     # gradebook) by name: find them next to this interpreter.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -182,17 +177,6 @@ class GradeResult:
         return _ANSI.sub("", "\n".join(parts))
 
 
-def reference_path(course_dir: os.PathLike | str, assignment: str) -> list:
-    """Where the hidden tests find the instructor's ``_reference.py``: ``source/<assignment>/``.
-
-    nbgrader never copies ``_reference.py`` (``c.CourseDirectory.ignore``), so
-    a hidden test's ``from _reference import ...`` needs that directory on the
-    path while it is graded.  (The trusted checker puts it there; for the
-    in-kernel autograde the kernel inherits it through PYTHONPATH.)
-    """
-    return [Path(course_dir).resolve() / "source" / assignment]
-
-
 def autograde(
     course_dir: os.PathLike | str,
     assignment: str,
@@ -208,7 +192,7 @@ def autograde(
     ``submitted/<student>/<assignment>/<notebook_name>`` (``notebook_name``
     defaults to the file's name and is required for an in-memory notebook; it
     must match the source notebook's name). ``timeout`` overrides the per-cell
-    execution timeout of the course configuration for this run only.
+    time limit of one graded cell (``TrustedVerdict.cell_timeout``) for this run only.
 
     A submission that fails, crashes or never finishes must still be graded:
     nbgrader interrupts a cell that exceeds the timeout and goes on, so this
@@ -228,9 +212,8 @@ def autograde(
 
     args = ["autograde", assignment, "--force", f"--student={student}"]
     if timeout is not None:
-        args.append(f"--Execute.timeout={int(timeout)}")
-    proc = run_nbgrader(course_dir, *args, *extra_args,
-                        python_path=reference_path(course_dir, assignment))
+        args.append(f"--TrustedVerdict.cell_timeout={int(timeout)}")
+    proc = run_nbgrader(course_dir, *args, *extra_args)
 
     graded_path = course_dir / "autograded" / student / assignment / notebook_name
     if not graded_path.exists():
@@ -344,8 +327,7 @@ def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: 
         if isinstance(nb, Path):
             nb = nbformat.read(nb, as_version=4)
         nbformat.write(nb, target / name)
-    proc = run_nbgrader(course, "autograde", assignment, "--force",
-                        python_path=reference_path(course, assignment))
+    proc = run_nbgrader(course, "autograde", assignment, "--force")
     results = {}
     for student in submissions:
         graded = course / "autograded" / student / assignment / name
