@@ -35,12 +35,15 @@ import difflib
 import textwrap
 
 __all__ = ["definitions", "used_names", "dynamic_lookups", "fingerprint", "similarity", "node_source",
-           "REVIEW_SIMILARITY"]
+           "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES"]
 
 # At least this similar to a library function: a human should look (flag, never zero).
-# A library function with a line and some names changed scores about 0.98, an
-# independently written solution of the same exercise about 0.55.
-REVIEW_SIMILARITY = 0.85
+# Measured on the course's assignments: a library function with names and a line or
+# two changed scores 0.75 to 0.98; every reference solution is at most 0.54 similar
+# to any catalog program. Functions smaller than REVIEW_MIN_NODES syntax-tree nodes
+# (a one-line Gray code) look alike whoever writes them, and are never flagged.
+REVIEW_SIMILARITY = 0.7
+REVIEW_MIN_NODES = 40
 
 _DYNAMIC_CALLS = {"getattr": "getattr with a computed name", "globals": "globals()",
                   "vars": "vars()", "locals": "locals()", "eval": "eval", "exec": "exec",
@@ -215,6 +218,13 @@ def similarity(source: str, other: str) -> float:
     if not mine or not theirs:
         return 0.0
     return round(difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio(), 3)
+
+
+def likeness(source: str, library_source: str) -> float:
+    """:func:`similarity`, or 0.0 when ``source`` is too small to tell (REVIEW_MIN_NODES)."""
+    if len(fingerprint(source)) < REVIEW_MIN_NODES:
+        return 0.0
+    return similarity(source, library_source)
 
 
 def node_source(node) -> str:

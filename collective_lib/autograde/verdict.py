@@ -37,7 +37,7 @@ import tempfile
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Float, Integer, List, Unicode
+from traitlets import Bool, Integer, List, Unicode
 
 from .sandbox import SandboxUser, self_check
 
@@ -53,9 +53,7 @@ def cell_roles(nb: NotebookNode, db_url: str, notebook: str, assignment: str) ->
         source_nb = gb.find_notebook(notebook, assignment)
         sources = {c.name: (c.source, c.locked) for c in source_nb.source_cells}
         tests = {c.name for c in source_nb.grade_cells if c.cell_type == "code"}
-    solutions = set()
-    with Gradebook(db_url) as gb:
-        solutions = {c.name for c in gb.find_notebook(notebook, assignment).solution_cells}
+        solutions = {c.name for c in source_nb.solution_cells}
     roles = []
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -94,7 +92,6 @@ class TrustedVerdict(NbGraderPreprocessor):
                             ).tag(config=True)
     exchange_root = Unicode("/srv/nbgrader/exchange", help="The exchange, hidden from "
                             "submissions.").tag(config=True)
-    per_pe_startup_s = Float(0.0).tag(config=False)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         info = resources["nbgrader"]
@@ -195,13 +192,18 @@ def _outputs(verdict: dict | None) -> list:
 
 
 class FlagForReview(NbGraderPreprocessor):
-    """Mark the graded cells whose checks raised a flag for manual grading (after SaveAutoGrades)."""
+    """Mark the graded cells whose checks raised a flag for manual grading (after SaveAutoGrades).
+
+    The reasons go into the automatic comment of the solution cell the test cell
+    checks (the nearest solution cell above it), where formgrader shows them.
+    """
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         flags = resources.get("collective_lib", {}).get("review_flags", {})
         if not flags:
             return nb, resources
         info = resources["nbgrader"]
+        ids = [cell.metadata.get("nbgrader", {}) for cell in nb.cells]
         with Gradebook(info["db_url"]) as gb:
             for grade_id, reasons in flags.items():
                 try:
@@ -210,8 +212,22 @@ class FlagForReview(NbGraderPreprocessor):
                 except MissingEntry:
                     continue
                 grade.needs_manual_grade = True
-                comment = gb.find_comment(grade_id, info["notebook"], info["assignment"],
-                                          info["student"])
-                comment.auto_comment = "Flagged for review: " + "; ".join(reasons)
+                answer = _answer_above(ids, grade_id)
+                if answer is not None:
+                    comment = gb.find_comment(answer, info["notebook"], info["assignment"],
+                                              info["student"])
+                    note = "Flagged for review: " + "; ".join(reasons)
+                    comment.auto_comment = "\n".join(filter(None, [comment.auto_comment, note]))
             gb.db.commit()
         return nb, resources
+
+
+def _answer_above(ids: list, grade_id: str) -> str | None:
+    """The grade id of the nearest solution cell above the cell ``grade_id``."""
+    answer = None
+    for meta in ids:
+        if meta.get("grade_id") == grade_id:
+            return answer
+        if meta.get("solution"):
+            answer = meta.get("grade_id")
+    return None

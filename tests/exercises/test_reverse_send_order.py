@@ -114,6 +114,19 @@ while step < span:
 return data
 '''
 
+# The library's largest-first broadcast copied, names kept, the children reversed: correct,
+# and for a human to judge (flagged for review, the score stays).
+COPIED_FROM_THE_LIBRARY = '''
+from collective_lib.trees import binomial_children, binomial_parent
+i = (me - root) % p
+parent = binomial_parent(i)
+if parent is not None:
+    data = yield recv((parent + root) % p)
+for c in reversed(binomial_children(i, p)):
+    yield send((c + root) % p, data)
+return data
+'''
+
 
 def build_submissions(source):
     def bad(code):
@@ -130,6 +143,7 @@ def build_submissions(source):
         "shares_globals": bad(SHARES_GLOBALS),
         "no_bounds_check": bad(NO_BOUNDS_CHECK),
         "ignores_root": bad(IGNORES_THE_ROOT),
+        "copied": bad(COPIED_FROM_THE_LIBRARY),
     }
 
 
@@ -237,3 +251,19 @@ def test_the_references_closed_form_holds_for_every_p_and_root(p):
                        trace=False, root=root)
         assert run.results == [[1, 2]] * p
         assert run.time == ref.smallest_first_steps(p) * (1.0 + 0.5 * 2)
+
+
+def test_a_copy_of_the_library_keeps_its_score_and_is_flagged_for_review(graded):
+    course, results, _ = graded
+    from nbgrader.api import Gradebook          # slow to import: only here
+    h.assert_full_marks(results["copied"])
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        flagged = {grade.name: grade.needs_manual_grade for grade in
+                   gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "copied").grades}
+        comment = gb.find_comment("smallest_first_solution", ASSIGNMENT, ASSIGNMENT,
+                                  "copied").auto_comment
+        honest = {grade.name: grade.needs_manual_grade for grade in
+                  gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "solution").grades}
+    assert flagged["correctness_tests"] and flagged["time_tests"]
+    assert "similar to the library's binomial_broadcast" in comment
+    assert not honest["correctness_tests"] and not honest["time_tests"]
