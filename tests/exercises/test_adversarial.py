@@ -51,6 +51,18 @@ def _with_cell(nb, grade_id, source):
     return nb
 
 
+def _forged(nb):
+    """``nb`` with a cell the student marked as a locked instructor cell, which patches the
+    grading library: the gradebook does not know it, so it stays the student's code."""
+    nb = nbformat.from_dict(nb)
+    cell = nbformat.v4.new_code_cell(
+        "import collective_lib.grading as g\ng.guarded_call = lambda f, *a, **k: 0\n",
+        metadata={"nbgrader": {"grade_id": "setup_forged", "locked": True, "solution": False,
+                               "grade": False, "schema_version": 3}})
+    nb.cells.insert(1, cell)
+    return nb
+
+
 def _payloads(course, source):
     released = _released(course)
     solved = nbformat.read(source, as_version=4)
@@ -62,9 +74,9 @@ def _payloads(course, source):
         "honest": solved,
         "victim": solved,
         # an input transformer rewrites every later cell, hidden tests included, to `pass`
-        "transformer": _with_cell(released, "gray_solution", '''
+        "transformer": _forged(_with_cell(released, "gray_solution", '''
             get_ipython().input_transformers_cleanup.append(lambda lines: ["pass\\n"])
-        '''),
+        ''')),
         # the grading library replaced, and answers that only fit the visible table
         "patcher": _with_cell(released, "gray_solution", '''
             import collective_lib.grading as grading

@@ -50,6 +50,20 @@ NEVER_RELEASES = """
 yield pause(1)                               # forgets to write 0: nobody gets in again
 """
 
+# PEs that take turns through a module attribute (one Python process) instead of the memory.
+BOARD_ACQUIRE = """
+import collective_lib as board               # every PE imports the same module object ...
+while getattr(board, "owner", None) not in (None, self.me):
+    yield pause(1)
+board.owner = self.me                        # ... so this is a lock only in one process
+yield read(self.cell)
+"""
+BOARD_RELEASE = """
+import collective_lib as board
+board.owner = None
+yield write(self.cell, 0)
+"""
+
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -77,6 +91,7 @@ def build_submissions(source: Path) -> dict:
         "never_releases": with_lock(GOOD_ACQUIRE, NEVER_RELEASES),
         "crashes": crashes,
         "endless": with_lock(SPINS),
+        "shares_globals": with_lock(BOARD_ACQUIRE, BOARD_RELEASE),
     }
 
 
@@ -217,3 +232,11 @@ def test_the_reference_is_the_notebooks_solution():
         theirs = simulate_shared(lock_demo, 4, lock=ref.FixedLock, **kw)
         assert [tuple(e) for e in mine.trace] == [tuple(e) for e in theirs.trace]
         assert theirs.memory["counter"] == 4 * kw["rounds"]
+
+
+def test_pes_sharing_a_module_attribute_are_told_so(graded):
+    _, results, _ = graded
+    board = results["shares_globals"]
+    assert board.scores["timed_tests"] == 0
+    assert "PEs must not share Python globals" in board.messages("timed_tests")
+    assert board.scores["both_inside_tests"] == board.max_scores["both_inside_tests"]

@@ -127,6 +127,15 @@ for c in reversed(binomial_children(i, p)):
 return data
 '''
 
+# The library reached through a computed name: a right broadcast (in the wrong order), and
+# cells a human should look at.
+COMPUTED_NAME = '''
+import importlib
+module = importlib.import_module("collective_lib.algorithms." + "broadcast")
+program = getattr(module, "binomial_" + "broadcast")
+return (yield from program(me, p, data, root))
+'''
+
 
 def build_submissions(source):
     def bad(code):
@@ -144,6 +153,7 @@ def build_submissions(source):
         "no_bounds_check": bad(NO_BOUNDS_CHECK),
         "ignores_root": bad(IGNORES_THE_ROOT),
         "copied": bad(COPIED_FROM_THE_LIBRARY),
+        "computed_name": bad(COMPUTED_NAME),
     }
 
 
@@ -267,3 +277,16 @@ def test_a_copy_of_the_library_keeps_its_score_and_is_flagged_for_review(graded)
     assert flagged["correctness_tests"] and flagged["time_tests"]
     assert "similar to the library's binomial_broadcast" in comment
     assert not honest["correctness_tests"] and not honest["time_tests"]
+
+
+def test_a_library_call_through_a_computed_name_is_flagged(graded):
+    course, results, _ = graded
+    from nbgrader.api import Gradebook          # slow to import: only here
+    computed = results["computed_name"]
+    assert computed.scores["time_tests"] == 0           # largest first: the wrong order
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        grade = gb.find_grade("correctness_tests", ASSIGNMENT, ASSIGNMENT, "computed_name")
+        comment = gb.find_comment("smallest_first_solution", ASSIGNMENT, ASSIGNMENT,
+                                  "computed_name").auto_comment
+    assert grade.needs_manual_grade
+    assert "computed names" in comment and "importlib" in comment
