@@ -52,7 +52,7 @@ from nbgrader.api import Gradebook  # noqa: E402
 
 from collective_lib.autograde.report import question_table  # noqa: E402
 
-__all__ = ["ROLES", "Answers", "CLASS", "ASSIGNMENTS", "FEEDBACK_FETCHED", "MANUAL_GRADES", "readme_blocks",
+__all__ = ["ROLES", "Answers", "MODEL_ANSWER", "CLASS", "ASSIGNMENTS", "FEEDBACK_FETCHED", "MANUAL_GRADES", "readme_blocks",
            "rehearse", "main"]
 
 README = REPO_ROOT / "README.md"
@@ -77,49 +77,46 @@ FEEDBACK_FETCHED = ("float_associativity",)
 class Answers:
     """One student's notebook for one assignment, as changes to the reference.
 
-    ``code`` maps a solution cell's grade_id to ``(new code, region)`` (see
-    :func:`nbgrader_harness.replace_solution`); ``written`` maps a written
-    answer's grade_id to its text (absent: left as released).
+    ``code`` maps a solution cell's grade_id to the code that replaces its
+    solution (see :func:`nbgrader_harness.replace_solution`); ``written`` maps
+    a written answer's grade_id to its text, or to :data:`MODEL_ANSWER` for the
+    source notebook's (absent: left as released).
     """
 
-    code: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    code: dict[str, str] = field(default_factory=dict)
     written: dict[str, str] = field(default_factory=dict)
 
 
-_MODEL_ANSWER = "model answer"      # a written answer copied from the source notebook
+#: A written answer that copies the model answer of the source notebook.
+MODEL_ANSWER = "<the source notebook's model answer>"
 
 #: ``{student: {assignment: Answers or None (no submission)}}``.
 CLASS = {
     "alice": {
         "gray_codes": Answers(),
-        "float_associativity": Answers(written={"explain_consequences": _MODEL_ANSWER}),
+        "float_associativity": Answers(written={"explain_consequences": MODEL_ANSWER}),
         "pipelining_theorem_13_3": Answers(),
     },
     "bob": {
         # forgets that the ring wraps around: right for Figure 7's example, wrong elsewhere
-        "gray_codes": Answers(code={"index_solution": (
-            "return gray_of(gray_rank(pa) + s)", None)}),
+        "gray_codes": Answers(code={"index_solution": "return gray_of(gray_rank(pa) + s)"}),
         # sums the Python floats, not float32 values
         "float_associativity": Answers(
-            code={"sum_solution": (
-                "return algorithms[algorithm].simulate(len(values), inputs=list(values))"
-                ".results[0]", None)},
+            code={"sum_solution": "return algorithms[algorithm].simulate(len(values), "
+                                  "inputs=list(values)).results[0]"},
             written={"explain_consequences": "The sum depends on the order of the additions, "
                                              "so it can change with p."}),
         # takes the optimum of the Lemma 13.2 bound instead of searching the simulation
         "pipelining_theorem_13_3": Answers(code={"best_k_solution": (
             "height = max(1, math.ceil(math.log2(p)))\n"
-            "return max(1, round(math.sqrt(beta * n * (2 * height - 3) / (3 * alpha))))",
-            None)}),
+            "return max(1, round(math.sqrt(beta * n * (2 * height - 3) / (3 * alpha))))")}),
     },
     "carol": {
         # one transition too many: 2**d entries instead of 2**d - 1
         "gray_codes": Answers(code={"transitions_solution": (
-            "return [(gray_of(u) ^ gray_of(u + 1)).bit_length() - 1 for u in range(2**d)]",
-            None)}),
+            "return [(gray_of(u) ^ gray_of(u + 1)).bit_length() - 1 for u in range(2**d)]")}),
         # values that cancel nowhere: both trees give the same sum; no written answer
-        "float_associativity": Answers(code={"data_solution": (
-            "my_values = [1.0] * 16", None)}),
+        "float_associativity": Answers(code={"data_solution": "my_values = [1.0] * 16"}),
         "pipelining_theorem_13_3": None,
     },
 }
@@ -189,9 +186,9 @@ class _Rehearsal:
         path = self.homes[student] / assignment / f"{assignment}.ipynb"
         source = h.source_notebook(self.course, assignment, f"{assignment}.ipynb")
         answered = nbformat.read(source, as_version=4)
-        for gid, (code, region) in answers.code.items():
-            answered = h.replace_solution(answered, gid, code, region)
-        written = {gid: h.find_cell(answered, gid).source if text == _MODEL_ANSWER else text
+        for gid, code in answers.code.items():
+            answered = h.replace_solution(answered, gid, code)
+        written = {gid: h.find_cell(answered, gid).source if text == MODEL_ANSWER else text
                    for gid, text in answers.written.items()}
         nbformat.write(h.answered_release(path, answered, written), path)
 

@@ -10,8 +10,9 @@ struggled with (``python -m collective_lib.autograde.report`` draws it)::
 (``exercises/nbgrader_config.py`` makes it the course's exporter.) The CSV
 (``grades.csv`` unless ``--to`` names another file) has the columns
 
-``assignment, student_id, timestamp``
-    the submission (``timestamp`` is empty if the student submitted nothing);
+``assignment, student_id, submitted, timestamp``
+    the submission: ``submitted`` is ``yes`` or ``no`` (the student handed in
+    nothing), ``timestamp`` the time of submission if nbgrader knows it;
 ``<notebook>:<grade_id>``
     one per graded cell of every exported assignment, in the order of the
     source notebook: the cell's score, empty if the cell belongs to another
@@ -41,7 +42,7 @@ __all__ = ["PerQuestionExportPlugin", "question_column", "SUBMISSION_COLUMNS", "
            "MAX_PREFIX"]
 
 #: The columns before the per-question scores.
-SUBMISSION_COLUMNS = ("assignment", "student_id", "timestamp")
+SUBMISSION_COLUMNS = ("assignment", "student_id", "submitted", "timestamp")
 #: The columns after the per-question scores (then come the ``max:`` columns).
 TOTAL_COLUMNS = ("late_submission_penalty", "score", "max_score", "needs_manual_grade")
 #: Prefix of the columns that hold each question's points.
@@ -119,7 +120,7 @@ class PerQuestionExportPlugin(ExportPlugin):
         try:
             submission = gradebook.find_submission(assignment.name, student_id)
         except MissingEntry:
-            row.update(timestamp="", late_submission_penalty="0", score="0")
+            row.update(submitted="no", timestamp="", late_submission_penalty="0", score="0")
             return row
         grades = {(snb.name, g.name): g for snb in submission.notebooks for g in snb.grades}
         waiting = []
@@ -132,7 +133,7 @@ class PerQuestionExportPlugin(ExportPlugin):
             else:
                 row[question_column(nb, gid)] = _format_number(grade.score)
         penalty = submission.late_submission_penalty or 0.0
-        row.update(timestamp=str(submission.timestamp or ""),
+        row.update(submitted="yes", timestamp=str(submission.timestamp or ""),
                    late_submission_penalty=_format_number(penalty),
                    score=_format_number(max(0.0, submission.score - penalty)),
                    needs_manual_grade=" ".join(waiting))

@@ -76,8 +76,8 @@ def read_question_scores(csv_path: str | Path) -> list[AssignmentGrades]:
                 max_score=float(row["max_score"]), waiting={})
         entry, student = grades[name], row["student_id"]
         entry.totals[student] = float(row["score"])
-        if row["timestamp"] == "":
-            continue                                  # nothing submitted
+        if row["submitted"] != "yes":
+            continue
         entry.scores[student] = {q: float(row[q]) if row[q] != "" else None
                                  for q in entry.questions}
         if row["needs_manual_grade"]:
@@ -94,18 +94,18 @@ def question_table(csv_path: str | Path) -> str:
     """The per-question export ``csv_path`` as a plain-text table, one block per assignment.
 
     A score is shown as ``points/max``; ``-`` marks a question that waits for
-    a grader or was not submitted, and a student who submitted nothing has
-    ``no submission``. Submissions still waiting for a manual grade are listed
+    a grader or was not submitted; the students who submitted nothing are
+    named below the assignment's table. Submissions still waiting for a manual grade are listed
     after the table.
     """
     lines, waiting = [], []
     for grades in read_question_scores(csv_path):
         names = [_short(q) for q in grades.questions]
         header = ["student", *names, "total"]
-        body = []
+        body, absent = [], []
         for student, total in grades.totals.items():
             if student not in grades.scores:
-                body.append([student, "no submission", *[""] * len(names)])
+                absent.append(student)
                 continue
             cells = ["-" if grades.scores[student][q] is None
                      else f"{grades.scores[student][q]:g}/{grades.points[q]:g}"
@@ -117,6 +117,8 @@ def question_table(csv_path: str | Path) -> str:
         lines.append(f"{grades.name} ({grades.max_score:g} points)")
         for r in [header, *body]:
             lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+        if absent:
+            lines.append(f"no submission: {', '.join(absent)}")
         lines.append("")
     if waiting:
         lines.append("Waiting for a manual grade (grade them in formgrader before the feedback):")
