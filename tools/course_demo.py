@@ -52,7 +52,8 @@ from nbgrader.api import Gradebook  # noqa: E402
 
 from collective_lib.autograde.report import question_table  # noqa: E402
 
-__all__ = ["ROLES", "Answers", "MODEL_ANSWER", "CLASS", "ASSIGNMENTS", "FEEDBACK_FETCHED", "MANUAL_GRADES", "readme_blocks",
+__all__ = ["ROLES", "Answers", "MODEL_ANSWER", "CLASS", "ASSIGNMENTS", "FEEDBACK_FETCHED",
+           "MANUAL_GRADES", "readme_blocks",
            "rehearse", "main"]
 
 README = REPO_ROOT / "README.md"
@@ -121,7 +122,8 @@ CLASS = {
     },
 }
 
-#: What the grader gives each written answer in formgrader: ``{(student, assignment, grade_id): points}``.
+#: The points a grader gives each written answer in formgrader:
+#: ``{(student, assignment, grade_id): points}``.
 MANUAL_GRADES = {
     ("alice", "float_associativity", "explain_consequences"): 2,
     ("bob", "float_associativity", "explain_consequences"): 1,
@@ -129,7 +131,7 @@ MANUAL_GRADES = {
 
 
 def readme_blocks(readme: Path = README) -> dict[str, list[str]]:
-    """``{role: [shell code, ...]}`` of the README's blocks marked ``<!-- course-workflow: ROLE -->``.
+    """``{role: [shell code, ...]}`` of the README's ``<!-- course-workflow: ROLE -->`` blocks.
 
     Raises ValueError for an unknown role, a role other than ``install`` marked
     twice or missing, or roles out of the order of :data:`ROLES`.

@@ -78,7 +78,8 @@ class PerQuestionExportPlugin(ExportPlugin):
                        if not self.assignment or a.name in {str(x) for x in self.assignment}]
         coursedir = CourseDirectory(parent=self)
         questions = {a.name: self._questions(coursedir, a) for a in assignments}
-        columns = [question_column(nb, gid) for a in assignments for nb, gid, _ in questions[a.name]]
+        columns = [question_column(nb, gid)
+                   for a in assignments for nb, gid, _ in questions[a.name]]
         header = [*SUBMISSION_COLUMNS, *columns, *TOTAL_COLUMNS,
                   *(MAX_PREFIX + c for c in columns)]
         self.log.info("Exporting grades per question to %s", dest)

@@ -161,7 +161,9 @@ def plot_question_scores(csv_path: str | Path) -> Figure:
         ax.set_xlim(-0.6, len(grades.questions) - 0.4)
         ax.set_ylim(-0.05, 1.05)
         ax.set_ylabel("fraction of points")
-        ax.set_title(f"{grades.name}: {len(grades.scores)} submissions (red: class mean)")
+        count = len(grades.scores)
+        ax.set_title(f"{grades.name}: {count} submission{'' if count == 1 else 's'} "
+                     "(red: class mean)")
     return fig
 
 

@@ -177,7 +177,7 @@ def test_plot_has_one_panel_per_assignment_with_each_students_fraction(course):
     ys = sorted(float(y) for coll in ps1.collections if isinstance(coll, PathCollection)
                 for y in coll.get_offsets()[:, 1])
     assert ys == [0.0, 0.75, 1.0]
-    assert ps2.get_title() == "ps2: 1 submissions (red: class mean)"
+    assert ps2.get_title() == "ps2: 1 submission (red: class mean)"
 
 
 def test_command_prints_the_table_and_saves_the_plot(course, capsys):
