@@ -2,6 +2,7 @@
 #
 #   make book       build the HTML book into _build/html (executes every chapter)
 #   make test       run the test suite (library, notebooks under nbval, nbgrader)
+#   make course-demo  rehearse README "Running a course" in a temporary directory
 #   make clean      remove build output and caches (keeps .venv)
 #   make distclean  clean, and remove .venv too
 
@@ -17,7 +18,7 @@ export MPLBACKEND ?= Agg
 # Never stop for input (CI has no stdin).
 export PIP_NO_INPUT := 1
 
-.PHONY: all book test setup clean distclean
+.PHONY: all book test setup course-demo clean distclean
 
 all: book
 
@@ -46,6 +47,12 @@ book: $(STAMP)
 # nbgrader round trip runs once (see tests/exercises).
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+
+# The README's course commands, run verbatim for three students and three
+# assignments in a scratch course under a temporary directory (never exercises/);
+# prints the per-question grade table.
+course-demo: $(STAMP)
+	$(BIN)/python tools/course_demo.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .jupyter_cache

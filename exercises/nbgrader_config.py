@@ -67,3 +67,7 @@ c.GenerateFeedback.preprocessors = [
     ClearMarkScheme,
     CSSHTMLHeaderPreprocessor,
 ]
+
+# `nbgrader export` writes one column per graded cell (collective_lib.autograde.export),
+# so the instructor sees which question the class missed; see README "Running a course".
+c.ExportApp.plugin_class = "collective_lib.autograde.export.PerQuestionExportPlugin"

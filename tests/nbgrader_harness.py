@@ -275,10 +275,7 @@ def replace_solution(
     deadlocking or endless submissions from a source notebook. If the cell has
     several solution regions, ``region`` (0-based) says which one.
     """
-    if isinstance(notebook, (str, os.PathLike)):
-        nb = nbformat.read(notebook, as_version=4)
-    else:
-        nb = copy.deepcopy(notebook)
+    nb = _as_notebook(notebook)
     target = find_cell(nb, cell)
     lines = target.source.splitlines()
     regions = _solution_regions(lines)
@@ -293,6 +290,47 @@ def replace_solution(
     replacement = textwrap.indent(textwrap.dedent(new_code).strip("\n"), indent).splitlines()
     target.source = "\n".join(lines[:begin] + replacement + lines[end + 1 :])
     return nb
+
+
+def answered_release(
+    released: os.PathLike | str | NotebookNode,
+    answers: os.PathLike | str | NotebookNode,
+    written: dict[str, str] | None = None,
+) -> NotebookNode:
+    """The released notebook ``released`` as a student hands it in.
+
+    Each code answer cell (an nbgrader solution cell) gets the code of the same
+    cell in ``answers``, a source notebook (possibly changed with
+    :func:`replace_solution`) whose ``### BEGIN/END SOLUTION`` marker lines are
+    dropped. Written (markdown) answers keep the release's text unless
+    ``written`` gives ``{grade_id: text}``. Everything else stays as released,
+    so this is what a student's saved notebook looks like.
+    """
+    nb = _as_notebook(released)
+    source = _as_notebook(answers)
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if not meta.get("solution"):
+            continue
+        gid = meta["grade_id"]
+        if cell.cell_type == "code":
+            lines = find_cell(source, gid).source.splitlines()
+            cell.source = "\n".join(line for line in lines
+                                    if line.strip() not in (_BEGIN_SOLUTION, _END_SOLUTION))
+        elif written and gid in written:
+            cell.source = written[gid]
+    unknown = set(written or ()) - {c.metadata.get("nbgrader", {}).get("grade_id")
+                                    for c in nb.cells if c.cell_type == "markdown"}
+    if unknown:
+        raise KeyError(f"no written answer cell {sorted(unknown)} in the release")
+    return nb
+
+
+def _as_notebook(notebook: os.PathLike | str | NotebookNode) -> NotebookNode:
+    """A notebook file read, or a copy of an in-memory notebook."""
+    if isinstance(notebook, (str, os.PathLike)):
+        return nbformat.read(notebook, as_version=4)
+    return copy.deepcopy(notebook)
 
 
 def _solution_regions(lines: Iterable[str]) -> list[tuple[int, int]]:

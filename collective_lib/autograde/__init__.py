@@ -9,6 +9,8 @@
   :mod:`.static`) for manual grading.
 * :mod:`.preprocessors` — fair scoring and safe feedback (``LimitOutputSize``,
   ``ShortTracebacks``, ``StderrAsStdout``).
+* :mod:`.export` — ``PerQuestionExportPlugin``, the grade export with one column per
+  graded cell; :mod:`.report` plots it (run as ``python -m collective_lib.autograde.report``).
 
 ``exercises/nbgrader_config.py`` puts them in nbgrader's autograde and
 feedback chains. The nbgrader classes are imported on first use, so the
@@ -17,11 +19,12 @@ grading library can use the light modules without loading nbgrader.
 import importlib
 
 __all__ = ["StderrAsStdout", "LimitOutputSize", "ShortTracebacks", "TrustedVerdict",
-           "FlagForReview"]
+           "FlagForReview", "PerQuestionExportPlugin", "question_column"]
 
 _HOMES = {"StderrAsStdout": "preprocessors", "LimitOutputSize": "preprocessors",
           "ShortTracebacks": "preprocessors", "TrustedVerdict": "verdict",
-          "FlagForReview": "verdict"}
+          "FlagForReview": "verdict", "PerQuestionExportPlugin": "export",
+          "question_column": "export"}
 
 
 def __getattr__(name):

@@ -125,3 +125,16 @@ def test_replace_solution_rejects_cells_without_markers(course):
         h.replace_solution(h.source_notebook(course, ASSIGNMENT, NOTEBOOK), "f_tests", "pass")
     with pytest.raises(KeyError, match="no cell with grade_id"):
         h.replace_solution(h.source_notebook(course, ASSIGNMENT, NOTEBOOK), "nope", "pass")
+
+
+def test_answered_release_fills_the_answers_into_the_release(course):
+    source = h.source_notebook(course, ASSIGNMENT, NOTEBOOK)
+    released = course / "release" / ASSIGNMENT / NOTEBOOK
+    wrong = h.replace_solution(source, "f_solution", "return x + x + 1")
+    nb = h.answered_release(released, wrong)
+    assert h.find_cell(nb, "f_solution").source == "def f(x):\n    return x + x + 1"
+    # everything else is the release's, hidden tests stay hidden
+    assert h.find_cell(nb, "f_tests").source == h.find_cell(
+        nbformat.read(released, as_version=4), "f_tests").source
+    with pytest.raises(KeyError, match="no written answer cell"):
+        h.answered_release(released, wrong, written={"f_solution": "text"})
