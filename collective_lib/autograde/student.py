@@ -38,21 +38,21 @@ __all__ = ["serve_host", "FORBIDDEN", "main"]
 # What a poisoned library object raises (see _poison); the checker recognizes it.
 FORBIDDEN = "a library object this exercise does not allow was run"
 
-# Imported before any fork, so that student processes (which may no longer read
-# the places they come from) have them; the cells' own imports come from here too.
+# Imported once, before any fork, so that no student process pays for them again
+# (a student process can still import anything else from the interpreter's own
+# folders, which the sandbox leaves readable).
 _PRELOAD = ("numpy", "logging", "logging.handlers", "math", "random", "itertools",
             "functools", "operator", "collections", "statistics", "fractions", "decimal",
             "dataclasses", "typing", "textwrap", "json", "csv", "heapq", "bisect", "copy",
             "re", "string", "time", "warnings", "inspect", "tempfile", "contextlib",
             "IPython.core.interactiveshell", "collective_lib", "collective_lib.grading",
             "collective_lib.shared_memory", "collective_lib.algorithms.sync",
-            "collective_lib.cm200", "collective_lib.networks", "matplotlib",
-            "matplotlib.pyplot")
+            "collective_lib.cm200", "collective_lib.networks")
 _MAX_TEXT = 2000
 
 
 def _preload() -> None:
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("MPLBACKEND", "Agg")       # should a student's cell plot
     for name in _PRELOAD:
         try:
             __import__(name)
