@@ -257,7 +257,7 @@ class IsolatedProgram:
 
 def _where(exc: BaseException) -> str:
     """'line 7 of my_ring: `x = board[0]`': the innermost line of the PE's own code."""
-    from .grading import _student_frame    # here, not at the top: grading imports this module
+    from .grading.guards import _student_frame  # here, not at the top: grading imports this module
     return _student_frame(exc)
 
 

@@ -148,7 +148,7 @@ class ShortTracebacks(NbGraderPreprocessor):
     """In graded test cells of the feedback, show a failure's message, not the checking code.
 
     The frames of the test cell itself would quote its hidden lines, and the frames
-    of files (``collective_lib/grading.py``, helpers next to the assignment) are
+    of files (``collective_lib/grading/``, helpers next to the assignment) are
     the grader's, not the student's. Both are dropped; the header, the frames of
     the student's own (ungraded) cells and the final ``Error: message`` line stay.
 

@@ -154,7 +154,7 @@ def test_feedback_shows_the_messages_but_not_the_hidden_tests(graded):
     assert 'assert f(3) == 6, "f(3) should be 6"' in text      # the visible check stays
     assert SECRET not in text
     assert "f(-5) == -10" not in text
-    assert "grading.py" not in text
+    assert "collective_lib/grading" not in text       # no frame of the grading library
     assert "guarded_call(f, 7)" not in text
 
 

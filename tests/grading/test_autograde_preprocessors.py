@@ -128,8 +128,8 @@ _OWN_FRAME = ("\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[2]\x1b[39m\x1b[32
               "      2 # hidden_marker\n----> 3 assert f(-5) == -10, 'f(-5) should be -10'\n")
 _STUDENT_FRAME = ("\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[1]\x1b[39m\x1b[32m, line 8"
                   "\x1b[39m, in \x1b[36mf\x1b[39m\x1b[34m(x)\x1b[39m\n----> 8 raise KeyError(x)\n")
-_LIBRARY_FRAME = ("\x1b[36mFile \x1b[39m\x1b[32m/x/collective_lib/grading.py:545\x1b[39m, in "
-                  "guarded_call\n--> 545 raise AssertionError(...)\n")
+_LIBRARY_FRAME = ("\x1b[36mFile \x1b[39m\x1b[32m/x/collective_lib/grading/guards.py:257\x1b[39m, "
+                  "in guarded_call\n--> 257 raise AssertionError(...)\n")
 
 
 def _notebook(*tracebacks):

@@ -1,0 +1,52 @@
+"""Helpers for the autograded exercises: run a student's code safely, explain failures.
+
+The hidden tests of an nbgrader exercise call these functions so that a test
+cell stays a few lines long and every failure reads like advice from a tutor:
+which p, which root, which PE, what was expected and what came back.
+
+Every helper turns anything that can go wrong in a student's code into an
+:class:`AssertionError` with a message that explains it:
+
+* a wrong result or a wrong simulated time;
+* a deadlock (:class:`~collective_lib.errors.DeadlockError`) or a message that
+  nobody received (:class:`~collective_lib.errors.UnreceivedMessageError`);
+* an exception raised by the student's own code;
+* an endless program, both one that keeps yielding operations (stopped by
+  ``max_ops``) and one that loops without ever yielding (stopped by a
+  wall-clock alarm, :func:`wall_clock_limit`);
+* a submission that just calls the library's reference implementation
+  (:func:`forbid_library_calls`);
+* PEs that share Python globals instead of sending messages
+  (:func:`check_pe_isolation` runs each PE in its own process).
+
+Nothing here writes to stderr: nbgrader gives zero points to a test cell that
+does, so warnings and stray ``stderr`` output of the student's code are
+swallowed while it runs.
+
+One module per topic: :mod:`.guards` (the wall-clock limit, silence, failures
+told as advice), :mod:`.programs` (running and checking SPMD programs),
+:mod:`.library` (is it the student's own work?), :mod:`.locks` (interleavings
+and lock classes), :mod:`.reductions` (a student's operator in the library's
+reductions), :mod:`.tables` (tables filled in by hand) and :mod:`.pipelining`.
+"""
+from .guards import WallClockLimitExceeded, guarded_call, wall_clock_limit
+from .library import forbid_library_calls, forbid_library_execution
+from .locks import (check_lock_exclusion, check_lock_exhaustive, check_lock_progress,
+                    check_own_lock, replay_schedule)
+from .pipelining import pipelined_broadcast_time
+from .programs import (check_broadcast_program, check_collective_program, check_pe_isolation,
+                       count_pieces, run_program, simulated_time)
+from .reductions import check_operator_in_reductions
+from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
+
+__all__ = [
+    "wall_clock_limit", "WallClockLimitExceeded", "guarded_call",
+    "forbid_library_calls", "forbid_library_execution",
+    "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
+    "check_lock_exhaustive",
+    "pipelined_broadcast_time",
+    "run_program", "check_broadcast_program", "simulated_time", "check_collective_program",
+    "check_pe_isolation", "count_pieces",
+    "check_operator_in_reductions",
+    "parse_terms", "format_terms", "sends_by_step", "check_answer_table",
+]

@@ -1,0 +1,257 @@
+"""Guards around a student's code: a wall-clock limit, silence, and failures told as advice.
+
+Every grading helper runs a student's code inside :func:`wall_clock_limit` (which
+stops a loop that never yields) and ``_quiet`` (nbgrader gives zero points to a
+test cell that writes to stderr), and turns an exception of the student's code
+into an :class:`AssertionError` that names the student's own line
+(``_explain_exception``). :func:`guarded_call` does all of that for a plain
+function.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import os
+import signal
+import threading
+import time
+import traceback
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call"]
+
+# The library's own files: frames in them are the grader's, not the student's.
+_LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# -- the wall-clock guard --------------------------------------------------------------
+
+class _WallClockExpired(BaseException):
+    """Raised by the alarm handler inside the guarded code.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``), so that a student's
+    ``except Exception:`` cannot swallow it.
+    """
+
+
+class WallClockLimitExceeded(AssertionError):
+    """The guarded code ran out of real time (raised by :func:`wall_clock_limit`)."""
+
+
+class wall_clock_limit:
+    """Stop the code in a ``with`` block after ``seconds`` of real time.
+
+    On expiry the block is interrupted and :class:`WallClockLimitExceeded`
+    (an :class:`AssertionError`) with ``message`` is raised from the ``with``
+    statement.  This stops loops that
+    never return control to the simulator (``while True: pass``), which
+    ``max_ops`` cannot see.  It uses ``SIGALRM`` and ``setitimer``, so it works
+    in the main thread on POSIX systems (where Jupyter kernels run their
+    cells); elsewhere it does nothing.  The previous ``SIGALRM`` handler and any
+    timer already running (an outer guard) are restored on exit.
+
+    Parameters
+    ----------
+    seconds : float
+        Real-time budget of the block.
+    message : str or callable, optional
+        Text of the AssertionError, or a function of no arguments that returns
+        it (called at expiry, so it can say what was running then).
+
+    Examples
+    --------
+    >>> with wall_clock_limit(5.0):
+    ...     total = sum(range(1000))
+    >>> total
+    499500
+    >>> try:
+    ...     with wall_clock_limit(0.05, "the loop never ended"):
+    ...         while True:
+    ...             pass
+    ... except AssertionError as err:
+    ...     print(err)
+    the loop never ended
+    """
+
+    #: Once expired, the alarm fires again every this many seconds, so a
+    #: program that swallows the first interruption is interrupted again.
+    REPEAT = 0.25
+
+    #: Every budget is multiplied by this. The trusted checker raises it: there
+    #: each step of a student's code crosses to a sandboxed process and back, and
+    #: the budgets are there to stop endless loops, not to time honest work.
+    scale = 1.0
+
+    def __init__(self, seconds: float, message: str | Callable[[], str] | None = None):
+        if not isinstance(seconds, (int, float)) or not seconds > 0:
+            raise ValueError(f"seconds must be a positive number, got {seconds!r}")
+        self.seconds = float(seconds) * wall_clock_limit.scale
+        self.message = message
+        self.active = False
+        self.expired = False
+
+    def _usable(self) -> bool:
+        return (hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
+                and threading.current_thread() is threading.main_thread())
+
+    def _handler(self, signum, frame):
+        if self.active:
+            self.expired = True
+            raise _WallClockExpired()
+
+    def __enter__(self):
+        self._armed = self._usable()
+        if not self._armed:
+            return self
+        self._old_handler = signal.getsignal(signal.SIGALRM)
+        self._start = time.monotonic()
+        # An outer guard that expires first keeps priority: this guard then stops
+        # the block at the outer deadline and lets the outer guard report it.  (A
+        # timer that is not a guard's is only paused, and given back on exit.)
+        outer_delay = signal.getitimer(signal.ITIMER_REAL)[0]
+        outer_guard = isinstance(getattr(self._old_handler, "__self__", None), wall_clock_limit)
+        self._outer_first = outer_guard and 0 < outer_delay < self.seconds
+        delay = outer_delay if self._outer_first else self.seconds
+        signal.signal(signal.SIGALRM, self._handler)
+        self.active = True
+        self._old_timer = signal.setitimer(signal.ITIMER_REAL, delay, self.REPEAT)
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.active = False        # first: from here on the alarm handler does nothing
+        __tracebackhide__ = True   # IPython: show the message, not these frames
+        if not self._armed:
+            return False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        old = self._old_handler
+        signal.signal(signal.SIGALRM, old if old is not None else signal.SIG_DFL)
+        delay, interval = self._old_timer
+        if delay > 0:       # an outer timer was running: give it back what is left of it
+            left = delay - (time.monotonic() - self._start)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), interval)
+        timed_out = self.expired or (kind is not None and issubclass(kind, _WallClockExpired))
+        if not timed_out:
+            return False
+        if self._outer_first and self.expired:
+            if kind is None:            # the block swallowed the interruption
+                raise _WallClockExpired()
+            return False                # the outer guard reports it
+        message = self.message() if callable(self.message) else self.message
+        raise WallClockLimitExceeded(
+            message or f"the code did not finish within {self.seconds:g} s of real time "
+            "(an endless loop?)") from None
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Swallow warnings and stderr output of the student's code (nbgrader zeroes a cell
+    that writes to stderr)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+
+
+# -- describing failures ------------------------------------------------------------------
+
+def _name(func) -> str:
+    if isinstance(func, functools.partial):
+        return f"partial({_name(func.func)})"
+    return getattr(func, "__name__", None) or type(func).__name__
+
+
+def _student_frame(exc: BaseException) -> str:
+    """'line 7 of my_func: `x = y / 0`' for the innermost frame outside the library."""
+    if getattr(exc, "student_where", ""):          # raised in a student's sandboxed process
+        return exc.student_where
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not os.path.abspath(f.filename).startswith(_LIBRARY_DIR + os.sep)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    code = f": `{f.line.strip()}`" if f.line and f.line.strip() else ""
+    return f"line {f.lineno} of {f.name}{code}"
+
+
+def _explain_exception(exc: Exception, what: str) -> str:
+    """A sentence about an exception raised while running ``what``."""
+    text = str(exc).strip()
+    notes = [n for n in getattr(exc, "__notes__", ()) if n]
+    hint = ""
+    if isinstance(exc, NotImplementedError):
+        hint = ("\nHint: replace `raise NotImplementedError()` in the exercise cell with your "
+                "code, then run that cell again.")
+    elif isinstance(exc, TypeError) and "not a generator function" in text:
+        hint = ("\nHint: an SPMD program must be a generator function: every PE yields its "
+                "operations, e.g. `x = yield recv(src)` and `yield send(dst, x)`, "
+                "and returns its result.")
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    lines = [f"{what} raised {detail}"]
+    lines += [f"  ({note})" for note in notes]
+    frame = _student_frame(exc)
+    if frame:
+        lines.append(f"  at {frame}")
+    return "\n".join(lines) + hint
+
+
+def _format_value(value: Any, limit: int = 120) -> str:
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality that also works for numpy arrays and never raises."""
+    try:
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+
+# -- plain functions ------------------------------------------------------------------------
+
+def guarded_call(func: Callable, *args, time_limit_s: float = 10.0, **kwargs) -> Any:
+    """Call a student's plain function; explain an exception or a hang as an AssertionError.
+
+    Parameters
+    ----------
+    func : callable
+        The student's function.
+    *args, **kwargs
+        Its arguments (also shown in messages).
+    time_limit_s : float
+        Real-time budget of the call.
+
+    Examples
+    --------
+    >>> guarded_call(max, 3, 7)
+    7
+    >>> def half(n):
+    ...     return n / 0
+    >>> try:
+    ...     guarded_call(half, 4)
+    ... except AssertionError as err:
+    ...     print(str(err).splitlines()[0])
+    half(4) raised ZeroDivisionError: division by zero
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    shown = ", ".join([_format_value(a, 40) for a in args]
+                      + [f"{k}={_format_value(v, 40)}" for k, v in kwargs.items()])
+    what = f"{_name(func)}({shown})"
+    try:
+        with _quiet(), wall_clock_limit(
+                time_limit_s,
+                f"{what} did not return within {time_limit_s:g} s of real time. Is there an "
+                "endless loop, or a search over far too many candidates? Keep the search "
+                "bounded."):
+            return func(*args, **kwargs)
+    except WallClockLimitExceeded:
+        raise
+    except Exception as exc:
+        raise AssertionError(_explain_exception(exc, what)) from None

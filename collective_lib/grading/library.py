@@ -1,0 +1,375 @@
+"""Is it the student's own work? Catching a submission that uses the library's code.
+
+:func:`forbid_library_calls` reads what a function can reach (names, closures,
+helpers, aliases, its source); :func:`forbid_library_execution` watches a run
+for the code of the library's algorithms, however the program got hold of it.
+A student's object in a sandboxed process (``is_remote``) is checked by its
+cells' source and by a run in a process where the library's algorithms are
+poisoned.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import io
+import os
+import re
+import sys
+import tokenize
+import types
+from typing import Callable, Iterable
+
+from ..autograde import review, static
+from ..autograde.remote import is_remote
+from ..autograde.student import FORBIDDEN
+from ..model import CostModel
+from .guards import _LIBRARY_DIR, _name
+from .programs import run_program
+
+__all__ = ["forbid_library_calls", "forbid_library_execution"]
+
+
+# -- what a function can reach -------------------------------------------------------------
+
+def _unwrap(obj, limit: int = 20) -> list:
+    """``obj`` and what it wraps: partials, bound methods, ``__wrapped__``."""
+    found = []
+    for _ in range(limit):
+        found.append(obj)
+        if isinstance(obj, functools.partial):
+            found.extend(obj.args)
+            found.extend(obj.keywords.values())
+            obj = obj.func
+        elif isinstance(obj, types.MethodType):
+            obj = obj.__func__
+        elif getattr(obj, "__wrapped__", None) is not None:
+            obj = obj.__wrapped__
+        else:
+            break
+    return found
+
+
+def _code_objects(code: types.CodeType):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _library_objects(names: set) -> dict:
+    """``{id(obj): (obj, name)}`` of every library object called one of ``names``."""
+    from ..catalog import catalog
+    objects = {}
+    entries = catalog()
+    for name in names:
+        if name in entries:
+            objects[id(entries[name].program)] = (entries[name].program, name)
+    for modname, module in list(sys.modules.items()):
+        if module is None or not (modname == "collective_lib" or modname.startswith("collective_lib.")):
+            continue
+        for name in names:
+            obj = getattr(module, name, None)
+            if obj is not None and not isinstance(obj, (int, float, str, bool)):
+                objects[id(obj)] = (obj, name)
+    return objects
+
+
+def _source_names(func) -> set:
+    """The identifiers in ``func``'s source text (comments and strings excluded)."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return set()
+    names = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.NAME:
+                names.add(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return names
+
+
+def forbid_library_calls(program: Callable, names: Iterable[str], *,
+                         reason: str = "this exercise asks for your own program, built from "
+                                       "send and recv") -> None:
+    """Fail when ``program`` uses any of the library's objects called ``names``.
+
+    Looks at everything the function can reach: the names and string
+    constants of its code and of every nested function, lambda and
+    comprehension; its closures and default arguments; the global helper
+    functions it calls that are defined next to it (recursively); aliases
+    (``bb = binomial_broadcast``) and ``functools.partial`` wrappers; and, if
+    available, the identifiers of its source text.  Comments, the docstring
+    and local variables that merely share a name do not count.
+
+    Parameters
+    ----------
+    program : callable
+        The student's function.
+    names : iterable of str
+        Forbidden names, e.g. ``["binomial_broadcast", "catalog"]``.
+    reason : str
+        Appended to the message.
+
+    Raises
+    ------
+    AssertionError
+        Naming the forbidden object and the function that uses it.
+
+    Examples
+    --------
+    >>> from collective_lib import recv, send
+    >>> def mine(me, p, data, root=0):
+    ...     return data
+    ...     yield
+    >>> forbid_library_calls(mine, ["binomial_broadcast", "catalog"])
+    >>> from collective_lib.algorithms.broadcast import binomial_broadcast
+    >>> def copied(me, p, data, root=0):
+    ...     return (yield from binomial_broadcast(me, p, data, root))
+    >>> try:
+    ...     forbid_library_calls(copied, ["binomial_broadcast"])
+    ... except AssertionError as err:
+    ...     print(str(err).split(";")[0])
+    copied uses the library's `binomial_broadcast` (in copied)
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    names = {n for n in names}
+    if not names:
+        return
+    forbidden = _library_objects(names)
+    top = _name(program)
+    if is_remote(program):
+        _forbid_by_source(program, names, forbidden, reason)
+        return
+    word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+
+    def fail(name, where):
+        raise AssertionError(
+            f"{top} uses the library's `{name}` (in {where}); {reason}. "
+            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.")
+
+    seen: set = set()
+    home = getattr(program, "__globals__", None)
+
+    def visit(obj, where):
+        """Fail on a forbidden object; look inside the student's own functions."""
+        for item in _unwrap(obj):
+            if id(item) in forbidden:
+                fail(forbidden[id(item)][1], where)
+            if isinstance(item, types.FunctionType) and id(item) not in seen and (
+                    item is program or (item.__globals__ is home and not _in_library(item))):
+                seen.add(id(item))
+                visit_function(item)
+
+    def visit_function(func):
+        where = _name(func)
+        local_names, used_names = set(), set()
+        strings = []
+        for c in _code_objects(func.__code__):
+            local_names.update(c.co_varnames, c.co_cellvars)
+            used_names.update(c.co_names, c.co_freevars)
+            strings += [const for const in c.co_consts
+                        if isinstance(const, str) and const != func.__doc__]
+        for name in sorted(used_names & names):
+            fail(name, where)
+        for name in sorted((_source_names(func) & names) - local_names):
+            fail(name, where)
+        for text in strings:            # getattr(module, "name"), catalog()["name"], eval("...")
+            hit = word.search(text)
+            if hit:
+                fail(hit.group(1), where)
+        for cell in func.__closure__ or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:          # an empty cell
+                continue
+            visit(contents, where)
+        for value in list(func.__defaults__ or ()) + list((func.__kwdefaults__ or {}).values()):
+            visit(value, where)
+        glob = func.__globals__
+        for name in sorted(used_names):
+            if name in glob:            # a global the code refers to: an alias or a helper
+                visit(glob[name], f"{where}, as `{name}`")
+
+    visit(program, top)
+
+
+def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None:
+    """:func:`forbid_library_calls` for a student's object in its sandboxed process.
+
+    Its code cannot be inspected here, so the source of the student's cells is
+    read instead (:mod:`collective_lib.autograde.static`): a forbidden name the
+    function reaches fails; computed lookups and a close likeness to a library
+    function raise a flag for a human (:mod:`collective_lib.autograde.review`).
+    """
+    sources = standin.sandbox.sources
+    top = _name(standin)
+    used = static.used_names(sources, top)
+    for name in sorted(used & names):
+        raise AssertionError(
+            f"{top} uses the library's `{name}`; {reason}. "
+            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.")
+    tricks = static.dynamic_lookups(sources)
+    if tricks:
+        review.flag(f"{top}: the cells reach objects by computed names: {', '.join(tricks)}")
+    definition = static.definitions(sources).get(top.split(".")[0])
+    if definition is None:
+        return
+    mine = static.node_source(definition)
+    for obj, label in _library_candidates(forbidden):
+        likeness = static.likeness(mine, obj)
+        if likeness >= static.REVIEW_SIMILARITY:
+            review.flag(f"{top} is {likeness:.2f} similar to the library's {label} "
+                        "(the same code up to renaming?)")
+
+
+@functools.lru_cache(maxsize=1)
+def _library_sources() -> tuple:
+    """``(source, label)`` of every catalog program, for comparing a submission with."""
+    from ..catalog import catalog
+    found = []
+    for name, entry in catalog().items():
+        try:
+            found.append((inspect.getsource(entry.program), name))
+        except (OSError, TypeError):
+            pass
+    return tuple(found)
+
+
+def _library_candidates(forbidden: dict) -> list:
+    """Sources of the forbidden library objects and of every catalog program."""
+    found = []
+    for obj, label in forbidden.values():
+        try:
+            found.append((inspect.getsource(obj), label))
+        except (OSError, TypeError):
+            pass
+    return found + list(_library_sources())
+
+
+def _in_library(obj) -> bool:
+    func = getattr(obj, "func", obj)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return False
+    return os.path.abspath(code.co_filename).startswith(_LIBRARY_DIR + os.sep)
+
+
+
+# -- did the library's code run? --------------------------------------------------------------
+
+def _fingerprint(code: types.CodeType) -> tuple:
+    return (code.co_code, code.co_names)
+
+
+def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, inputs=None, *,
+                             model: CostModel | None = None, network=None,
+                             reason: str = "this exercise asks for your own program, built "
+                                           "from send and recv",
+                             time_limit_s: float = 10.0, **params) -> None:
+    """Fail when the library's code of ``algorithms`` runs while ``program`` is simulated.
+
+    A runtime complement to :func:`forbid_library_calls`: the program runs once
+    on ``p`` PEs under a profiler that watches for the code of the named
+    algorithms, however the program reached it (a call, ``yield from``, an
+    alias, ``getattr`` with a computed name, ``importlib``, a copy of the
+    function object, or even its source text compiled again).
+
+    Parameters
+    ----------
+    program : generator function
+        The student's program.
+    algorithms : iterable
+        Catalog names or programs whose code must not run.
+    p, inputs, model, network, **params :
+        One run, as for :func:`run_program`.
+    reason : str
+        Appended to the message.
+    time_limit_s : float
+        Real-time budget of the run.
+
+    Raises
+    ------
+    AssertionError
+        Naming the library's algorithm that ran.  A program that fails in
+        another way (a wrong result is not checked here) raises the
+        AssertionError of :func:`run_program` only if no library code ran.
+
+    Examples
+    --------
+    >>> from collective_lib import catalog, recv, send
+    >>> def relay(me, p, data, root=0):
+    ...     program = catalog()["binomial_" + "broadcast"].program
+    ...     return (yield from program(me, p, data, root))
+    >>> try:
+    ...     forbid_library_execution(relay, ["binomial_broadcast"], 4, [7, None, None, None])
+    ... except AssertionError as err:
+    ...     print(str(err).split(";")[0])
+    relay runs the library's `binomial_broadcast` (its code ran when relay was simulated on p=4)
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    from ..catalog import catalog
+    entries = catalog()
+    targets = {}
+    for algorithm in algorithms:
+        if isinstance(algorithm, str):
+            if algorithm not in entries:
+                raise ValueError(f"unknown algorithm {algorithm!r}")
+            func, label = entries[algorithm].program, algorithm
+        else:
+            func, label = algorithm, _name(algorithm)
+        for item in _unwrap(func):
+            code = getattr(item, "__code__", None)
+            if code is not None:
+                targets[_fingerprint(code)] = label
+    seen: dict = {}
+    ran: list = []
+
+    def watch(frame, event, arg):
+        if event != "call":
+            return
+        code = frame.f_code
+        label = seen.get(code, False)
+        if label is False:
+            label = seen[code] = targets.get(_fingerprint(code))
+        if label is not None and not ran:
+            ran.append(label)
+
+    name = _name(program)
+    if is_remote(program):
+        _forbid_by_poison(program, sorted(set(targets.values())), p, inputs, model, network,
+                          reason, time_limit_s, params)
+        return
+    failure = None
+    old = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        run_program(program, p, inputs, model=model, network=network,
+                    time_limit_s=time_limit_s, **params)
+    except AssertionError as exc:
+        failure = exc
+    finally:
+        sys.setprofile(old)
+    if ran:
+        raise AssertionError(f"{name} runs the library's `{ran[0]}` (its code ran when {name} "
+                             f"was simulated on p={p}); {reason}.")
+    if failure is not None:
+        raise failure
+
+
+def _forbid_by_poison(standin, labels, p, inputs, model, network, reason, time_limit_s,
+                      params) -> None:
+    """:func:`forbid_library_execution` for a student's program in its sandboxed process:
+    it runs once in a process where the library's ``labels`` raise when run."""
+    name = _name(standin)
+    try:
+        run_program(standin.poisoned(labels), p, inputs, model=model, network=network,
+                    time_limit_s=time_limit_s, **params)
+    except AssertionError as exc:
+        text = str(exc)
+        if FORBIDDEN not in text:
+            raise
+        label = text.split(FORBIDDEN + ": ", 1)[1].split()[0].strip("'\".,;:")
+        raise AssertionError(f"{name} runs the library's `{label}` (its code ran when {name} "
+                             f"was simulated on p={p}); {reason}.") from None

@@ -1,0 +1,411 @@
+"""Shared memory (chapter 3): a student's interleavings and a student's lock class.
+
+The lock exercise checks them with the shared-memory machine of
+:mod:`collective_lib.shared_memory`. A lock class follows the protocol of
+:mod:`collective_lib.algorithms.sync`: ``lock(me, p)`` makes a PE's instance,
+``lock.memory(p)`` declares the shared cells, and ``acquire()``/``release()``
+are generators that yield memory operations. The driver program is
+``lock_demo`` (every PE increments a shared counter in its critical section
+``rounds`` times).
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Callable, Iterable
+
+import numpy as np
+
+from ..autograde.remote import is_remote
+from ..errors import OperationLimitError
+from ..isolation import isolated
+from .guards import (WallClockLimitExceeded, _explain_exception, _format_value, _quiet,
+                     wall_clock_limit)
+from .library import _in_library, forbid_library_calls
+
+__all__ = ["replay_schedule", "check_own_lock", "check_lock_progress",
+           "check_lock_exclusion", "check_lock_exhaustive"]
+
+
+#: Lines of a trace shown in a message (the last ones before the failure).
+_TRACE_LINES = 30
+
+
+def _trace_excerpt(trace, upto=None, limit: int = _TRACE_LINES) -> str:
+    """The trace up to and including index ``upto`` (default: all), at most ``limit`` lines."""
+    from ..shared_memory import format_trace
+    end = len(trace) if upto is None else upto + 1
+    begin = max(0, end - limit)
+    text = format_trace(trace, begin, end)
+    if begin:
+        head, rest = text.split("\n", 1)
+        text = f"{head}\n     ...  (the first {begin} entries are left out)\n{rest}"
+    return text
+
+
+def _schedule_text(schedule, limit: int = 60) -> str:
+    schedule = list(schedule)
+    if len(schedule) <= limit:
+        return str(schedule)
+    return str(schedule[:limit])[:-1] + f", ... ({len(schedule)} steps in all)]"
+
+
+def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your schedule",
+                    max_steps: int = 1000, time_limit_s: float = 10.0, **params):
+    """Replay a student's interleaving of a shared-memory program, step by step.
+
+    ``schedule`` lists the PE that performs each operation (reads, writes,
+    CAS, fetch-and-add, pauses; the markers ``enter``/``leave``/``note`` come
+    free with the operation before them).  The run stops after the last step,
+    so everything it shows is caused by the schedule itself.
+
+    Parameters
+    ----------
+    program : generator function
+        A shared-memory SPMD program (``program(me, p, data, **params)``).
+    p : int
+        Number of PEs.
+    schedule : list of int
+        The interleaving.
+    what : str
+        How to name the schedule in messages.
+    max_steps : int
+        Longest schedule accepted.
+    time_limit_s : float
+        Real-time budget.
+    **params
+        Passed to the program (e.g. ``lock=broken_lock, rounds=1``).
+
+    Returns
+    -------
+    SharedRun
+        The run; ``run.complete`` says whether every PE returned within the schedule.
+
+    Raises
+    ------
+    AssertionError
+        If the schedule is not a list of ranks, names a PE that has already
+        returned, or is too long; the message shows the trace so far.
+
+    Examples
+    --------
+    >>> from collective_lib.algorithms.sync import lock_demo, broken_lock
+    >>> run = replay_schedule(lock_demo, 2, [0, 1, 0, 1], lock=broken_lock, rounds=1)
+    >>> [(e.pe, e.op) for e in run.trace if e.op == "enter"]
+    [(0, 'enter'), (1, 'enter')]
+    >>> try:
+    ...     replay_schedule(lock_demo, 2, [0, 2], lock=broken_lock, rounds=1)
+    ... except AssertionError as err:
+    ...     print(str(err).splitlines()[0])
+    your schedule names PE 2 at step 1, but there are only 2 PEs (0 and 1)
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    from ..shared_memory import simulate_shared
+    if isinstance(schedule, np.ndarray):
+        schedule = schedule.tolist()
+    if not isinstance(schedule, (list, tuple)):
+        raise AssertionError(f"{what} must be a list of PE numbers such as [0, 1, 1, 0], "
+                             f"got {_format_value(schedule)} ({type(schedule).__name__})")
+    if len(schedule) > max_steps:
+        raise AssertionError(f"{what} has {len(schedule)} steps; no more than {max_steps} are "
+                             "needed here. Keep only the steps that matter.")
+    ranks = "PE 0" if p == 1 else f"PEs (0 and 1)" if p == 2 else f"PEs (0 .. {p - 1})"
+    for step, pe in enumerate(schedule):
+        if isinstance(pe, (bool, np.bool_)) or not isinstance(pe, (int, np.integer)):
+            raise AssertionError(f"{what} must list PE numbers (ints), but step {step} is "
+                                 f"{_format_value(pe)} ({type(pe).__name__})")
+        if not 0 <= pe < p:
+            raise AssertionError(f"{what} names PE {pe} at step {step}, but there are only "
+                                 f"{p} {ranks}")
+    schedule = [int(pe) for pe in schedule]
+
+    def replay(steps):
+        return simulate_shared(program, p, schedule=steps, stop_after=len(steps), **params)
+
+    try:
+        with _quiet(), wall_clock_limit(time_limit_s, f"replaying {what} took more than "
+                                        f"{time_limit_s:g} s of real time"):
+            return replay(schedule)
+    except WallClockLimitExceeded:
+        raise
+    except ValueError as exc:
+        found = re.search(r"names PE (\d+) at step (\d+), but PE \d+ has returned", str(exc))
+        if not found:
+            raise AssertionError(_explain_exception(exc, f"replaying {what}")) from None
+        pe, step = int(found.group(1)), int(found.group(2))
+        with _quiet():
+            before = replay(schedule[:step])
+        raise AssertionError(
+            f"{what} names PE {pe} at step {step}, but PE {pe} has already returned: it has no "
+            f"operation left. The run up to that step:\n{_trace_excerpt(before.trace)}"
+        ) from None
+    except Exception as exc:
+        raise AssertionError(_explain_exception(exc, f"replaying {what}")) from None
+
+
+def _lock_name(lock) -> str:
+    return getattr(lock, "__name__", None) or type(lock).__name__
+
+
+def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_backoff_lock",
+                                                     "reader_writer_lock", "LOCKS")) -> None:
+    """Check that ``lock`` is a usable lock class written by the student.
+
+    It must be a class whose instances ``lock(me, p)`` have generator methods
+    ``acquire()`` and ``release()``, with a ``memory(p)`` that returns a dict of
+    cells; it must not inherit from, alias or call the library's locks.
+
+    >>> from collective_lib.algorithms.sync import cas_spin_lock
+    >>> class Mine(cas_spin_lock):
+    ...     pass
+    >>> try:
+    ...     check_own_lock(Mine)
+    ... except AssertionError as err:
+    ...     print(err)
+    Mine inherits from the library's cas_spin_lock; write acquire() and release() yourself.
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    name = _lock_name(lock)
+    if is_remote(lock):                    # graded in a sandbox: its source is checked
+        if getattr(lock, "kind", None) != "class":
+            raise AssertionError(f"{name} must be a class (with acquire and release methods)")
+        forbid_library_calls(lock, forbidden,
+                             reason="this exercise asks for your own lock, built from read, "
+                                    "write, cas, fetch_add and pause")
+    elif not isinstance(lock, type):
+        raise AssertionError(f"{name} must be a class (with acquire and release methods), "
+                             f"got {_format_value(lock)}")
+    for base in ([] if is_remote(lock) else lock.__mro__[1:]):
+        if base.__module__.split(".")[0] == "collective_lib":
+            raise AssertionError(f"{name} inherits from the library's {base.__name__}; "
+                                 "write acquire() and release() yourself.")
+    for method in ("acquire", "release"):
+        func = getattr(lock, method, None)
+        if not callable(func):
+            raise AssertionError(f"{name} has no method {method}()")
+        if _in_library(func):
+            raise AssertionError(f"{name}.{method} is the library's own "
+                                 f"{getattr(func, '__qualname__', method)}; write it yourself.")
+        forbid_library_calls(func, forbidden,
+                             reason="this exercise asks for your own lock, built from read, "
+                                    "write, cas, fetch_add and pause")
+    try:
+        with _quiet(), wall_clock_limit(5.0, f"creating a {name} or calling memory(p) did not "
+                                        "finish within 5 s"):
+            cells = lock.memory(2)
+            mine = lock(0, 2)
+            gens = {method: getattr(mine, method)() for method in ("acquire", "release")}
+    except WallClockLimitExceeded:
+        raise
+    except Exception as exc:
+        raise AssertionError(_explain_exception(exc, f"{name}(0, 2) and its methods")) from None
+    if not isinstance(cells, dict):
+        raise AssertionError(f"{name}.memory(p) must return a dict {{cell: initial value}}, "
+                             f"got {_format_value(cells)}")
+    for method, gen in gens.items():
+        if not inspect.isgenerator(gen):
+            raise AssertionError(
+                f"{name}.{method}() must be a generator: it yields its memory operations "
+                f"(e.g. `ok = yield cas(self.cell, 0, 1)`), but it returned "
+                f"{_format_value(gen)}. Does it contain a `yield`?")
+        gen.close()
+
+
+def _recorded(lock):
+    """``lock`` replayed from a record of its events, for the searches that replay every
+    interleaving from the start (see :class:`~collective_lib.shared_memory.RecordedLock`);
+    a student's lock in a sandboxed process is asked one event per request."""
+    from ..shared_memory import RecordedLock
+    return RecordedLock(lock, getattr(lock, "replay", None) if is_remote(lock) else None)
+
+
+def _lock_run_text(name, p, rounds) -> str:
+    return (f"{name} with p={p} PE{'s' * (p != 1)}, {rounds} round{'s' * (rounds != 1)} "
+            f"each")
+
+
+def _no_progress_text(what: str, detail: str) -> str:
+    lines = ["  " + line.strip() for line in detail.splitlines()
+             if line.strip().startswith("PE ")]
+    return (f"{what} never finished: some PEs wait forever.\n" + "\n".join(lines) +
+            "\nHint: does release() really free the lock (so that a waiting acquire() can "
+            "succeed)? Does acquire() return as soon as it has the lock? A PE that waits "
+            "should keep polling, e.g. `while not (yield cas(...)): yield pause(1)`.")
+
+
+def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float = 0,
+                        max_ops: int = 50_000, time_limit_s: float = 10.0) -> None:
+    """Run ``lock_demo`` with ``lock`` in the timed model: everyone finishes, nothing is lost.
+
+    For every p, each PE must get through its ``rounds`` critical sections,
+    the shared counter must end at ``p * rounds``, and no two PEs may be in
+    the critical section together. Under the trusted grader, each PE's lock
+    object lives in a process of its own, so PEs that coordinate through
+    Python globals instead of the shared memory fail with a message that says so.
+
+    >>> from collective_lib.algorithms.sync import cas_spin_lock
+    >>> check_lock_progress(cas_spin_lock, [1, 2, 3])
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    name = _lock_name(lock)
+    with wall_clock_limit(time_limit_s, f"{name} did not finish within {time_limit_s:g} s of "
+                          "real time. Is there a loop in acquire() or release() that never "
+                          "yields an operation (such as `while True: pass`)?"):
+        for p in ps:
+            if not is_remote(lock):
+                _check_lock_run(lock, name, p, rounds, hold, max_ops)
+                continue
+            with isolated(lock) as apart:
+                try:
+                    _check_lock_run(apart, name, p, rounds, hold, max_ops)
+                except WallClockLimitExceeded:
+                    raise
+                except AssertionError as failure:
+                    _check_lock_run(lock, name, p, rounds, hold, max_ops)   # wrong anyway?
+                    raise AssertionError(
+                        f"{_lock_run_text(name, p, rounds)}: the lock works only while all PEs "
+                        f"share one Python process; with each PE's {name} in its own process: "
+                        f"{failure}\nA PE knows only the shared memory cells and its own "
+                        "object; PEs must not share Python globals.") from None
+
+
+def _check_lock_run(lock, name, p, rounds, hold, max_ops) -> None:
+    """One timed run of ``lock_demo`` on ``p`` PEs; an AssertionError saying what went wrong."""
+    from ..algorithms.sync import lock_demo
+    from ..shared_memory import exclusion_violation, simulate_shared
+    what = _lock_run_text(name, p, rounds)
+    try:
+        with _quiet():
+            run = simulate_shared(lock_demo, p, lock=lock, rounds=rounds, hold=hold,
+                                  max_ops=max_ops)
+    except OperationLimitError as exc:
+        raise AssertionError(_no_progress_text(f"{what},", str(exc))) from None
+    except WallClockLimitExceeded:
+        raise
+    except Exception as exc:
+        raise AssertionError(_explain_exception(exc, what)) from None
+    bad = exclusion_violation(run.trace)
+    if bad is not None:
+        index = run.trace.index(bad)
+        raise AssertionError(
+            f"{what}: PE {bad.pe} entered the critical section at time {bad.time:g} "
+            f"while {_inside_text(run.trace, index)}.\n"
+            f"{_trace_excerpt(run.trace, index)}")
+    counter = run.memory.get("counter")
+    if counter != p * rounds:
+        raise AssertionError(f"{what}: the shared counter ended at {counter!r} instead "
+                             f"of {p * rounds}: increments were lost.")
+
+
+def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: int = 2,
+                         max_ops: int = 20_000, time_limit_s: float = 20.0) -> None:
+    """Random interleavings: no two PEs in the critical section, and everyone gets through.
+
+    Runs :func:`~collective_lib.shared_memory.find_violation` on ``lock_demo``
+    for every p in ``ps``; a failure shows the seed, the shortest failing
+    beginning of the interleaving, and its trace.
+
+    >>> from collective_lib.algorithms.sync import broken_lock, cas_spin_lock
+    >>> check_lock_exclusion(cas_spin_lock, [2, 3], seeds=range(20))
+    >>> try:
+    ...     check_lock_exclusion(broken_lock, [2], seeds=range(20))
+    ... except AssertionError as err:
+    ...     print(str(err).splitlines()[0])
+    broken_lock with p=2 PEs, 2 rounds each: under the interleaving of seed 1, PE 0 enters the critical section while PE 1 is inside.
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    from ..algorithms.sync import lock_demo
+    from ..shared_memory import exclusion_violation, find_violation, mutual_exclusion
+    name = _lock_name(lock)
+    with wall_clock_limit(time_limit_s, f"checking {name} on random interleavings took more "
+                          f"than {time_limit_s:g} s of real time. Is there a loop in acquire() "
+                          "or release() that never yields an operation?"):
+        for p in ps:
+            what = _lock_run_text(name, p, rounds)
+            try:
+                with _quiet():
+                    found = find_violation(lock_demo, p, mutual_exclusion, seeds=seeds,
+                                           max_ops=max_ops, lock=_recorded(lock),
+                                           rounds=rounds)
+            except WallClockLimitExceeded:
+                raise
+            except Exception as exc:
+                raise AssertionError(_explain_exception(exc, what)) from None
+            if found is None:
+                continue
+            if found.reason.startswith("no progress"):
+                raise AssertionError(_no_progress_text(
+                    f"{what}, under the interleaving of seed {found.seed},", found.reason))
+            raise AssertionError(_exclusion_text(what, f"the interleaving of seed {found.seed}",
+                                                 found, exclusion_violation))
+
+
+def _inside_text(trace, index) -> str:
+    """'PE 0 is inside' / 'PEs 0, 2 are inside': who is in a section just before trace[index]."""
+    inside = set()
+    for e in trace[:index]:
+        if e.op == "enter":
+            inside.add(e.pe)
+        elif e.op == "leave":
+            inside.discard(e.pe)
+    inside.discard(trace[index].pe)
+    pes = sorted(inside)
+    if len(pes) == 1:
+        return f"PE {pes[0]} is inside"
+    return f"PEs {', '.join(map(str, pes))} are inside"
+
+
+def _exclusion_text(what, origin, found, exclusion_violation) -> str:
+    bad = exclusion_violation(found.run.trace)
+    index = found.run.trace.index(bad) if bad is not None else None
+    who = (f"PE {bad.pe} enters the critical section while {_inside_text(found.run.trace, index)}"
+           if bad is not None else "mutual exclusion breaks")
+    return (f"{what}: under {origin}, {who}.\n"
+            f"Its first {len(found.schedule)} steps already show it: schedule "
+            f"{_schedule_text(found.schedule)}\n{_trace_excerpt(found.run.trace, index)}\n"
+            "Hint: between seeing the lock free and taking it, another PE can take it too; "
+            "the test and the set must be one atomic operation (cas or fetch_add).")
+
+
+def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int = 40,
+                          max_runs: int = 30_000, time_limit_s: float = 30.0) -> None:
+    """Every interleaving of a tiny case: exclusion always holds and no PE waits forever.
+
+    Runs :func:`~collective_lib.shared_memory.explore_interleavings` on
+    ``lock_demo`` with ``p`` PEs; a failure shows the shortest failing
+    interleaving.
+
+    >>> from collective_lib.algorithms.sync import cas_spin_lock
+    >>> check_lock_exhaustive(cas_spin_lock, rounds=1)
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    from ..algorithms.sync import lock_demo
+    from ..shared_memory import exclusion_violation, explore_interleavings, mutual_exclusion
+    name = _lock_name(lock)
+    what = _lock_run_text(name, p, rounds)
+    try:
+        with _quiet(), wall_clock_limit(
+                time_limit_s, f"checking every interleaving of {what} took more than "
+                f"{time_limit_s:g} s of real time. Is there a loop in acquire() or release() "
+                "that never yields an operation?"):
+            found = explore_interleavings(lock_demo, p, mutual_exclusion, max_steps=max_steps,
+                                          max_runs=max_runs, lock=_recorded(lock),
+                                          rounds=rounds)
+    except WallClockLimitExceeded:
+        raise
+    except OperationLimitError:
+        raise AssertionError(
+            f"{what} has too many interleavings to check them all (more than {max_runs} "
+            "states). The search skips a PE that repeats the same poll without news; does a "
+            "waiting PE repeat exactly the same operation (or pause) while the lock is "
+            "taken?") from None
+    except Exception as exc:
+        raise AssertionError(_explain_exception(exc, what)) from None
+    if found is None:
+        return
+    if found.reason.startswith("livelock"):
+        raise AssertionError(_no_progress_text(
+            f"{what}, under the interleaving {_schedule_text(found.schedule)},",
+            found.reason.replace("livelock: ", "").replace("; PE", "\nPE")))
+    raise AssertionError(_exclusion_text(what, "the shortest interleaving that breaks it",
+                                         found, exclusion_violation))

@@ -1,0 +1,150 @@
+"""Tests of collective_lib.grading.guards: the wall-clock guard and guarded_call.
+
+A student's plain function must come back with its value, and an exception or an
+endless loop in it must become an AssertionError that says what went wrong; the
+wall-clock guard must stop code that never returns and leave every signal
+handler and timer as it found them.
+"""
+import signal
+import threading
+import time
+
+import pytest
+
+from collective_lib.grading import WallClockLimitExceeded, guarded_call, wall_clock_limit
+
+needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
+                                 reason="the wall-clock guard needs SIGALRM and setitimer")
+
+
+
+# -- guarded_call ---------------------------------------------------------------------
+
+def test_guarded_call_returns_the_value():
+    assert guarded_call(pow, 2, 10) == 1024
+    assert guarded_call(sorted, [3, 1, 2], reverse=True) == [3, 2, 1]
+
+
+def test_guarded_call_explains_an_exception():
+    def best_k(n, p):
+        return [1, 2][n]
+
+    with pytest.raises(AssertionError) as err:
+        guarded_call(best_k, 64, 7)
+    text = str(err.value)
+    assert text.startswith("best_k(64, 7) raised IndexError: list index out of range")
+    assert "of best_k: `return [1, 2][n]`" in text
+
+
+def test_guarded_call_hints_at_the_skeleton():
+    def skeleton(n):
+        raise NotImplementedError()
+
+    with pytest.raises(AssertionError, match="NotImplementedError"):
+        guarded_call(skeleton, 3)
+
+
+@needs_alarm
+def test_guarded_call_stops_an_endless_function():
+    def search(n):
+        while True:
+            n += 1
+
+    start = time.monotonic()
+    with pytest.raises(AssertionError, match=r"search\(0\) did not return within 0.2 s"):
+        guarded_call(search, 0, time_limit_s=0.2)
+    assert time.monotonic() - start < 5
+
+
+# -- wall_clock_limit -------------------------------------------------------------------
+
+@needs_alarm
+def test_wall_clock_limit_lets_fast_code_through_and_disarms():
+    with wall_clock_limit(2.0):
+        value = sum(range(100))
+    assert value == 4950
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@needs_alarm
+def test_wall_clock_limit_restores_the_previous_handler():
+    calls = []
+
+    def previous(signum, frame):
+        calls.append(signum)
+
+    old = signal.signal(signal.SIGALRM, previous)
+    try:
+        with wall_clock_limit(1.0):
+            pass
+        assert signal.getsignal(signal.SIGALRM) is previous
+        with pytest.raises(WallClockLimitExceeded, match="too slow"):
+            with wall_clock_limit(0.05, "too slow"):
+                while True:
+                    pass
+        assert signal.getsignal(signal.SIGALRM) is previous
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        assert calls == []
+    finally:
+        signal.signal(signal.SIGALRM, old)
+
+
+@needs_alarm
+def test_wall_clock_limit_gives_an_outer_timer_back():
+    old = signal.signal(signal.SIGALRM, lambda signum, frame: None)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30.0)
+        with wall_clock_limit(1.0):
+            pass
+        remaining = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 25.0 < remaining <= 30.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@needs_alarm
+def test_nested_guards_report_the_outer_deadline():
+    with pytest.raises(WallClockLimitExceeded, match="outer"):
+        with wall_clock_limit(0.1, "outer"):
+            with wall_clock_limit(10.0, "inner"):
+                while True:
+                    pass
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    with pytest.raises(WallClockLimitExceeded, match="inner"):
+        with wall_clock_limit(10.0, "outer"):
+            with wall_clock_limit(0.1, lambda: "inner, computed late"):
+                while True:
+                    pass
+
+
+@needs_alarm
+def test_a_swallowed_interruption_is_repeated():
+    with pytest.raises(WallClockLimitExceeded, match="stubborn"):
+        with wall_clock_limit(0.05, "stubborn"):
+            try:
+                while True:
+                    pass
+            except BaseException:       # a student's bare except: swallows the first alarm
+                pass
+            while True:                 # ... and loops again
+                pass
+
+
+def test_wall_clock_limit_outside_the_main_thread_does_nothing():
+    result = []
+
+    def worker():
+        with wall_clock_limit(0.01):
+            time.sleep(0.05)
+            result.append("done")
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert result == ["done"]
+
+
+def test_wall_clock_limit_rejects_bad_budgets():
+    with pytest.raises(ValueError):
+        wall_clock_limit(0)

@@ -1,0 +1,145 @@
+"""Tests of collective_lib.grading.library: forbid_library_calls finds the library's code.
+
+A student's own program passes; every way of reaching a forbidden library object
+(a call, a catalog lookup, a computed name, an alias, a partial, a closure, a
+default argument, a helper function) is caught and named.
+"""
+import functools
+
+import pytest
+
+from collective_lib import catalog, recv, send
+from collective_lib.grading import forbid_library_calls
+
+
+def own_linear_broadcast(me, p, data, root=0):
+    """A correct broadcast written from send and recv: the root sends to every PE in turn."""
+    if me == root:
+        for dst in range(p):
+            if dst != root:
+                yield send(dst, data)
+        return data
+    return (yield recv(root))
+
+
+# -- forbid_library_calls ----------------------------------------------------------------
+
+FORBIDDEN = ["binomial_broadcast", "catalog"]
+
+
+def test_own_program_is_allowed():
+    forbid_library_calls(own_linear_broadcast, FORBIDDEN)
+
+    def documented(me, p, data, root=0):
+        """Unlike binomial_broadcast from the catalog, this one is mine."""
+        catalog = [me]                  # a local that merely shares a name
+        # binomial_broadcast would be cheating
+        return catalog and data
+        yield
+
+    forbid_library_calls(documented, FORBIDDEN)
+
+
+def _assert_forbidden(program, name="binomial_broadcast"):
+    with pytest.raises(AssertionError) as err:
+        forbid_library_calls(program, FORBIDDEN)
+    assert f"uses the library's `{name}`" in str(err.value)
+    assert "Not allowed here" in str(err.value)
+
+
+def test_direct_call_is_caught():
+    from collective_lib.algorithms.broadcast import binomial_broadcast
+
+    def copied(me, p, data, root=0):
+        return (yield from binomial_broadcast(me, p, data, root))
+
+    _assert_forbidden(copied)
+
+
+def test_catalog_lookup_is_caught():
+    def looked_up(me, p, data, root=0):
+        program = catalog()["binomial_broadcast"].program
+        return (yield from program(me, p, data, root))
+
+    _assert_forbidden(looked_up, "catalog")
+
+    def by_string(me, p, data, root=0):
+        import collective_lib.algorithms.broadcast as module
+        program = getattr(module, "binomial_" "broadcast")
+        return (yield from program(me, p, data, root))
+
+    _assert_forbidden(by_string)
+
+
+def test_alias_partial_closure_default_and_helpers_are_caught():
+    import collective_lib.algorithms.broadcast as module
+
+    alias = module.binomial_broadcast
+    globals()["_ALIAS"] = alias
+
+    def via_alias(me, p, data, root=0):
+        return (yield from _ALIAS(me, p, data, root))  # noqa: F821
+
+    _assert_forbidden(via_alias)
+
+    _assert_forbidden(functools.partial(alias, root=0))
+    with pytest.raises(AssertionError, match=r"^partial\(binomial_broadcast\) uses"):
+        forbid_library_calls(functools.partial(alias, root=0), FORBIDDEN)
+    _assert_forbidden(alias)
+
+    def via_closure(me, p, data, root=0):
+        return (yield from alias(me, p, data, root))
+
+    _assert_forbidden(via_closure)
+
+    def via_default(me, p, data, root=0, impl=alias):
+        return (yield from impl(me, p, data, root))
+
+    _assert_forbidden(via_default)
+
+    def via_attribute(me, p, data, root=0):
+        return (yield from module.binomial_broadcast(me, p, data, root))
+
+    _assert_forbidden(via_attribute)
+
+    def via_nested(me, p, data, root=0):
+        def inner():
+            return module.binomial_broadcast
+        return (yield from inner()(me, p, data, root))
+
+    _assert_forbidden(via_nested)
+
+    via_lambda = lambda me, p, data, root=0: module.binomial_broadcast(me, p, data, root)  # noqa: E731
+    _assert_forbidden(via_lambda)
+
+
+def _helper_that_cheats(me, p, data, root):
+    return catalog()["binomial_broadcast"].program(me, p, data, root)
+
+
+def test_a_helper_function_is_followed():
+    def uses_helper(me, p, data, root=0):
+        return (yield from _helper_that_cheats(me, p, data, root))
+
+    with pytest.raises(AssertionError, match=r"`catalog` \(in _helper_that_cheats\)"):
+        forbid_library_calls(uses_helper, FORBIDDEN)
+
+
+def test_library_helpers_that_are_not_forbidden_are_fine():
+    from collective_lib.trees import binomial_children
+
+    def uses_trees(me, p, data, root=0, children=binomial_children):
+        return data
+        yield
+
+    forbid_library_calls(uses_trees, FORBIDDEN)
+    forbid_library_calls(uses_trees, [])
+
+
+def test_custom_reason_is_in_the_message():
+    def best_k(n, p, alpha, beta):
+        entry = catalog()["pipelined_binary_tree_broadcast"]
+        return entry.optimal_k(p, n, entry.default_model(alpha, beta))
+
+    with pytest.raises(AssertionError, match="uses the library's `optimal_k`.*find k by simulation"):
+        forbid_library_calls(best_k, ["optimal_k"], reason="find k by simulation")
