@@ -100,15 +100,13 @@ def _shortest_failing_prefix(replay, check, schedule):
 def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(200),
                    inputs=None, memory=None, max_ops: int = 100_000,
                    line_of: Callable | None = None, shrink: bool = True,
-                   progress: bool = True, **params) -> Violation | None:
+                   **params) -> Violation | None:
     """Run seeded random interleavings until one fails ``check``; return it, or None.
 
     ``check(run) -> bool`` says whether a :class:`SharedRun` is fine
     (:func:`mutual_exclusion` is one).  A run that exceeds ``max_ops``
     operations (PEs that spin forever) is returned as a violation too, with
-    the reason "no progress" and the spinning PEs named; with ``progress=False``
-    only its partial run is checked, so that the search judges ``check`` alone.
-    With ``shrink`` the schedule is cut to
+    the reason "no progress" and the spinning PEs named.  With ``shrink`` the schedule is cut to
     the shortest prefix whose partial run already fails; this assumes that a
     failure visible in a trace stays visible when the trace grows, which holds
     for checks that look only at the trace (as all checks should when
@@ -130,7 +128,7 @@ def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(20
         machine = _Machine(p, cells, DEFAULT_MODEL, line_of, True)
         run = _run_interleaved(start_programs(program, p, inputs, params), machine, p, None,
                                max_ops, seed, None, None, stop_at_limit=True)
-        if run.stopped is not None and progress:
+        if run.stopped is not None:
             return Violation(list(run.schedule), run, seed,
                              reason="no progress: " + run.stopped)
         if check(run):
