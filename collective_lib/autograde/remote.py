@@ -332,29 +332,26 @@ class Remote:
             return self._poisoned
         return self.sandbox.process()
 
-    def replay(self, args: list, history: list) -> tuple:
-        """The next event of a fresh instance after ``history`` (see
-        :func:`~collective_lib.shared_memory.replay_object`), computed in one request."""
-        proc = self._target()
-        self.sandbox.sync(proc)
-        reply = proc.request({"kind": "replay", "path": self.path, "args": proc.encode(args),
-                              "history": [[kind, proc.encode(value)] for kind, value in history]})
-        if "err" in reply:
-            raise _student_error(reply)
-        return reply["event"], decode(reply["value"])
+    def replayer(self) -> "_RemoteReplayer":
+        """A :class:`~collective_lib.shared_memory.Replayer` of this class that plays its
+        instances in the student's process, one request per event."""
+        return _RemoteReplayer(self)
 
     def __getattr__(self, attr: str):
         if attr.startswith("__") or self.kind != "class":
             raise AttributeError(attr)
-        proc = self._target()
+        # A class attribute (a static method such as memory(p)) belongs to no PE: it is
+        # looked up and called where the class's other non-PE calls go, never apart.
+        shared = Remote(self.sandbox, self.path, self.kind, self.__name__,
+                        process=self._process, poison=self.poison)
+        proc = shared._target()
         reply = proc.request({"kind": "describe", "path": self.path + [attr]})
         if "err" in reply:
-            raise AttributeError(f"{self.__name__} has no attribute {attr!r}")
+            raise AttributeError(f"{self.__name__} has no attribute {attr!r} ({reply['err']})")
         if reply["kind"] == "data":
             return decode(reply["value"])
         return Remote(self.sandbox, self.path + [attr], reply["kind"],
-                      f"{self.__name__}.{attr}", process=self._process, apart=self.apart,
-                      poison=self.poison)
+                      f"{self.__name__}.{attr}", process=self._process, poison=self.poison)
 
     def __call__(self, *args, **kwargs):
         if self.kind == "program":
@@ -387,6 +384,32 @@ class Remote:
         finally:
             if self.apart:
                 proc.kill()
+
+
+class _RemoteReplayer:
+    """:class:`~collective_lib.shared_memory.Replayer`'s methods, answered by a student process."""
+
+    def __init__(self, standin: Remote):
+        self.standin = standin
+
+    def start(self, args, history) -> tuple:
+        proc = self.standin._target()
+        return self._event(proc, {"kind": "replay", "path": self.standin.path,
+                                  "args": proc.encode(list(args)),
+                                  "history": [[k, proc.encode(v)] for k, v in history]})
+
+    def step(self, args, step) -> tuple:
+        proc = self.standin._target()
+        return self._event(proc, {"kind": "replay_step", "path": self.standin.path,
+                                  "args": proc.encode(list(args)),
+                                  "step": [step[0], proc.encode(step[1])]})
+
+    def _event(self, proc, request) -> tuple:
+        self.standin.sandbox.sync(proc)
+        reply = proc.request(request)
+        if "err" in reply:
+            raise _student_error(reply)
+        return reply["event"], decode(reply["value"])
 
 
 def _call(sandbox: Sandbox, proc: StudentProcess, path: list, args, kwargs) -> dict:

@@ -136,6 +136,7 @@ class _Server:
         self.ns, self.first_error = namespace, first_error
         self.originals = {}             # names set by the checker -> the student's own value
         self.handles = {}               # id -> generator or instance the checker refers to
+        self.replayers = {}             # class path -> Replayer (lock checks)
 
     def encode(self, value):
         return encode(value)
@@ -223,12 +224,17 @@ class _Server:
             if gen is not None:
                 gen.close()
             return {"ret": None}
-        if kind == "replay":                # a lock's next event after a history
-            from collective_lib.shared_memory import replay_object
-            kind_, value = replay_object(self.resolve(request["path"]),
-                                         decode(request["args"], self.callback),
-                                         [(k, decode(v, self.callback))
-                                          for k, v in request["history"]])
+        if kind in ("replay", "replay_step"):     # a lock's next event (see RecordedLock)
+            from collective_lib.shared_memory import Replayer
+            key = json.dumps(request["path"])
+            replayer = self.replayers.setdefault(key, Replayer(self.resolve(request["path"])))
+            args = tuple(decode(request["args"], self.callback))
+            if kind == "replay":
+                kind_, value = replayer.start(args, [(k, decode(v, self.callback))
+                                                     for k, v in request["history"]])
+            else:
+                step = request["step"]
+                kind_, value = replayer.step(args, (step[0], decode(step[1], self.callback)))
             return {"event": kind_, "value": self.encode(value)}
         if kind == "set":
             name = request["name"]

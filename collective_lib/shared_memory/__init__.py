@@ -24,13 +24,13 @@ One module per concept; every public name is importable from here:
     one (:func:`find_violation`, :func:`explore_interleavings`).
 """
 from .checking import (RecordedLock, Violation, exclusion_violation, explore_interleavings,
-                       find_violation, mutual_exclusion, replay_object)
+                       find_violation, mutual_exclusion, Replayer)
 from .machine import DEFAULT_MODEL, CoherenceModel, Event, SharedRun, format_trace
 from .ops import (CAS, FetchAdd, Marker, Pause, Read, Write, cas, cell_array, enter,
                   fetch_add, leave, note, packed_lines, pause, read, uses_memory, write)
 from .runners import DEFAULT_MAX_OPS, run_with_threads, simulate_shared
 
-__all__ = ["RecordedLock", "replay_object", 
+__all__ = ["RecordedLock", "Replayer", 
     "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
     "read", "write", "cas", "fetch_add", "pause", "enter", "leave", "note",
     "cell_array", "packed_lines", "uses_memory",

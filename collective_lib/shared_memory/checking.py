@@ -17,7 +17,7 @@ from .ops import _declared_memory
 from .runners import _check_max_ops, _check_p, _Interleaving, _run_interleaved, simulate_shared
 
 __all__ = ["exclusion_violation", "mutual_exclusion", "Violation", "find_violation",
-           "explore_interleavings", "replay_object", "RecordedLock"]
+           "explore_interleavings", "Replayer", "RecordedLock"]
 
 
 def exclusion_violation(trace, exclusive: str = "cs", shared: str | None = "read"):
@@ -216,29 +216,56 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
     return None
 
 
-def replay_object(cls, args: list, history: list):
-    """The next event of a fresh ``cls(*args)`` after ``history``.
+class Replayer:
+    """Instances of ``cls`` driven through histories of method calls and sent values.
 
-    ``history`` lists ``("call", method)`` (start a generator method) and
-    ``("send", value)`` (resume it with a value). Returns ``("op", operation)``
-    for the operation yielded next, or ``("done", value)`` when the method
-    returned.
+    ``start(args, history)`` makes a fresh ``cls(*args)`` and plays ``history``
+    (``("call", method)`` starts a generator method, ``("send", value)``
+    resumes it); ``step(args, step)`` plays one more step on the object that
+    ``args`` last played. Each returns the next event: ``("op", operation)``
+    yielded next, or ``("done", value)`` when the method returned.
 
     >>> from collective_lib.algorithms.sync import cas_spin_lock
-    >>> replay_object(cas_spin_lock, [0, 2], [("call", "acquire")])
+    >>> Replayer(cas_spin_lock).start((0, 2), [("call", "acquire")])
     ('op', CAS(cell='lock', expected=0, new=1))
     """
-    instance, gen, event = cls(*args), None, None
-    for kind, value in history:
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.live: dict = {}            # args -> [instance, generator]
+
+    def start(self, args, history):
+        self.live[tuple(args)] = [self.cls(*args), None]
+        event = None
+        for step in history:
+            event = self.step(args, step)
+        return event
+
+    def step(self, args, step):
+        live = self.live[tuple(args)]
+        kind, value = step
         try:
             if kind == "call":
-                gen = getattr(instance, value)()
-                event = ("op", next(gen))
-            else:
-                event = ("op", gen.send(value))
+                live[1] = getattr(live[0], value)()
+                return ("op", next(live[1]))
+            return ("op", live[1].send(value))
         except StopIteration as stop:
-            event = ("done", stop.value)
-    return event
+            return ("done", stop.value)
+
+
+class _Node:
+    """One history of a lock object in a :class:`RecordedLock`: its last step and next event."""
+    __slots__ = ("parent", "step", "event", "children")
+
+    def __init__(self, parent, step):
+        self.parent, self.step, self.event, self.children = parent, step, None, {}
+
+    def history(self) -> list:
+        steps, node = [], self
+        while node.parent is not None:
+            steps.append(node.step)
+            node = node.parent
+        return steps[::-1]
 
 
 class RecordedLock:
@@ -247,9 +274,11 @@ class RecordedLock:
     The exhaustive and random searches replay every interleaving from the
     start, creating the PEs' lock objects anew each time; a lock's methods are
     deterministic functions of the values they are told, so each distinct
-    history needs to be asked of the real lock only once. ``replay`` computes
-    one event, ``(me, p) + history -> event`` (default: :func:`replay_object`
-    on ``lock``; a trusted grader passes one that asks the student's process).
+    history (a node of a tree of histories per PE) is asked of the real lock
+    only once, and then only one step further than the object already went
+    whenever possible. ``replayer`` has the methods of :class:`Replayer`
+    (default: one on ``lock``; a trusted grader passes one that asks the
+    student's process).
 
     >>> from collective_lib.algorithms.sync import cas_spin_lock, lock_demo
     >>> from collective_lib.shared_memory import explore_interleavings
@@ -260,11 +289,12 @@ class RecordedLock:
     True
     """
 
-    def __init__(self, lock, replay=None):
+    def __init__(self, lock, replayer=None):
         self.lock = lock
-        self.replay = replay or (lambda args, history: replay_object(lock, args, history))
+        self.replayer = replayer or Replayer(lock)
         self.__name__ = getattr(lock, "__name__", type(lock).__name__)
-        self.events: dict = {}
+        self.roots: dict = {}
+        self.live: dict = {}            # args -> the node the replayer's object is at
         self.asked = 0
 
     def __getattr__(self, attr):
@@ -273,33 +303,43 @@ class RecordedLock:
         return getattr(self.lock, attr)            # memory(p), shared, ...
 
     def __call__(self, me, p):
-        return _RecordedInstance(self, [me, p])
+        args = (me, p)
+        return _RecordedInstance(self, args, self.roots.setdefault(args, _Node(None, None)))
 
-    def next_event(self, args: list, history: tuple):
-        key = (tuple(args), history)
-        if key not in self.events:
+    def event(self, args, node: _Node):
+        if node.event is None:
             self.asked += 1
-            self.events[key] = self.replay(list(args), [list(step) for step in history])
-        return self.events[key]
+            if self.live.get(args) is node.parent and node.parent.parent is not None:
+                node.event = self.replayer.step(args, node.step)
+            else:
+                node.event = self.replayer.start(args, node.history())
+            self.live[args] = node
+        return node.event
 
 
 class _RecordedInstance:
-    def __init__(self, recorded: RecordedLock, args: list):
-        self._recorded, self._args, self._history = recorded, args, ()
+    def __init__(self, recorded: RecordedLock, args: tuple, root: _Node):
+        self._recorded, self._args, self._node = recorded, args, root
 
     def __getattr__(self, method):
         if method.startswith("_"):
             raise AttributeError(method)
         return lambda: self._run(method)
 
+    def _advance(self, step) -> None:
+        node = self._node.children.get(step)
+        if node is None:
+            node = self._node.children[step] = _Node(self._node, step)
+        self._node = node
+
     def _run(self, method):
-        self._history += (("call", method),)
+        self._advance(("call", method))
         while True:
-            kind, value = self._recorded.next_event(self._args, self._history)
+            kind, value = self._recorded.event(self._args, self._node)
             if kind == "done":
                 return value
             sent = yield value
-            self._history += (("send", _frozen(sent)),)
+            self._advance(("send", _frozen(sent)))
 
 
 def _frozen(value):
