@@ -29,9 +29,9 @@ import contextlib
 import io
 import json
 import os
+import signal
 import sys
 import threading
-import _thread
 
 from ..grading import wall_clock_limit
 from . import review
@@ -82,8 +82,10 @@ def _deadline(seconds: float):
     fired = []
 
     def interrupt():
+        # a real SIGINT to the main thread, which also breaks a blocking wait for a
+        # student's answer (_thread.interrupt_main would wait for the wait to end)
         fired.append(True)
-        _thread.interrupt_main()
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     timer = threading.Timer(seconds, interrupt)
     timer.start()

@@ -113,11 +113,11 @@ def test_endless_submission_is_interrupted_and_graded(course):
     result = h.autograde(course, ASSIGNMENT, endless, student="endless",
                          notebook_name=NOTEBOOK, timeout=3)
     elapsed = time.monotonic() - start
-    assert elapsed < 30, f"autograde of an endless cell took {elapsed:.0f} s"
+    assert elapsed < 120, f"autograde of an endless cell took {elapsed:.0f} s"  # limit: 600 s
     assert result.total == 0
-    # the loop runs when the test cell calls f: nbgrader interrupts that cell
-    # and records the timeout as its error, which costs the cell's points
-    assert "CellTimeoutError" in result.messages("f_tests")
+    # the loop runs when the test cell calls f: the trusted checker stops that
+    # cell after its time limit and records why, which costs the cell's points
+    assert "took longer than 3 s and were stopped" in result.messages("f_tests")
 
 
 def test_replace_solution_rejects_cells_without_markers(course):
