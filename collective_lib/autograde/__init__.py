@@ -7,8 +7,7 @@
   stand-ins (:mod:`.remote`) and a data-only codec (:mod:`.codec`);
   ``FlagForReview`` marks cells whose checks raised a flag (:mod:`.review`,
   :mod:`.static`) for manual grading.
-* :mod:`.preprocessors` — fair scoring and safe feedback (``LimitOutputSize``,
-  ``ShortTracebacks``, ``StderrAsStdout``).
+* :mod:`.preprocessors` — ``LimitOutputSize``, a cap on the characters a cell keeps.
 * :mod:`.export` — ``PerQuestionExportPlugin``, the grade export with one column per
   graded cell; :mod:`.report` plots it (run as ``python -m collective_lib.autograde.report``).
 
@@ -18,11 +17,10 @@ grading library can use the light modules without loading nbgrader.
 """
 import importlib
 
-__all__ = ["StderrAsStdout", "LimitOutputSize", "ShortTracebacks", "TrustedVerdict",
-           "FlagForReview", "PerQuestionExportPlugin", "question_column"]
+__all__ = ["LimitOutputSize", "TrustedVerdict", "FlagForReview", "PerQuestionExportPlugin",
+           "question_column"]
 
-_HOMES = {"StderrAsStdout": "preprocessors", "LimitOutputSize": "preprocessors",
-          "ShortTracebacks": "preprocessors", "TrustedVerdict": "verdict",
+_HOMES = {"LimitOutputSize": "preprocessors", "TrustedVerdict": "verdict",
           "FlagForReview": "verdict", "PerQuestionExportPlugin": "export",
           "question_column": "export"}
 
