@@ -13,7 +13,7 @@ from ..catalog import catalog
 from ..model import CostModel
 from .style import LINE_STYLES, _new_axes
 
-__all__ = ["cost_curves", "optimal_params", "simulated_time"]
+__all__ = ["cost_curves", "optimal_params", "simulated_time", "forget_simulated_times"]
 
 #: Simulated times by point: see :func:`simulated_time`.
 _SIMULATED: dict = {}
@@ -48,6 +48,11 @@ def simulated_time(entry, p: int, m: int, model: CostModel, *, seed: int = 0, **
         _SIMULATED[key] = entry.simulate(p, m, model=model, seed=seed, trace=False,
                                          **params).time
     return _SIMULATED[key]
+
+
+def forget_simulated_times() -> None:
+    """Empty the memory of :func:`simulated_time` (to time redraws from scratch)."""
+    _SIMULATED.clear()
 
 
 def _entry_model(entry, model):

@@ -153,9 +153,11 @@ class _Demo:
         finally:
             self.status.value = ""
 
-    def _layout(self, control_rows: list, picture: W.Widget, text: W.Widget) -> W.Box:
-        """The controls (and the busy indicator) in a column left of the picture, the text below."""
-        column = W.VBox([*control_rows, self.status],
+    def _layout(self, control_rows: list, picture: W.Widget, text: W.Widget,
+                notes: W.Widget | None = None) -> W.Box:
+        """The controls, the busy indicator and ``notes`` in a column left of the picture;
+        ``text`` below both."""
+        column = W.VBox([*control_rows, self.status, *([notes] if notes else [])],
                         layout=W.Layout(width=_CONTROLS_WIDTH, min_width=_CONTROLS_WIDTH))
         return W.VBox([W.HBox([column, picture], layout=W.Layout(align_items="flex-start")),
                        text])

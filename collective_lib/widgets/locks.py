@@ -36,9 +36,10 @@ class LockPlayer(_Demo):
 
     See :func:`lock_player`.  Attributes: ``widget``, ``controls`` (``"lock"``,
     ``"p"``, ``"rounds"``, ``"hold"``, ``"time"``, ``"play"``), ``info`` (the
-    summary line), ``image`` (the picture at the cursor, at its natural size),
-    ``status`` (says "computing..." during a redraw) and ``run`` (the current
-    :class:`~collective_lib.shared_memory.SharedRun`).
+    summary line), ``image`` (the time line with the cursor, at its natural
+    size), ``state`` (what every PE does at the cursor, as text beside the
+    controls), ``status`` (says "computing..." during a redraw) and ``run``
+    (the current :class:`~collective_lib.shared_memory.SharedRun`).
     """
 
     def __init__(self, lock="ttas_backoff_lock", *, p=4, rounds=2, hold=30):
@@ -67,10 +68,11 @@ class LockPlayer(_Demo):
         self.info = W.HTML()
         self.image = W.Image(format="png")
         self.status = self._status_label()
+        self.state = W.HTML()
         for key in ("lock", "p", "rounds", "hold"):
             c[key].observe(self._on_setup, names="value")
         c["time"].observe(self._on_step, names="value")
-        self.widget = self._layout(list(c.values()), self.image, self.info)
+        self.widget = self._layout(list(c.values()), self.image, self.info, notes=self.state)
         with self._computing():
             self._resimulate()
 
@@ -147,7 +149,14 @@ class LockPlayer(_Demo):
         return fig
 
     def _redraw(self) -> None:
-        _show_png(self.image, _png(self._figure(self.controls["time"].value)))
+        # Live, the lines of text stand beside the picture: inside it they would make it
+        # taller than a screen at p = 16.
+        t = self.controls["time"].value
+        fig = Figure(figsize=(9.0, 0.3 * self.run.p + 1.9))
+        memory_timeline(self.run, ax=fig.add_subplot(), cursor=t)
+        _show_png(self.image, _png(fig))
+        self.state.value = ('<pre style="font-size:11px;line-height:1.3;white-space:pre-wrap">'
+                            + html.escape("\n".join(self.state_lines(t))) + "</pre>")
 
     def fallback_html(self) -> str:
         """The summary line and an animation of the cursor sweeping over the run."""
