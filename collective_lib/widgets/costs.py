@@ -24,7 +24,7 @@ MAX_SIMULATED_PACKETS = 4_000
 MAX_SIMULATED_P = 64
 #: Seconds one redraw may spend simulating points it has not simulated before
 #: (:func:`~collective_lib.viz.costs.simulated_time` remembers the others).
-SIMULATION_BUDGET = 0.4
+SIMULATION_BUDGET = 0.3
 
 
 def _small_enough(entry, p, m, params) -> bool:
