@@ -42,8 +42,9 @@ def _entries(operation: str) -> dict:
 _PICTURE_DPI = 90
 #: The tallest picture in pixels: with the browser's and Jupyter's bars it fits a 768-pixel screen.
 _MAX_PICTURE_HEIGHT = 520
-#: The width of the column of controls left of a picture.
-_CONTROLS_WIDTH = "330px"
+#: The width of the column of controls left of a picture.  With a picture at most about
+#: 630 pixels wide it fits JupyterLab's notebook beside the file browser on a 1366-pixel screen.
+_CONTROLS_WIDTH = "300px"
 
 
 def _png(fig: Figure, *, tight: bool = True) -> bytes:

@@ -151,9 +151,9 @@ class CostExplorer(_Demo):
     def _figure(self) -> Figure:
         s = self._settings()
         self.simulated = self._simulate_points(s) if s["simulate"] else set()
-        fig = Figure(figsize=(7.5, 4.4))
+        fig = Figure(figsize=(6.8, 4.2))
         # Fixed margins: one drawing per PNG instead of two for a tight bounding box.
-        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.92)
+        fig.subplots_adjust(left=0.11, right=0.97, bottom=0.12, top=0.92)
         ax = fig.add_subplot()
         fixed = {"m": s["m"]} if s["vary"] == "p" else {"p": s["p"]}
         cost_curves(self.entries.values(), vary=s["vary"], values=self._values(s), **fixed,

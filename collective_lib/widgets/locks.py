@@ -152,7 +152,7 @@ class LockPlayer(_Demo):
         # Live, the lines of text stand beside the picture: inside it they would make it
         # taller than a screen at p = 16.
         t = self.controls["time"].value
-        fig = Figure(figsize=(9.0, 0.3 * self.run.p + 1.9))
+        fig = Figure(figsize=(6.8, 0.3 * self.run.p + 1.9))
         memory_timeline(self.run, ax=fig.add_subplot(), cursor=t)
         _show_png(self.image, _png(fig))
         self.state.value = ('<pre style="font-size:11px;line-height:1.3;white-space:pre-wrap">'
