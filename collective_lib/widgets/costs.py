@@ -47,6 +47,25 @@ def _m_values(m_max: int) -> list:
     return sorted(set(np.unique(np.round(np.geomspace(1, m_max, 12)).astype(int)).tolist()))
 
 
+def _timed(entry, model, p: int, m: int, params: dict) -> float:
+    """Seconds :func:`~collective_lib.viz.costs.simulated_time` takes (about 0 when it remembers)."""
+    began = time.perf_counter()
+    simulated_time(entry, p, m, model, **params)
+    return time.perf_counter() - began
+
+
+def _probe(entry, model, p: int, m: int):
+    """(p0, m, seconds) of a run on about a quarter of the p PEs, for a first estimate of the
+    run on p (whose own time may be far over the budget), or None when no such run is allowed."""
+    for p0 in (p // 4, 1 << max((p // 4).bit_length() - 1, 0)):
+        if p0 < 2 or not entry.valid(p0):
+            continue
+        params = _entry_params(entry, optimal_params, p0, m, model)
+        if entry.accepts(p0, m, **params) and _small_enough(entry, p0, m, params):
+            return p0, m, _timed(entry, model, p0, m, params)
+    return None
+
+
 def _estimate(last, p: int, m: int) -> float:
     """Seconds a simulation at (p, m) may take, from the last one (p0, m0, seconds) of the
     same algorithm: the time grows at most like p * p (all-to-all messages) times m."""
@@ -114,7 +133,8 @@ class CostExplorer(_Demo):
         Every algorithm's points go from the smallest up, the algorithms taking
         turns, so that each gets its small points before any gets its large
         ones; an algorithm stops where its next point would overrun the
-        simulation budget (estimated from its last one).
+        simulation budget (estimated from its last one, or for its first point
+        on more than 16 PEs from a run on a quarter of them).
         """
         queues = []
         for entry in self.entries.values():
@@ -136,13 +156,13 @@ class CostExplorer(_Demo):
                     continue
                 p, m, params = points[turn]
                 if self.simulation_budget is not None:
+                    if entry.name not in last and p > 16:
+                        last[entry.name] = _probe(entry, model, p, m)
                     spent = time.perf_counter() - start
                     if spent + _estimate(last.get(entry.name), p, m) > self.simulation_budget:
                         stopped.add(entry.name)
                         continue
-                began = time.perf_counter()
-                simulated_time(entry, p, m, model, **params)
-                took = time.perf_counter() - began
+                took = _timed(entry, model, p, m, params)
                 if took > 1e-3:                  # a simulation, not a remembered time
                     last[entry.name] = (p, m, took)
                 done.add((entry.name, p, m))
