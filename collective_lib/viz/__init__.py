@@ -6,7 +6,8 @@ One module per kind of picture; every public name is re-exported here, so
 * :mod:`~collective_lib.viz.topology` -- :func:`draw_network`, :func:`draw_step`,
   :func:`draw_steps`, :func:`link_load_map`;
 * :mod:`~collective_lib.viz.timelines` -- :func:`space_time`;
-* :mod:`~collective_lib.viz.costs` -- :func:`cost_curves`, :func:`optimal_params`;
+* :mod:`~collective_lib.viz.costs` -- :func:`cost_curves`, :func:`optimal_params`,
+  :func:`simulated_time`, :func:`forget_simulated_times`;
 * :mod:`~collective_lib.viz.tables` -- :func:`holdings_table`, :func:`values_table`;
 * :mod:`~collective_lib.viz.memory` -- :func:`memory_timeline`, :func:`wait_graph`
   and the data they draw (:func:`memory_spans`, :func:`critical_sections`, ...);
@@ -22,7 +23,7 @@ a picture: it lives in :mod:`collective_lib.recording`, and the symbolic
 operands "x:y" in :mod:`collective_lib.spans`.
 """
 from . import costs, cubes, graphs, layout, memory, style, tables, timelines, topology, trees
-from .costs import cost_curves, optimal_params
+from .costs import cost_curves, forget_simulated_times, optimal_params, simulated_time
 from .cubes import CUBE_POSITIONS, draw_cube, draw_cube_path
 from .graphs import draw_bipartite_multigraph
 from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_spans,

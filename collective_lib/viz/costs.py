@@ -2,7 +2,8 @@
 
 :func:`cost_curves` draws the catalog's algorithms over p or over m;
 :func:`optimal_params` gives every pipelined algorithm its best number of
-packets at each point.
+packets at each point; :func:`simulated_time` simulates a point once and
+remembers its time, so that redrawing the same curves costs no simulation.
 """
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from ..catalog import catalog
 from ..model import CostModel
 from .style import LINE_STYLES, _new_axes
 
-__all__ = ["cost_curves", "optimal_params"]
+__all__ = ["cost_curves", "optimal_params", "simulated_time", "forget_simulated_times"]
+
+#: Simulated times by point: see :func:`simulated_time`.
+_SIMULATED: dict = {}
 
 
 def optimal_params(entry, p, m, model) -> dict:
@@ -24,6 +28,31 @@ def optimal_params(entry, p, m, model) -> dict:
     if entry.optimal_k is None:
         return {}
     return {"k": entry.optimal_k(p, m, model)}
+
+
+def simulated_time(entry, p: int, m: int, model: CostModel, *, seed: int = 0, **params) -> float:
+    """The time of ``entry``'s untraced run on p PEs with m words, each point simulated once.
+
+    A run is determined by the entry's program, p, m, the model, the seed of
+    the random inputs and the parameters, so its time is remembered under them
+    (the cost explorer asks for the same points after every slider move).
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> simulated_time(catalog()["binomial_broadcast"], 8, 4, CostModel(ts=1, tw=0))
+    3.0
+    """
+    key = (entry.name, entry.program, p, m, model, seed, tuple(sorted(params.items())))
+    if key not in _SIMULATED:
+        _SIMULATED[key] = entry.simulate(p, m, model=model, seed=seed, trace=False,
+                                         **params).time
+    return _SIMULATED[key]
+
+
+def forget_simulated_times() -> None:
+    """Empty the memory of :func:`simulated_time` (to time redraws from scratch)."""
+    _SIMULATED.clear()
 
 
 def _entry_model(entry, model):
@@ -53,7 +82,7 @@ def _curve(entry, vary, values, m, p, model, params, simulate, seed):
         xs.append(x)
         predicted.append(time)
         if simulate is True or (callable(simulate) and simulate(entry, pp, mm, kw)):
-            sim_t.append(entry.simulate(pp, mm, model=model, seed=seed, trace=False, **kw).time)
+            sim_t.append(simulated_time(entry, pp, mm, model, seed=seed, **kw))
             sim_x.append(x)
     return xs, predicted, sim_x, sim_t
 

@@ -16,7 +16,8 @@ sent to an :class:`ipywidgets.Image` as PNG, so this package never touches
 pyplot or the notebook's matplotlib backend.
 """
 from . import base, costs, locks, players
-from .costs import MAX_SIMULATED_PACKETS, MAX_SIMULATED_WORDS, CostExplorer, cost_explorer
+from .costs import (MAX_SIMULATED_P, MAX_SIMULATED_PACKETS, MAX_SIMULATED_WORDS,
+                    SIMULATION_BUDGET, CostExplorer, cost_explorer)
 from .locks import LOCK_PLAYER_FRAMES, LOCK_PLAYER_MAX_P, LockPlayer, lock_player
 from .players import MAX_P, MAX_VALUE_P, StepPlayer, ValuePlayer, step_player, value_player
 

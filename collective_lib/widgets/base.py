@@ -5,6 +5,11 @@ also carries a static ``text/html`` version for a page built without a
 kernel (:class:`_Demo`).  Figures are drawn on
 :class:`matplotlib.figure.Figure` objects and sent as PNG (:func:`_png`), so
 no demo touches pyplot or the notebook's matplotlib backend.
+
+A picture is shown at its natural size, one image pixel per screen pixel
+(:func:`_show_png`): stretched to the output's width it was blurred and pushed
+below the screen.  The controls stand in a column to its left
+(:meth:`_Demo._layout`), so that on a 1366x768 screen both are in view.
 """
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ import base64
 import html
 import io
 import re
+import struct
+from contextlib import contextmanager
 
 import ipywidgets as W
 from matplotlib.figure import Figure
@@ -31,15 +38,48 @@ def _entries(operation: str) -> dict:
     return found
 
 
-def _png(fig: Figure) -> bytes:
+#: Pixels per inch of the pictures.
+_PICTURE_DPI = 90
+#: The tallest picture in pixels: with the browser's and Jupyter's bars it fits a 768-pixel screen.
+_MAX_PICTURE_HEIGHT = 520
+#: The width of the column of controls left of a picture.  With a picture at most about
+#: 630 pixels wide it fits JupyterLab's notebook beside the file browser on a 1366-pixel screen.
+_CONTROLS_WIDTH = "300px"
+
+
+def _png(fig: Figure, *, tight: bool = True) -> bytes:
+    """``fig`` as PNG, at most ``_MAX_PICTURE_HEIGHT`` pixels high.
+
+    ``tight=False`` keeps the figure's own margins: one drawing instead of two,
+    for the pictures that are redrawn after every slider move.
+    """
+    dpi = min(_PICTURE_DPI, _MAX_PICTURE_HEIGHT / fig.get_figheight())
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
     return buf.getvalue()
 
 
+def _png_size(png: bytes) -> tuple:
+    """(width, height) in pixels, from the PNG's header."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG image")
+    return struct.unpack(">II", png[16:24])
+
+
+def _show_png(image: W.Image, png: bytes) -> None:
+    """Put ``png`` into ``image`` at its natural size (not stretched to the output's width)."""
+    width, height = _png_size(png)
+    image.value = png
+    image.layout.width, image.layout.height = f"{width}px", f"{height}px"
+    image.layout.min_width = f"{width}px"        # a flex box must not squeeze it either
+
+
 def _img_tag(png: bytes, alt: str) -> str:
+    """An ``<img>`` at the picture's natural size that shrinks, never grows, with the page."""
     data = base64.b64encode(png).decode("ascii")
-    return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
+    width, height = _png_size(png)
+    return (f'<img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
+            f'style="max-width:100%;height:auto" alt="{html.escape(alt)}">')
 
 
 #: A ``<link>`` to a stylesheet outside the page: matplotlib's animation HTML
@@ -62,23 +102,78 @@ def _fmt(t: float) -> str:
 
 
 class _Demo:
-    """A displayable wrapper: the widget for a live kernel, static HTML for a built page."""
+    """A displayable wrapper: the widget for a live kernel, static HTML for a built page.
+
+    A subclass sets ``controls`` (a dict of control widgets), ``status`` (from
+    :meth:`_status_label`), ``widget``, ``_busy`` (True while it sets its own
+    controls), and defines ``_resimulate`` (after a control that changes the
+    run) and ``_redraw`` (after one that moves within it).
+    """
 
     widget: W.Widget
+    controls: dict
+    _busy: bool
 
     def fallback_html(self) -> str:
         """Static HTML for a page without a kernel."""
         raise NotImplementedError
 
+    def set_controls(self, **values) -> None:
+        """Set several controls at once, then update once (not once per control).
+
+        Examples
+        --------
+        >>> from collective_lib.widgets import step_player
+        >>> player = step_player("broadcast", algorithm="binomial_broadcast", p=8)
+        >>> player.set_controls(p=16, step=2)
+        >>> player.run.time, player.controls["step"].value
+        (4.0, 2)
+        """
+        unknown = sorted(set(values) - set(self.controls))
+        if unknown:
+            raise ValueError(f"no control named {unknown}; the controls are {list(self.controls)}")
+        self._busy = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._busy = False
+        with self._computing():
+            self._resimulate()
+
+    @staticmethod
+    def _status_label() -> W.HTML:
+        return W.HTML(layout=W.Layout(min_height="1.6em"))
+
+    @contextmanager
+    def _computing(self):
+        """Show "computing..." while the body runs: a redraw can take a moment."""
+        self.status.value = '<i style="color:#b9770e">computing...</i>'
+        try:
+            yield
+        finally:
+            self.status.value = ""
+
+    def _layout(self, control_rows: list, picture: W.Widget, text: W.Widget,
+                notes: W.Widget | None = None) -> W.Box:
+        """The controls, the busy indicator and ``notes`` in a column left of the picture;
+        ``text`` below both."""
+        column = W.VBox([*control_rows, self.status, *([notes] if notes else [])],
+                        layout=W.Layout(width=_CONTROLS_WIDTH, min_width=_CONTROLS_WIDTH))
+        return W.VBox([W.HBox([column, picture], layout=W.Layout(align_items="flex-start")),
+                       text])
+
     def _on_setup(self, change):
         """A control that changes the run: simulate again (unless we are setting controls)."""
         if not self._busy:
-            self._resimulate()
+            with self._computing():
+                self._resimulate()
 
     def _on_step(self, change):
         """A control that moves within the run: only redraw."""
         if not self._busy:
-            self._redraw()
+            with self._computing():
+                self._redraw()
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})

@@ -11,7 +11,7 @@ from ..algorithms.sync import LOCKS, lock_demo
 from ..shared_memory import exclusion_violation, simulate_shared
 from ..viz.memory import (_cell_name, cache_holders, critical_sections, memory_spans,
                           memory_timeline)
-from .base import _animation_html, _Demo, _fmt, _png
+from .base import _animation_html, _Demo, _fmt, _png, _show_png
 
 __all__ = ["lock_player", "LockPlayer", "LOCK_PLAYER_MAX_P", "LOCK_PLAYER_FRAMES"]
 
@@ -36,8 +36,10 @@ class LockPlayer(_Demo):
 
     See :func:`lock_player`.  Attributes: ``widget``, ``controls`` (``"lock"``,
     ``"p"``, ``"rounds"``, ``"hold"``, ``"time"``, ``"play"``), ``info`` (the
-    summary line), ``image`` (the picture at the cursor) and ``run`` (the
-    current :class:`~collective_lib.shared_memory.SharedRun`).
+    summary line), ``image`` (the time line with the cursor, at its natural
+    size), ``state`` (what every PE does at the cursor, as text beside the
+    controls), ``status`` (says "computing..." during a redraw) and ``run``
+    (the current :class:`~collective_lib.shared_memory.SharedRun`).
     """
 
     def __init__(self, lock="ttas_backoff_lock", *, p=4, rounds=2, hold=30):
@@ -52,22 +54,27 @@ class LockPlayer(_Demo):
         self._busy = False
         c = self.controls = {
             "lock": W.Dropdown(options=list(LOCKS), value=lock, description="lock"),
-            "p": W.IntSlider(value=p, min=1, max=LOCK_PLAYER_MAX_P, description="p"),
-            "rounds": W.IntSlider(value=rounds, min=1, max=4, description="rounds"),
+            "p": W.IntSlider(value=p, min=1, max=LOCK_PLAYER_MAX_P, description="p",
+                             continuous_update=False),
+            "rounds": W.IntSlider(value=rounds, min=1, max=4, description="rounds",
+                                  continuous_update=False),
             "hold": W.IntSlider(value=hold, min=0, max=200, step=10,
-                                description="hold"),
-            "time": W.IntSlider(value=0, min=0, max=1, description="time"),
+                                description="hold", continuous_update=False),
+            "time": W.IntSlider(value=0, min=0, max=1, description="time",
+                                continuous_update=False),
             "play": W.Play(value=0, min=0, max=1, interval=400, description="play"),
         }
         W.jslink((c["play"], "value"), (c["time"], "value"))
         self.info = W.HTML()
         self.image = W.Image(format="png")
+        self.status = self._status_label()
+        self.state = W.HTML()
         for key in ("lock", "p", "rounds", "hold"):
             c[key].observe(self._on_setup, names="value")
         c["time"].observe(self._on_step, names="value")
-        self.widget = W.VBox([W.HBox([c["lock"], c["p"]]), W.HBox([c["rounds"], c["hold"]]),
-                              W.HBox([c["play"], c["time"]]), self.info, self.image])
-        self._resimulate()
+        self.widget = self._layout(list(c.values()), self.image, self.info, notes=self.state)
+        with self._computing():
+            self._resimulate()
 
     # -- state ---------------------------------------------------------------------------
 
@@ -142,7 +149,14 @@ class LockPlayer(_Demo):
         return fig
 
     def _redraw(self) -> None:
-        self.image.value = _png(self._figure(self.controls["time"].value))
+        # Live, the lines of text stand beside the picture: inside it they would make it
+        # taller than a screen at p = 16.
+        t = self.controls["time"].value
+        fig = Figure(figsize=(6.8, 0.3 * self.run.p + 1.9))
+        memory_timeline(self.run, ax=fig.add_subplot(), cursor=t)
+        _show_png(self.image, _png(fig))
+        self.state.value = ('<pre style="font-size:11px;line-height:1.3;white-space:pre-wrap">'
+                            + html.escape("\n".join(self.state_lines(t))) + "</pre>")
 
     def fallback_html(self) -> str:
         """The summary line and an animation of the cursor sweeping over the run."""

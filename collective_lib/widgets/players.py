@@ -19,7 +19,7 @@ from ..recording import record_run
 from ..spans import span_inputs, span_op
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
-from .base import _animation_html, _Demo, _entries, _fmt, _img_tag, _png
+from .base import _animation_html, _Demo, _entries, _fmt, _img_tag, _png, _show_png
 
 __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
 
@@ -43,13 +43,20 @@ class _CatalogPlayer(_Demo):
         return algorithm
 
     def _setup_controls(self, algorithm, p, root, k, *, p_max, k_max) -> dict:
-        """The controls that choose a run; each one re-simulates when it changes."""
+        """The controls that choose a run; each one re-simulates when it changes.
+
+        Sliders report only where they are let go: every value on the way would
+        simulate again.
+        """
         controls = {
             "algorithm": W.Dropdown(options=list(self.entries), value=algorithm,
                                     description="algorithm"),
-            "p": W.IntSlider(value=p, min=1, max=p_max, description="p"),
-            "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root"),
-            "k": W.IntSlider(value=k, min=1, max=k_max, description="packets k"),
+            "p": W.IntSlider(value=p, min=1, max=p_max, description="p",
+                             continuous_update=False),
+            "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root",
+                                continuous_update=False),
+            "k": W.IntSlider(value=k, min=1, max=k_max, description="packets k",
+                             continuous_update=False),
         }
         for control in controls.values():
             control.observe(self._on_setup, names="value")
@@ -88,7 +95,9 @@ class StepPlayer(_CatalogPlayer):
         The line with the simulated time and the closed form, or why the
         configuration cannot run.
     image : ipywidgets.Image
-        The current step as a PNG.
+        The current step as a PNG, at its natural size.
+    status : ipywidgets.HTML
+        Says "computing..." while the player simulates or draws.
     run : Run or None
         The current run (None when the configuration is invalid).
     """
@@ -102,18 +111,18 @@ class StepPlayer(_CatalogPlayer):
         self._busy = False
         c = self.controls = self._setup_controls(algorithm, p, root, k, p_max=MAX_P,
                                                  k_max=min(16, m or 16))
-        c["step"] = W.IntSlider(value=1, min=1, max=1, description="step")
+        c["step"] = W.IntSlider(value=1, min=1, max=1, description="step",
+                                continuous_update=False)
         c["play"] = W.Play(value=1, min=1, max=1, interval=1200, description="play")
         W.jslink((c["play"], "value"), (c["step"], "value"))
         self.info = W.HTML()
         self.image = W.Image(format="png")
+        self.status = self._status_label()
         c["step"].observe(self._on_step, names="value")
-        self.widget = W.VBox([
-            W.HBox([c["algorithm"], c["p"]]),
-            W.HBox([c["root"], c["k"]]),
-            W.HBox([c["play"], c["step"]]),
-            self.info, self.image])
-        self._resimulate()
+        self.widget = self._layout([c["algorithm"], c["p"], c["root"], c["k"], c["step"],
+                                    c["play"]], self.image, self.info)
+        with self._computing():
+            self._resimulate()
 
     # -- state ---------------------------------------------------------------------------
 
@@ -181,7 +190,7 @@ class StepPlayer(_CatalogPlayer):
             return
         fig = self._figure()
         self._draw(fig.add_subplot(), self.controls["step"].value)
-        self.image.value = _png(fig)
+        _show_png(self.image, _png(fig))
         self.image.layout.display = None
 
     def fallback_html(self) -> str:
@@ -277,20 +286,23 @@ class ValuePlayer(_CatalogPlayer):
         c = self.controls = self._setup_controls(algorithm, p, root, k, p_max=MAX_VALUE_P, k_max=8)
         c["values"] = W.ToggleButtons(options=[("pattern x:y", "pattern"),
                                                ("numbers", "numbers")], value=values)
-        c["step"] = W.IntSlider(value=0, min=0, max=0, description="after step")
+        c["step"] = W.IntSlider(value=0, min=0, max=0, description="after step",
+                                continuous_update=False)
         c["play"] = W.Play(value=0, min=0, max=0, interval=1200, description="play")
         W.jslink((c["play"], "value"), (c["step"], "value"))
         self.info = W.HTML()
         self.table = W.HTML()
+        self.status = self._status_label()
         c["values"].observe(self._on_setup, names="value")
         c["step"].observe(self._on_step, names="value")
         self.widget = W.VBox([
             W.HBox([c["algorithm"], c["p"]]),
             W.HBox([c["root"], c["k"]]),
             c["values"],
-            W.HBox([c["play"], c["step"]]),
+            W.HBox([c["play"], c["step"], self.status]),
             self.info, self.table])
-        self._resimulate()
+        with self._computing():
+            self._resimulate()
 
     def _message_words(self, p: int) -> int:
         """One word per packet; an algorithm that needs more (Rabenseifner: m >= p) gets p."""

@@ -1,11 +1,20 @@
 """The cost explorer follows its controls and simulates only points small enough to be quick."""
+import ipywidgets as W
 import pytest
 
 from collective_lib import catalog
-from collective_lib.widgets import cost_explorer
+from collective_lib.widgets import MAX_SIMULATED_P, cost_explorer
+from collective_lib.widgets.base import _MAX_PICTURE_HEIGHT, _png_size
 from collective_lib.widgets.costs import _small_enough
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def descendants(widget):
+    """Every widget inside ``widget`` (boxes opened)."""
+    for child in getattr(widget, "children", ()):
+        yield child
+        yield from descendants(child)
 
 
 def test_explorer_follows_its_controls():
@@ -24,7 +33,7 @@ def test_explorer_bundle_has_widget_and_picture():
     bundle = explorer._repr_mimebundle_()
     assert WIDGET_VIEW in bundle
     assert '<img src="data:image/png;base64,' in bundle["text/html"]
-    assert explorer.image in explorer.widget.children
+    assert explorer.image in descendants(explorer.widget)
     assert explorer.fallback_html() == bundle["text/html"]
 
 
@@ -37,6 +46,53 @@ def test_the_cost_explorer_skips_simulating_all_to_all_inputs_that_are_too_large
     # Every PE of an all-to-all exchange holds p messages, so the inputs grow like p*p*m.
     personalized = catalog()["alltoall_cyclic"]
     broadcast = catalog()["binomial_broadcast"]
-    assert _small_enough(broadcast, 256, 1024, {})
-    assert not _small_enough(personalized, 256, 1024, {})
+    assert _small_enough(broadcast, MAX_SIMULATED_P, 1024, {})
+    assert not _small_enough(personalized, MAX_SIMULATED_P, 1024, {})
     assert _small_enough(personalized, 32, 512, {})
+
+
+def test_no_point_beyond_the_largest_simulated_p_is_simulated():
+    # An all-to-all exchange on p PEs sends about p * p messages, whatever m is.
+    assert not _small_enough(catalog()["binomial_broadcast"], MAX_SIMULATED_P + 1, 1, {})
+    explorer = cost_explorer("allgather", vary="m", p=256, m=10, simulation_budget=None)
+    assert explorer.simulated == set()
+    explorer.controls["p"].value = 8
+    assert {(name, p) for name, p, m in explorer.simulated} == {
+        (name, 8) for name, e in catalog().items() if e.operation == "allgather" and e.valid(8)}
+
+
+def test_the_picture_is_shown_at_its_natural_size_beside_the_controls():
+    explorer = cost_explorer(p=8, m=16)
+    width, height = _png_size(explorer.image.value)
+    assert height <= _MAX_PICTURE_HEIGHT
+    assert (explorer.image.layout.width, explorer.image.layout.height) == (f"{width}px",
+                                                                            f"{height}px")
+    row = explorer.widget.children[0]
+    assert isinstance(row, W.HBox) and row.children[1] is explorer.image
+    assert explorer.controls["p"] in row.children[0].children
+    assert f'width="{width}" height="{height}"' in explorer.fallback_html()
+
+
+def test_a_redraw_says_computing_while_it_runs():
+    explorer = cost_explorer(p=8, m=16)
+    seen = []
+    explorer.status.observe(lambda change: seen.append(change["new"]), names="value")
+    explorer.controls["p"].value = 9
+    assert "computing" in seen[0] and seen[-1] == "" == explorer.status.value
+
+
+def test_a_budget_of_zero_draws_no_dots():
+    explorer = cost_explorer(p=8, m=16, simulation_budget=0)
+    assert explorer.simulated == set()
+    with pytest.raises(ValueError, match="simulation_budget"):
+        cost_explorer(simulation_budget=-1)
+
+
+def test_set_controls_updates_once():
+    explorer = cost_explorer(p=8, m=16)
+    seen = []
+    explorer.caption.observe(lambda change: seen.append(change["new"]), names="value")
+    explorer.set_controls(p=16, vary="m", m=100)
+    assert len(seen) == 1 and "m from 1 to 100 words with p = 16" in seen[0]
+    with pytest.raises(ValueError, match="no control named"):
+        explorer.set_controls(q=3)
