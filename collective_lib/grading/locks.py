@@ -240,12 +240,14 @@ def _no_progress_text(what: str, detail: str) -> str:
 
 
 def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float = 0,
-                        max_ops: int = 50_000, time_limit_s: float = 10.0) -> None:
+                        max_ops: int = 50_000, time_limit_s: float = 10.0,
+                        exclusion: bool = True) -> None:
     """Run ``lock_demo`` with ``lock`` in the timed model: everyone finishes, nothing is lost.
 
     For every p, each PE must get through its ``rounds`` critical sections,
     the shared counter must end at ``p * rounds``, and no two PEs may be in
-    the critical section together. Under the trusted grader, each PE's lock
+    the critical section together (with ``exclusion=False`` only the first is
+    checked, for a test of progress alone). Under the trusted grader, each PE's lock
     object lives in a process of its own, so PEs that coordinate through
     Python globals instead of the shared memory fail with a message that says so.
 
@@ -259,16 +261,16 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
                           "yields an operation (such as `while True: pass`)?"):
         for p in ps:
             if not is_remote(lock):
-                _check_lock_run(lock, name, p, rounds, hold, max_ops)
+                _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion)
                 continue
             budget = min(max_ops, _REMOTE_LOCK_OPS)
             with isolated(lock) as apart:
                 try:
-                    _check_lock_run(apart, name, p, rounds, hold, budget)
+                    _check_lock_run(apart, name, p, rounds, hold, budget, exclusion)
                 except WallClockLimitExceeded:
                     raise
                 except AssertionError as failure:
-                    _check_lock_run(lock, name, p, rounds, hold, budget)   # wrong anyway?
+                    _check_lock_run(lock, name, p, rounds, hold, budget, exclusion)  # wrong anyway?
                     raise AssertionError(
                         f"{_lock_run_text(name, p, rounds)}: the lock works only while all PEs "
                         f"share one Python process; with each PE's {name} in its own process: "
@@ -276,7 +278,7 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
                         "object; PEs must not share Python globals.") from None
 
 
-def _check_lock_run(lock, name, p, rounds, hold, max_ops) -> None:
+def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> None:
     """One timed run of ``lock_demo`` on ``p`` PEs; an AssertionError saying what went wrong."""
     from ..algorithms.sync import lock_demo
     from ..shared_memory import exclusion_violation, simulate_shared
@@ -291,6 +293,8 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops) -> None:
         raise
     except Exception as exc:
         raise AssertionError(_explain_exception(exc, what)) from None
+    if not exclusion:
+        return
     bad = exclusion_violation(run.trace)
     if bad is not None:
         index = run.trace.index(bad)
@@ -305,12 +309,15 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops) -> None:
 
 
 def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: int = 2,
-                         max_ops: int = 20_000, time_limit_s: float = 20.0) -> None:
+                         max_ops: int = 20_000, time_limit_s: float = 20.0,
+                         progress: bool = True) -> None:
     """Random interleavings: no two PEs in the critical section, and everyone gets through.
 
     Runs :func:`~collective_lib.shared_memory.find_violation` on ``lock_demo``
     for every p in ``ps``; a failure shows the seed, the shortest failing
-    beginning of the interleaving, and its trace.
+    beginning of the interleaving, and its trace. With ``progress=False`` only
+    exclusion is judged (a run in which PEs wait forever is checked as far as
+    it went), for a test of exclusion alone.
 
     >>> from collective_lib.algorithms.sync import broken_lock, cas_spin_lock
     >>> check_lock_exclusion(cas_spin_lock, [2, 3], seeds=range(20))
@@ -334,7 +341,8 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
                     found = find_violation(lock_demo, p, mutual_exclusion, seeds=seeds,
                                            max_ops=min(max_ops, _REMOTE_LOCK_OPS)
                                            if is_remote(lock) else max_ops,
-                                           lock=_recorded(lock), rounds=rounds)
+                                           lock=_recorded(lock), rounds=rounds,
+                                           progress=progress)
             except WallClockLimitExceeded:
                 raise
             except Exception as exc:
@@ -376,12 +384,13 @@ def _exclusion_text(what, origin, found, exclusion_violation) -> str:
 
 
 def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int = 40,
-                          max_runs: int = 30_000, time_limit_s: float = 30.0) -> None:
+                          max_runs: int = 30_000, time_limit_s: float = 30.0,
+                          progress: bool = True) -> None:
     """Every interleaving of a tiny case: exclusion always holds and no PE waits forever.
 
     Runs :func:`~collective_lib.shared_memory.explore_interleavings` on
     ``lock_demo`` with ``p`` PEs; a failure shows the shortest failing
-    interleaving.
+    interleaving. With ``progress=False`` only exclusion is judged.
 
     >>> from collective_lib.algorithms.sync import cas_spin_lock
     >>> check_lock_exhaustive(cas_spin_lock, rounds=1)
@@ -398,6 +407,7 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
                 "that never yields an operation?"):
             found = explore_interleavings(lock_demo, p, mutual_exclusion, max_steps=max_steps,
                                           max_runs=max_runs, lock=_recorded(lock),
+                                          livelock=progress,
                                           rounds=rounds)
     except WallClockLimitExceeded:
         raise

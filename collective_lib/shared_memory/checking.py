@@ -100,13 +100,16 @@ def _shortest_failing_prefix(replay, check, schedule):
 def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(200),
                    inputs=None, memory=None, max_ops: int = 100_000,
                    line_of: Callable | None = None, shrink: bool = True,
-                   **params) -> Violation | None:
+                   progress: bool = True, **params) -> Violation | None:
     """Run seeded random interleavings until one fails ``check``; return it, or None.
 
     ``check(run) -> bool`` says whether a :class:`SharedRun` is fine
     (:func:`mutual_exclusion` is one).  A run that exceeds ``max_ops``
     operations (PEs that spin forever) is returned as a violation too, with
-    the reason "no progress" and the spinning PEs named.  With ``shrink`` the schedule is cut to
+    the reason "no progress" and the spinning PEs named. With ``progress=False``
+    the search judges ``check`` alone: such a run is checked as far as it went,
+    and the search ends there (later seeds would spin as long, for nothing).
+    With ``shrink`` the schedule is cut to
     the shortest prefix whose partial run already fails; this assumes that a
     failure visible in a trace stays visible when the trace grows, which holds
     for checks that look only at the trace (as all checks should when
@@ -128,10 +131,12 @@ def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(20
         machine = _Machine(p, cells, DEFAULT_MODEL, line_of, True)
         run = _run_interleaved(start_programs(program, p, inputs, params), machine, p, None,
                                max_ops, seed, None, None, stop_at_limit=True)
-        if run.stopped is not None:
+        if run.stopped is not None and progress:
             return Violation(list(run.schedule), run, seed,
                              reason="no progress: " + run.stopped)
         if check(run):
+            if run.stopped is not None:
+                return None
             continue
         schedule = list(run.schedule)
         if shrink:
@@ -148,7 +153,8 @@ def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(20
 
 def explore_interleavings(program: Callable, p: int, check: Callable, *, max_steps: int = 40,
                           max_runs: int = 100_000, inputs=None, memory=None,
-                          line_of: Callable | None = None, **params) -> Violation | None:
+                          line_of: Callable | None = None, livelock: bool = True,
+                          **params) -> Violation | None:
     """Try every interleaving of a tiny case; return a shortest failing one, or None.
 
     The search is breadth first, so the interleaving returned is as short as
@@ -165,7 +171,8 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
     * prefixes longer than ``max_steps`` are not extended.
 
     A state where every PE that has not returned spins on unchanged values is
-    reported as a livelock.  Raises OperationLimitError after ``max_runs``
+    reported as a livelock (with ``livelock=False`` it is a dead end, so that
+    the search judges ``check`` alone).  Raises OperationLimitError after ``max_runs``
     replays.
 
     >>> from collective_lib.algorithms.sync import lock_demo, broken_lock
@@ -207,7 +214,7 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
             if not state.pending or depth == max_steps:
                 continue
             runnable = [pe for pe in state.ready() if not state.parked(pe)]
-            if not runnable:
+            if not runnable and livelock:
                 spinning = "; ".join(f"PE {pe} {state.machine.spinning(pe)}"
                                      for pe in state.ready())
                 return Violation(prefix, run, reason=f"livelock: {spinning}")

@@ -316,3 +316,15 @@ def test_helpers_write_nothing_to_stderr(capfd):
         with pytest.raises(AssertionError):
             check()
     assert capfd.readouterr().err == ""
+
+
+def test_each_lock_check_can_judge_one_property_alone():
+    # one bug, one deduction: a lock without exclusion still makes progress, and a lock
+    # that is never released still keeps PEs apart
+    check_lock_progress(ReadThenWrite, [2, 3], exclusion=False)
+    check_lock_exclusion(NeverReleases, [2, 3], seeds=range(5), progress=False)
+    check_lock_exhaustive(NeverReleases, 2, rounds=1, progress=False)
+    with pytest.raises(AssertionError, match="enters the critical section"):
+        check_lock_exclusion(ReadThenWrite, [2], seeds=range(20), progress=False)
+    with pytest.raises(AssertionError, match="never finished"):
+        check_lock_progress(NeverReleases, [2], exclusion=False)

@@ -61,3 +61,30 @@ def test_exhaustive_search_reports_a_livelock():
     v = explore_interleavings(prog, 2, lambda run: True, memory=cell_array("flag", 2))
     assert v is not None and v.reason.startswith("livelock")
     assert "PE 0 spins on read(flag[1])" in v.reason
+
+
+def test_find_violation_can_judge_exclusion_alone():
+    from collective_lib.algorithms.sync import lock_demo
+    from collective_lib.shared_memory import cas, find_violation, mutual_exclusion, pause
+
+    class NeverReleases:                         # exclusive, but the second PE waits forever
+        def __init__(self, me, p):
+            pass
+
+        @staticmethod
+        def memory(p):
+            return {"lock": 0}
+
+        def acquire(self):
+            while not (yield cas("lock", 0, 1)):
+                yield pause(1)
+
+        def release(self):
+            yield pause(1)
+
+    def search(**flags):
+        return find_violation(lock_demo, 2, mutual_exclusion, seeds=range(5), max_ops=300,
+                              lock=NeverReleases, rounds=1, **flags)
+
+    assert search().reason.startswith("no progress")
+    assert search(progress=False) is None
