@@ -117,7 +117,8 @@ def test_release_hides_solutions_and_hidden_tests(graded):
     assert "YOUR ANSWER HERE" in text
     for kept in ["class FixedLock:", "def memory(p, cell=\"lock\"):", "def acquire(self):",
                  "def release(self):", "def try_schedule(schedule, p=2, rounds=1):",
-                 "check_lock_progress(FixedLock, [1, 2, 3], rounds=2, time_limit_s=5)",
+                 "check_lock_progress(FixedLock, [1, 2, 3], rounds=2, time_limit_s=5, "
+                 "exclusion=False)",
                  "check_lock_exhaustive(FixedLock, 2, rounds=1, time_limit_s=5)"]:
         assert kept in text, f"the release lost {kept!r}"
 
