@@ -212,6 +212,36 @@ def schedule_resume(buckets: dict, times: list, pe: int, t: float) -> None:
         bucket.append(pe)
 
 
+def _enqueue(queues: dict, channel: int, item) -> None:
+    """Append ``item`` to the FIFO queue ``queues[channel]``.
+
+    Most channels hold one item at a time, so a lone item is stored as it is and
+    only a second one makes a deque (a deque costs 600 bytes, one per PE of a
+    large run).  Items are never None and never deques.
+    """
+    queue = queues.get(channel)
+    if queue is None:
+        queues[channel] = item
+    elif type(queue) is deque:
+        queue.append(item)
+    else:
+        queues[channel] = deque((queue, item))
+
+
+def _dequeue(queues: dict, channel: int):
+    """Remove and return the oldest item of ``queues[channel]``, or None if it is empty.
+
+    An emptied queue leaves the dict, so memory follows the channels in use.
+    """
+    queue = queues.pop(channel, None)
+    if type(queue) is deque:
+        item = queue.popleft()
+        if queue:
+            queues[channel] = queue
+        return item
+    return queue
+
+
 def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
     """One generator per PE: ``program(me, p, inputs[me], **params)``.
 
@@ -263,15 +293,20 @@ class _Engine:
         use_links = not (network.direct and use_ports)
         link_free = defaultdict(float)
         link_load = defaultdict(int)
-        pair_load = [defaultdict(int) for _ in range(p)]   # direct networks: src -> {dst: n}
+        # Per-channel state lives in flat dicts keyed by an integer channel id
+        # (dst * p + src, or src * p + dst for pair_load) and a queue is dropped as
+        # soon as it drains, so memory follows what is live, not p or every pair used.
+        pair_load = defaultdict(int)                      # direct networks: src * p + dst -> n
         path_of = network.path
         # Half-duplex: a PE receives only while it listens, so a send waits for the
         # matching receive to be posted.
         listen_first = ports == "half-duplex"
 
-        inbox = [dict() for _ in range(p)]     # dst -> {src: deque[(end, payload)]}
-        deferred = [dict() for _ in range(p)]  # dst -> {src: deque[(payload, words)]} (half-duplex)
-        waiting = [dict() for _ in range(p)]   # dst -> {src: deque[slot]}; slot -1: a single receive
+        # FIFO queues per channel (see _enqueue): a lone item is stored as is.
+        inbox = {}      # dst * p + src -> (end, payload): arrived, not yet received
+        deferred = {}   # dst * p + src -> (payload, words): half-duplex senders waiting
+        waiting = {}    # dst * p + src -> slot: posted receives; -1 a single receive,
+        #                 else the index in a multi()'s results
         outstanding = [0] * p                  # parts of the current operation not yet done
         ready_at = [0.0] * p                   # when the done parts of the current operation ended
         got = [None] * p                       # payloads of a multi() operation
@@ -311,7 +346,7 @@ class _Engine:
                 send_free[src] = end
                 recv_free[dst] = end
             if path is None:
-                pair_load[src][dst] += 1
+                pair_load[src * p + dst] += 1
             else:
                 for link in path:
                     link_free[link] = end
@@ -344,45 +379,35 @@ class _Engine:
 
         def post_send(src, dst, payload, words, t):
             """Issue a send at t.  Eager, except that a half-duplex PE must be listening."""
-            slots = waiting[dst].get(src)
-            if slots:                                 # the receive is already posted
+            channel = dst * p + src
+            slot = _dequeue(waiting, channel)
+            if slot is not None:                      # the receive is already posted
                 end = transfer(src, dst, payload, words, t)
-                slot = slots.popleft()
                 complete(dst, end, slot, payload)
                 complete(src, end)
             elif listen_first:                        # wait until dst posts the receive
-                box = deferred[dst].get(src)
-                if box is None:
-                    box = deferred[dst][src] = deque()
-                box.append((payload, words))
+                _enqueue(deferred, channel, (payload, words))
             else:                                     # eager: into dst's inbox
                 end = transfer(src, dst, payload, words, t)
-                box = inbox[dst].get(src)
-                if box is None:
-                    box = inbox[dst][src] = deque()
-                box.append((end, payload))
+                _enqueue(inbox, channel, (end, payload))
                 complete(src, end)
 
         def post_recv(pe, src, slot, t):
             """Post a receive at t: match the inbox or a waiting sender, or wait."""
-            box = inbox[pe].get(src)
-            if box:
-                end, payload = box.popleft()
+            channel = pe * p + src
+            arrived = _dequeue(inbox, channel)
+            if arrived is not None:
+                end, payload = arrived
                 complete(pe, end if end > t else t, slot, payload)
                 return
-            box = deferred[pe].get(src)
-            if box:                                   # half-duplex: the sender was waiting
-                payload, words = box.popleft()
-                if not box:
-                    del deferred[pe][src]
+            sender = _dequeue(deferred, channel)
+            if sender is not None:                    # half-duplex: the sender was waiting
+                payload, words = sender
                 end = transfer(src, pe, payload, words, t)
                 complete(pe, end, slot, payload)
                 complete(src, end)
                 return
-            slots = waiting[pe].get(src)
-            if slots is None:
-                slots = waiting[pe][src] = deque()
-            slots.append(slot)
+            _enqueue(waiting, channel, slot)
 
         fast = use_ports and not use_links and not listen_first
         unit = ts + th
@@ -401,6 +426,7 @@ class _Engine:
                 except StopIteration as stop:
                     finish[pe] = now
                     results[pe] = stop.value
+                    gens[pe] = None                   # its frame is no longer needed
                     continue
                 except Exception as exc:
                     exc.add_note(f"raised by PE {pe} of {p} at simulated time {now:g}")
@@ -428,20 +454,30 @@ class _Engine:
                     end = start + unit + tw * op.words
                     send_free[pe] = end
                     recv_free[dst] = end
-                    pair_load[pe][dst] += 1
+                    pair_load[pe * p + dst] += 1
                     if messages is not None:
                         messages.append(Message(pe, dst, start, end, op.words, payload, ((pe, dst),)))
-                    slots = waiting[dst].get(pe)
-                    if slots:
-                        complete(dst, end, slots.popleft(), payload)
+                    # _dequeue and _enqueue written out for their lone-item case.
+                    channel = dst * p + pe
+                    slot = waiting.pop(channel, None)
+                    if type(slot) is deque:
+                        queue, slot = slot, slot.popleft()
+                        if queue:
+                            waiting[channel] = queue
+                    if slot is not None:
+                        complete(dst, end, slot, payload)
+                    elif channel in inbox:
+                        _enqueue(inbox, channel, (end, payload))
                     else:
-                        box = inbox[dst].get(pe)
-                        if box is None:
-                            box = inbox[dst][pe] = deque()
-                        box.append((end, payload))
-                    box = inbox[pe].get(src)
-                    if box:
-                        arrive, value = box.popleft()
+                        inbox[channel] = (end, payload)
+                    channel = pe * p + src
+                    arrived = inbox.pop(channel, None)
+                    if type(arrived) is deque:
+                        queue, arrived = arrived, arrived.popleft()
+                        if queue:
+                            inbox[channel] = queue
+                    if arrived is not None:
+                        arrive, value = arrived
                         if arrive < end:
                             arrive = end
                         resume_value[pe] = value
@@ -455,10 +491,10 @@ class _Engine:
                     else:
                         outstanding[pe] = 1
                         ready_at[pe] = end
-                        slots = waiting[pe].get(src)
-                        if slots is None:
-                            slots = waiting[pe][src] = deque()
-                        slots.append(-1)
+                        if channel in waiting:
+                            _enqueue(waiting, channel, -1)
+                        else:
+                            waiting[channel] = -1
                 elif kind is SendRecv:
                     dst, src = op.dst, op.src
                     if type(dst) is not int or dst < 0 or dst >= p or dst == pe:
@@ -508,14 +544,17 @@ class _Engine:
         blocked = {pe: _describe(current[pe]) for pe in range(p) if finish[pe] is None}
         if blocked:
             raise DeadlockError(blocked, now)
-        unreceived = {(src, dst): len(box) for dst in range(p) for src, box in inbox[dst].items()
-                      if box}
+        unreceived = {divmod(channel, p)[::-1]: len(box) if type(box) is deque else 1
+                      for channel, box in inbox.items()}
         if unreceived:
             raise UnreceivedMessageError(unreceived)
-        for src in range(p):
-            for dst, n in pair_load[src].items():
-                link_load[(src, dst)] += n
+        loads = dict(link_load)
+        del link_load
+        for pair, n in pair_load.items():
+            link = divmod(pair, p)
+            loads[link] = loads.get(link, 0) + n
+        del pair_load
         return Run(results=results, time=max(finish), finish_times=finish,
                    messages=messages if messages is not None else [],
-                   link_load=dict(link_load), p=p, network=network, model=model,
+                   link_load=loads, p=p, network=network, model=model,
                    operations=ops)

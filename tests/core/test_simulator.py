@@ -337,3 +337,22 @@ def test_the_fast_path_and_the_general_path_agree(p):
     assert fast.results == general.results
     assert [m[:6] for m in fast.messages] == [m[:6] for m in general.messages]
     assert fast.time == general.time
+
+
+def test_repeated_messages_on_one_channel_match_in_fifo_order_either_way():
+    def posted_first(me, p, data):          # the receives wait for the sends
+        if me == 0:
+            yield compute(1)
+            for word in "abc":
+                yield send(1, word)
+        else:
+            return (yield multi(recvs=[0, 0, 0]))
+
+    def sent_first(me, p, data):            # the messages wait in the inbox
+        if me == 0:
+            yield multi(sends=[(1, word) for word in "abc"])
+        else:
+            yield compute(5)
+            return [(yield recv(0)) for _ in range(3)]
+    assert simulate(posted_first, 2).results[1] == ["a", "b", "c"]
+    assert simulate(sent_first, 2).results[1] == ["a", "b", "c"]
