@@ -353,6 +353,9 @@ def test_repeated_messages_on_one_channel_match_in_fifo_order_either_way():
             yield multi(sends=[(1, word) for word in "abc"])
         else:
             yield compute(5)
-            return [(yield recv(0)) for _ in range(3)]
+            got = []
+            for _ in range(3):
+                got.append((yield recv(0)))
+            return got
     assert simulate(posted_first, 2).results[1] == ["a", "b", "c"]
     assert simulate(sent_first, 2).results[1] == ["a", "b", "c"]
