@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 import inspect
+import os
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from numbers import Integral
@@ -44,9 +45,17 @@ from .model import CostModel
 from .networks import FullyConnected, Network
 from .ops import Compute, Multi, Recv, Send, SendRecv
 
-__all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
+__all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs",
+           "default_max_ops", "memory_estimate", "check_memory", "BYTES_PER_PE", "BYTES_PER_WORD"]
 
 DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
+
+#: Peak memory of a run per PE, measured once with ``benchmarks/scale.py`` (a
+#: binomial broadcast on 2**18 PEs without a trace: 830 bytes, of which about
+#: 500 are the program's own generator and lists), rounded up.
+BYTES_PER_PE = 1000
+#: Memory per word of Python data: a list slot and an int object.
+BYTES_PER_WORD = 36
 
 
 class Message(NamedTuple):
@@ -165,7 +174,9 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         Record every message (switch off for large runs; ``link_load`` is kept).
     max_ops : int, optional
         Raise :class:`OperationLimitError` once the PEs together issued more
-        operations than this (a guard against endless programs).
+        operations than this (a guard against endless programs).  Defaults to
+        :func:`default_max_ops` ``(p)``, which every catalog program stays far
+        below; pass a larger value for a program that legitimately issues more.
     **params
         Passed to every PE's program (``root``, ``k``, ``op``, ...).
 
@@ -193,8 +204,72 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         raise TypeError(f"model must be a CostModel, got {model!r}")
     if max_ops is not None and (not isinstance(max_ops, int) or max_ops < 1):
         raise ValueError(f"max_ops must be a positive integer, got {max_ops!r}")
+    check_memory(p)
     gens = start_programs(program, p, inputs, params)
     return _Engine(gens, p, network, model, trace, max_ops).run()
+
+
+def default_max_ops(p: int) -> int:
+    """The operation budget of :func:`simulate` when the caller passes no ``max_ops``.
+
+    Every PE may issue 10,000 operations plus 4 per PE of the run: room for an
+    all-to-all's p - 1 sends and p - 1 receives twice over, and for pipelines
+    of thousands of packets, while an endless program on a few PEs stops
+    within a second or so.
+
+    >>> default_max_ops(8)
+    80256
+    """
+    return p * (10_000 + 4 * p)
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory the machine can still give: MemAvailable on Linux, else the
+    free (or, on macOS, the physical) pages; None where neither can be read (Windows)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
+        try:
+            return os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            continue
+    return None
+
+
+def memory_estimate(p: int, words: int = 0) -> int:
+    """Bytes a run of ``p`` PEs holding ``words`` words of data needs at least (no trace).
+
+    >>> memory_estimate(2**20) / 2**30 < 1
+    True
+    """
+    return p * BYTES_PER_PE + words * BYTES_PER_WORD
+
+
+def check_memory(p: int, words: int = 0) -> None:
+    """Refuse, before anything starts, a run that cannot fit into this machine's memory.
+
+    Raises MemoryError naming ``p`` (and ``words``), the estimate of
+    :func:`memory_estimate` and the memory available.  Where the available
+    memory cannot be read the check passes.
+
+    >>> check_memory(10**6, words=10**12)
+    Traceback (most recent call last):
+    ...
+    MemoryError: simulating p=1,000,000 PEs with 1,000,000,000,000 words of data needs about 33,528.5 GiB ...
+    """
+    need = memory_estimate(p, words)
+    available = _available_memory()
+    if available is not None and need > available:
+        data = f" with {words:,} words of data" if words else ""
+        raise MemoryError(
+            f"simulating p={p:,} PEs{data} needs about {need / 2**30:,.1f} GiB "
+            f"({BYTES_PER_PE} bytes per PE, {BYTES_PER_WORD} per word), more than the "
+            f"{available / 2**30:,.1f} GiB this machine has available; choose a smaller p or m")
 
 
 def schedule_resume(buckets: dict, times: list, pe: int, t: float) -> None:
@@ -277,7 +352,10 @@ class _Engine:
 
     def __init__(self, gens, p, network, model, trace, max_ops):
         self.gens, self.p, self.network, self.model = gens, p, network, model
-        self.trace, self.max_ops = trace, max_ops
+        self.trace = trace
+        self.max_ops = default_max_ops(p) if max_ops is None else max_ops
+        self.budget = "max_ops" if max_ops is not None else \
+            f"the default budget default_max_ops({p}) = 10,000 + 4p operations per PE"
 
     def run(self) -> Run:
         p, gens, model, network = self.p, self.gens, self.model, self.network
@@ -432,10 +510,11 @@ class _Engine:
                     exc.add_note(f"raised by PE {pe} of {p} at simulated time {now:g}")
                     raise
                 ops += 1
-                if max_ops is not None and ops > max_ops:
+                if ops > max_ops:
                     raise OperationLimitError(
-                        f"the PEs issued more than max_ops={max_ops} operations "
-                        f"(PE {pe} was at time {now:g}); is the program endless?")
+                        f"the PEs issued more than max_ops={max_ops:,} operations "
+                        f"({self.budget}); PE {pe} was issuing one at time {now:g}. "
+                        "Is the program endless? If not, pass a larger max_ops to simulate()")
                 kind = type(op)
                 ready_at[pe] = now
                 if kind is SendRecv and fast:

@@ -359,3 +359,22 @@ def test_repeated_messages_on_one_channel_match_in_fifo_order_either_way():
             return got
     assert simulate(posted_first, 2).results[1] == ["a", "b", "c"]
     assert simulate(sent_first, 2).results[1] == ["a", "b", "c"]
+
+
+def test_an_endless_program_stops_at_the_default_budget():
+    def endless(me, p, data):
+        while True:
+            yield compute(1)
+    with pytest.raises(OperationLimitError,
+                       match=r"max_ops=80,256 operations \(the default budget default_max_ops\(8\)"
+                             r".*PE \d+ was issuing one.*pass a larger max_ops"):
+        simulate(endless, 8)
+
+
+def test_a_run_too_large_for_the_memory_is_refused_before_it_starts():
+    def never_started(me, p, data):
+        raise AssertionError("no program may start")
+        yield
+    with pytest.raises(MemoryError, match=r"p=1,000,000,000,000 PEs needs about .* GiB"):
+        simulate(never_started, 10**12)
+
