@@ -21,7 +21,7 @@ import numpy as np
 from .model import CostModel
 from .networks import FullyConnected, Network
 from .operations import operations
-from .simulator import Run, simulate
+from .simulator import Run, check_memory, simulate
 
 __all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "ALGORITHMS_PACKAGE"]
 
@@ -171,6 +171,8 @@ class Algorithm:
         self.valid_p(p)
         params = {**self.params, **params}
         if inputs is None:
+            # Refuse before building inputs that alone would not fit.
+            check_memory(p, operations()[self.operation].input_words(p, m))
             inputs = self.make_inputs(p, m, seed, **params)
         return simulate(self.program, p, inputs,
                         network=self.network(p) if network is None else network,

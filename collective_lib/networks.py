@@ -13,13 +13,24 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-__all__ = ["Network", "FullyConnected", "Ring", "LinearArray", "Mesh", "Hypercube"]
+__all__ = ["Network", "FullyConnected", "Ring", "LinearArray", "Mesh", "Hypercube",
+           "ROUTE_CACHE_SIZE"]
+
+#: Routes each network keeps, least recently used dropped first.  Enough for every
+#: neighbour route of a 2048-PE machine; an all-to-all on a large torus (a million
+#: distinct routes, each a tuple of links) would otherwise keep gigabytes alive.
+ROUTE_CACHE_SIZE = 4096
 
 
 def _check_count(name: str, value, least: int = 1) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < least:
         raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
     return value
+
+
+def _bounded_cache(walk):
+    """``walk(src, dst)`` memoized for the last :data:`ROUTE_CACHE_SIZE` routes."""
+    return lru_cache(maxsize=ROUTE_CACHE_SIZE)(walk)
 
 
 class Network:
@@ -86,7 +97,7 @@ class LinearArray(Network):
 
     def __init__(self, p: int):
         self.p = _check_count("p", p)
-        self._route = lru_cache(maxsize=None)(self._walk)
+        self._route = _bounded_cache(self._walk)
 
     def _key(self):
         return (self.p,)
@@ -114,7 +125,7 @@ class Ring(Network):
 
     def __init__(self, p: int):
         self.p = _check_count("p", p)
-        self._route = lru_cache(maxsize=None)(self._walk)
+        self._route = _bounded_cache(self._walk)
 
     def _key(self):
         return (self.p,)
@@ -157,7 +168,7 @@ class Mesh(Network):
             raise ValueError(f"wrap must be True or False, got {wrap!r}")
         self.wrap = wrap
         self.p = rows * cols
-        self._route = lru_cache(maxsize=None)(self._walk)
+        self._route = _bounded_cache(self._walk)
 
     def _key(self):
         return (self.rows, self.cols, self.wrap)
@@ -221,7 +232,7 @@ class Hypercube(Network):
     def __init__(self, d: int):
         self.d = _check_count("d", d, least=0)
         self.p = 1 << d
-        self._route = lru_cache(maxsize=None)(self._walk)
+        self._route = _bounded_cache(self._walk)
 
     @classmethod
     def of_size(cls, p: int) -> "Hypercube":

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 import inspect
+import os
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from numbers import Integral
@@ -44,9 +45,17 @@ from .model import CostModel
 from .networks import FullyConnected, Network
 from .ops import Compute, Multi, Recv, Send, SendRecv
 
-__all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
+__all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs",
+           "default_max_ops", "memory_estimate", "check_memory", "BYTES_PER_PE", "BYTES_PER_WORD"]
 
 DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
+
+#: Peak memory of a run per PE, measured once with ``benchmarks/scale.py`` (a
+#: binomial broadcast on 2**18 PEs without a trace: 830 bytes, of which about
+#: 500 are the program's own generator and lists), rounded up.
+BYTES_PER_PE = 1000
+#: Memory per word of Python data: a list slot and an int object.
+BYTES_PER_WORD = 36
 
 
 class Message(NamedTuple):
@@ -165,7 +174,9 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         Record every message (switch off for large runs; ``link_load`` is kept).
     max_ops : int, optional
         Raise :class:`OperationLimitError` once the PEs together issued more
-        operations than this (a guard against endless programs).
+        operations than this (a guard against endless programs).  Defaults to
+        :func:`default_max_ops` ``(p)``, which every catalog program stays far
+        below; pass a larger value for a program that legitimately issues more.
     **params
         Passed to every PE's program (``root``, ``k``, ``op``, ...).
 
@@ -193,8 +204,72 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         raise TypeError(f"model must be a CostModel, got {model!r}")
     if max_ops is not None and (not isinstance(max_ops, int) or max_ops < 1):
         raise ValueError(f"max_ops must be a positive integer, got {max_ops!r}")
+    check_memory(p)
     gens = start_programs(program, p, inputs, params)
     return _Engine(gens, p, network, model, trace, max_ops).run()
+
+
+def default_max_ops(p: int) -> int:
+    """The operation budget of :func:`simulate` when the caller passes no ``max_ops``.
+
+    Every PE may issue 10,000 operations plus 4 per PE of the run: room for an
+    all-to-all's p - 1 sends and p - 1 receives twice over, and for pipelines
+    of thousands of packets, while an endless program on a few PEs stops
+    within a second or so.
+
+    >>> default_max_ops(8)
+    80256
+    """
+    return p * (10_000 + 4 * p)
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory the machine can still give: MemAvailable on Linux, else the
+    free (or, on macOS, the physical) pages; None where neither can be read (Windows)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
+        try:
+            return os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            continue
+    return None
+
+
+def memory_estimate(p: int, words: int = 0) -> int:
+    """Bytes a run of ``p`` PEs holding ``words`` words of data needs at least (no trace).
+
+    >>> memory_estimate(2**20) / 2**30 < 1
+    True
+    """
+    return p * BYTES_PER_PE + words * BYTES_PER_WORD
+
+
+def check_memory(p: int, words: int = 0) -> None:
+    """Refuse, before anything starts, a run that cannot fit into this machine's memory.
+
+    Raises MemoryError naming ``p`` (and ``words``), the estimate of
+    :func:`memory_estimate` and the memory available.  Where the available
+    memory cannot be read the check passes.
+
+    >>> check_memory(10**6, words=10**12)
+    Traceback (most recent call last):
+    ...
+    MemoryError: simulating p=1,000,000 PEs with 1,000,000,000,000 words of data needs about 33,528.5 GiB ...
+    """
+    need = memory_estimate(p, words)
+    available = _available_memory()
+    if available is not None and need > available:
+        data = f" with {words:,} words of data" if words else ""
+        raise MemoryError(
+            f"simulating p={p:,} PEs{data} needs about {need / 2**30:,.1f} GiB "
+            f"({BYTES_PER_PE} bytes per PE, {BYTES_PER_WORD} per word), more than the "
+            f"{available / 2**30:,.1f} GiB this machine has available; choose a smaller p or m")
 
 
 def schedule_resume(buckets: dict, times: list, pe: int, t: float) -> None:
@@ -210,6 +285,36 @@ def schedule_resume(buckets: dict, times: list, pe: int, t: float) -> None:
         heapq.heappush(times, t)
     else:
         bucket.append(pe)
+
+
+def _enqueue(queues: dict, channel: int, item) -> None:
+    """Append ``item`` to the FIFO queue ``queues[channel]``.
+
+    Most channels hold one item at a time, so a lone item is stored as it is and
+    only a second one makes a deque (a deque costs 600 bytes, one per PE of a
+    large run).  Items are never None and never deques.
+    """
+    queue = queues.get(channel)
+    if queue is None:
+        queues[channel] = item
+    elif type(queue) is deque:
+        queue.append(item)
+    else:
+        queues[channel] = deque((queue, item))
+
+
+def _dequeue(queues: dict, channel: int):
+    """Remove and return the oldest item of ``queues[channel]``, or None if it is empty.
+
+    An emptied queue leaves the dict, so memory follows the channels in use.
+    """
+    queue = queues.pop(channel, None)
+    if type(queue) is deque:
+        item = queue.popleft()
+        if queue:
+            queues[channel] = queue
+        return item
+    return queue
 
 
 def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
@@ -247,7 +352,10 @@ class _Engine:
 
     def __init__(self, gens, p, network, model, trace, max_ops):
         self.gens, self.p, self.network, self.model = gens, p, network, model
-        self.trace, self.max_ops = trace, max_ops
+        self.trace = trace
+        self.max_ops = default_max_ops(p) if max_ops is None else max_ops
+        self.budget = "max_ops" if max_ops is not None else \
+            f"the default budget default_max_ops({p}) = 10,000 + 4p operations per PE"
 
     def run(self) -> Run:
         p, gens, model, network = self.p, self.gens, self.model, self.network
@@ -263,15 +371,20 @@ class _Engine:
         use_links = not (network.direct and use_ports)
         link_free = defaultdict(float)
         link_load = defaultdict(int)
-        pair_load = [defaultdict(int) for _ in range(p)]   # direct networks: src -> {dst: n}
+        # Per-channel state lives in flat dicts keyed by an integer channel id
+        # (dst * p + src, or src * p + dst for pair_load) and a queue is dropped as
+        # soon as it drains, so memory follows what is live, not p or every pair used.
+        pair_load = defaultdict(int)                      # direct networks: src * p + dst -> n
         path_of = network.path
         # Half-duplex: a PE receives only while it listens, so a send waits for the
         # matching receive to be posted.
         listen_first = ports == "half-duplex"
 
-        inbox = [dict() for _ in range(p)]     # dst -> {src: deque[(end, payload)]}
-        deferred = [dict() for _ in range(p)]  # dst -> {src: deque[(payload, words)]} (half-duplex)
-        waiting = [dict() for _ in range(p)]   # dst -> {src: deque[slot]}; slot -1: a single receive
+        # FIFO queues per channel (see _enqueue): a lone item is stored as is.
+        inbox = {}      # dst * p + src -> (end, payload): arrived, not yet received
+        deferred = {}   # dst * p + src -> (payload, words): half-duplex senders waiting
+        waiting = {}    # dst * p + src -> slot: posted receives; -1 a single receive,
+        #                 else the index in a multi()'s results
         outstanding = [0] * p                  # parts of the current operation not yet done
         ready_at = [0.0] * p                   # when the done parts of the current operation ended
         got = [None] * p                       # payloads of a multi() operation
@@ -311,7 +424,7 @@ class _Engine:
                 send_free[src] = end
                 recv_free[dst] = end
             if path is None:
-                pair_load[src][dst] += 1
+                pair_load[src * p + dst] += 1
             else:
                 for link in path:
                     link_free[link] = end
@@ -344,45 +457,35 @@ class _Engine:
 
         def post_send(src, dst, payload, words, t):
             """Issue a send at t.  Eager, except that a half-duplex PE must be listening."""
-            slots = waiting[dst].get(src)
-            if slots:                                 # the receive is already posted
+            channel = dst * p + src
+            slot = _dequeue(waiting, channel)
+            if slot is not None:                      # the receive is already posted
                 end = transfer(src, dst, payload, words, t)
-                slot = slots.popleft()
                 complete(dst, end, slot, payload)
                 complete(src, end)
             elif listen_first:                        # wait until dst posts the receive
-                box = deferred[dst].get(src)
-                if box is None:
-                    box = deferred[dst][src] = deque()
-                box.append((payload, words))
+                _enqueue(deferred, channel, (payload, words))
             else:                                     # eager: into dst's inbox
                 end = transfer(src, dst, payload, words, t)
-                box = inbox[dst].get(src)
-                if box is None:
-                    box = inbox[dst][src] = deque()
-                box.append((end, payload))
+                _enqueue(inbox, channel, (end, payload))
                 complete(src, end)
 
         def post_recv(pe, src, slot, t):
             """Post a receive at t: match the inbox or a waiting sender, or wait."""
-            box = inbox[pe].get(src)
-            if box:
-                end, payload = box.popleft()
+            channel = pe * p + src
+            arrived = _dequeue(inbox, channel)
+            if arrived is not None:
+                end, payload = arrived
                 complete(pe, end if end > t else t, slot, payload)
                 return
-            box = deferred[pe].get(src)
-            if box:                                   # half-duplex: the sender was waiting
-                payload, words = box.popleft()
-                if not box:
-                    del deferred[pe][src]
+            sender = _dequeue(deferred, channel)
+            if sender is not None:                    # half-duplex: the sender was waiting
+                payload, words = sender
                 end = transfer(src, pe, payload, words, t)
                 complete(pe, end, slot, payload)
                 complete(src, end)
                 return
-            slots = waiting[pe].get(src)
-            if slots is None:
-                slots = waiting[pe][src] = deque()
-            slots.append(slot)
+            _enqueue(waiting, channel, slot)
 
         fast = use_ports and not use_links and not listen_first
         unit = ts + th
@@ -401,15 +504,17 @@ class _Engine:
                 except StopIteration as stop:
                     finish[pe] = now
                     results[pe] = stop.value
+                    gens[pe] = None                   # its frame is no longer needed
                     continue
                 except Exception as exc:
                     exc.add_note(f"raised by PE {pe} of {p} at simulated time {now:g}")
                     raise
                 ops += 1
-                if max_ops is not None and ops > max_ops:
+                if ops > max_ops:
                     raise OperationLimitError(
-                        f"the PEs issued more than max_ops={max_ops} operations "
-                        f"(PE {pe} was at time {now:g}); is the program endless?")
+                        f"the PEs issued more than max_ops={max_ops:,} operations "
+                        f"({self.budget}); PE {pe} was issuing one at time {now:g}. "
+                        "Is the program endless? If not, pass a larger max_ops to simulate()")
                 kind = type(op)
                 ready_at[pe] = now
                 if kind is SendRecv and fast:
@@ -428,20 +533,30 @@ class _Engine:
                     end = start + unit + tw * op.words
                     send_free[pe] = end
                     recv_free[dst] = end
-                    pair_load[pe][dst] += 1
+                    pair_load[pe * p + dst] += 1
                     if messages is not None:
                         messages.append(Message(pe, dst, start, end, op.words, payload, ((pe, dst),)))
-                    slots = waiting[dst].get(pe)
-                    if slots:
-                        complete(dst, end, slots.popleft(), payload)
+                    # _dequeue and _enqueue written out for their lone-item case.
+                    channel = dst * p + pe
+                    slot = waiting.pop(channel, None)
+                    if type(slot) is deque:
+                        queue, slot = slot, slot.popleft()
+                        if queue:
+                            waiting[channel] = queue
+                    if slot is not None:
+                        complete(dst, end, slot, payload)
+                    elif channel in inbox:
+                        _enqueue(inbox, channel, (end, payload))
                     else:
-                        box = inbox[dst].get(pe)
-                        if box is None:
-                            box = inbox[dst][pe] = deque()
-                        box.append((end, payload))
-                    box = inbox[pe].get(src)
-                    if box:
-                        arrive, value = box.popleft()
+                        inbox[channel] = (end, payload)
+                    channel = pe * p + src
+                    arrived = inbox.pop(channel, None)
+                    if type(arrived) is deque:
+                        queue, arrived = arrived, arrived.popleft()
+                        if queue:
+                            inbox[channel] = queue
+                    if arrived is not None:
+                        arrive, value = arrived
                         if arrive < end:
                             arrive = end
                         resume_value[pe] = value
@@ -455,10 +570,10 @@ class _Engine:
                     else:
                         outstanding[pe] = 1
                         ready_at[pe] = end
-                        slots = waiting[pe].get(src)
-                        if slots is None:
-                            slots = waiting[pe][src] = deque()
-                        slots.append(-1)
+                        if channel in waiting:
+                            _enqueue(waiting, channel, -1)
+                        else:
+                            waiting[channel] = -1
                 elif kind is SendRecv:
                     dst, src = op.dst, op.src
                     if type(dst) is not int or dst < 0 or dst >= p or dst == pe:
@@ -508,14 +623,17 @@ class _Engine:
         blocked = {pe: _describe(current[pe]) for pe in range(p) if finish[pe] is None}
         if blocked:
             raise DeadlockError(blocked, now)
-        unreceived = {(src, dst): len(box) for dst in range(p) for src, box in inbox[dst].items()
-                      if box}
+        unreceived = {divmod(channel, p)[::-1]: len(box) if type(box) is deque else 1
+                      for channel, box in inbox.items()}
         if unreceived:
             raise UnreceivedMessageError(unreceived)
-        for src in range(p):
-            for dst, n in pair_load[src].items():
-                link_load[(src, dst)] += n
+        loads = dict(link_load)
+        del link_load
+        for pair, n in pair_load.items():
+            link = divmod(pair, p)
+            loads[link] = loads.get(link, 0) + n
+        del pair_load
         return Run(results=results, time=max(finish), finish_times=finish,
                    messages=messages if messages is not None else [],
-                   link_load=dict(link_load), p=p, network=network, model=model,
+                   link_load=loads, p=p, network=network, model=model,
                    operations=ops)

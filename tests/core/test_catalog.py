@@ -140,3 +140,8 @@ def test_the_library_writes_nothing_to_stderr_or_stdout(capfd):
             entry.simulate(p, accepted_m(entry, p, 4 * entry.params.get("k", 1), params), **params)
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+def test_an_all_to_all_on_a_million_pes_is_refused_with_an_estimate():
+    with pytest.raises(MemoryError, match=r"p=1,000,000 PEs with 1,000,000,000,000 words"):
+        catalog()["alltoall_cyclic"].simulate(10**6, 1)

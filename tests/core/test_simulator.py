@@ -337,3 +337,44 @@ def test_the_fast_path_and_the_general_path_agree(p):
     assert fast.results == general.results
     assert [m[:6] for m in fast.messages] == [m[:6] for m in general.messages]
     assert fast.time == general.time
+
+
+def test_repeated_messages_on_one_channel_match_in_fifo_order_either_way():
+    def posted_first(me, p, data):          # the receives wait for the sends
+        if me == 0:
+            yield compute(1)
+            for word in "abc":
+                yield send(1, word)
+        else:
+            return (yield multi(recvs=[0, 0, 0]))
+
+    def sent_first(me, p, data):            # the messages wait in the inbox
+        if me == 0:
+            yield multi(sends=[(1, word) for word in "abc"])
+        else:
+            yield compute(5)
+            got = []
+            for _ in range(3):
+                got.append((yield recv(0)))
+            return got
+    assert simulate(posted_first, 2).results[1] == ["a", "b", "c"]
+    assert simulate(sent_first, 2).results[1] == ["a", "b", "c"]
+
+
+def test_an_endless_program_stops_at_the_default_budget():
+    def endless(me, p, data):
+        while True:
+            yield compute(1)
+    with pytest.raises(OperationLimitError,
+                       match=r"max_ops=80,256 operations \(the default budget default_max_ops\(8\)"
+                             r".*PE \d+ was issuing one.*pass a larger max_ops"):
+        simulate(endless, 8)
+
+
+def test_a_run_too_large_for_the_memory_is_refused_before_it_starts():
+    def never_started(me, p, data):
+        raise AssertionError("no program may start")
+        yield
+    with pytest.raises(MemoryError, match=r"p=1,000,000,000,000 PEs needs about .* GiB"):
+        simulate(never_started, 10**12)
+

@@ -1,0 +1,207 @@
+"""The simulator at scale: its speed next to the Python limit and SimPy, and its memory per PE.
+
+Every figure comes from one run of this script, so the ratios compare runs made
+under the same load (absolute times on a shared machine are noisy; the ratios
+much less so).
+
+* Ring all-gather (Grama et al. 2003, Algorithm 4.4, the program of
+  ``ring_allgather.py``) at p = 256 and p = 2048 on ``FullyConnected(p)`` and on
+  ``Ring(p)``: operations per CPU second of our ``simulate`` (``trace=False``), of a
+  bare loop written here for this one program (its generators, a heap of
+  events, one inbox per PE and nothing else: the Python limit for this
+  workload) and of the SimPy version.  Ratios: ours / bare loop (goal 0.8) and
+  SimPy time / ours (goal 8).  All three must return the same lists and makespan.
+* Binomial broadcast (Sanders et al. 2019, §13.1.1) on 2**20 PEs, ``trace=False``,
+  in a fresh child process: peak memory per PE (Python's allocations under
+  ``tracemalloc``, and the growth of the peak resident set from
+  ``resource.getrusage``) and the CPU time.
+
+    python benchmarks/scale.py                   # p = 256 and 2048, broadcast on 2**20
+    python benchmarks/scale.py --p 64 128 --broadcast-log-p 14     # a quick run
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import heapq
+import json
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections import deque
+from pathlib import Path
+
+try:
+    import collective_lib  # noqa: F401
+except ImportError:                       # run from a checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # ring_allgather.py beside us
+
+from ring_allgather import expected_results, ring_allgather, run_simpy  # noqa: E402
+
+from collective_lib import CostModel, FullyConnected, Ring, catalog, simulate  # noqa: E402
+
+GOAL_BARE = 0.8           # ours at least this fraction of the bare loop's speed
+GOAL_SIMPY = 8.0          # SimPy time / ours
+MODEL = CostModel(ts=1.0, tw=0.0, ports="full-duplex")
+
+
+def run_ours(p, network):
+    """(results, makespan, operations) from ``simulate`` on ``network``, without a trace."""
+    run = simulate(ring_allgather, p, list(range(p)), network=network, model=MODEL, trace=False)
+    return run.results, run.time, run.operations
+
+
+def run_bare(p):
+    """(results, makespan, operations): the ring all-gather on a loop that knows only this program.
+
+    The same generators yield the same ``sendrecv`` operations; the loop keeps
+    a heap of (time, sequence, pe) events and one inbox of (arrival, payload)
+    per PE.  In a ring every port has one user, so a transfer issued at t ends
+    at t + ts and a PE resumes when both its transfer and its incoming message
+    are done.
+    """
+    step = MODEL.ts
+    gens = [ring_allgather(me, p, me) for me in range(p)]
+    inbox = [deque() for _ in range(p)]
+    waiting = [False] * p
+    ready = [0.0] * p
+    value = [None] * p
+    results = [None] * p
+    heap = [(0.0, pe, pe) for pe in range(p)]
+    seq, ops, now = p, 0, 0.0
+    heappush, heappop = heapq.heappush, heapq.heappop
+    while heap:
+        now, _, pe = heappop(heap)
+        try:
+            op = gens[pe].send(value[pe])
+        except StopIteration as stop:
+            results[pe] = stop.value
+            continue
+        ops += 1
+        end = now + step
+        dst = op.dst
+        if waiting[dst]:
+            waiting[dst] = False
+            value[dst] = op.data
+            heappush(heap, (end if end > ready[dst] else ready[dst], seq, dst))
+            seq += 1
+        else:
+            inbox[dst].append((end, op.data))
+        box = inbox[pe]
+        if box:
+            arrive, value[pe] = box.popleft()
+            heappush(heap, (arrive if arrive > end else end, seq, pe))
+            seq += 1
+        else:
+            waiting[pe] = True
+            ready[pe] = end
+    return results, now, ops
+
+
+def best_of(fn, repeat):
+    """(least CPU time, last outcome) of ``repeat`` calls of fn().
+
+    CPU time rather than wall time: on a machine shared with other work the
+    wall time counts the others too.
+    """
+    best, outcome = float("inf"), None
+    for _ in range(repeat):
+        gc.collect()
+        start = time.process_time()
+        outcome = fn()
+        best = min(best, time.process_time() - start)
+    return best, outcome
+
+
+def speed_table(ps, repeat, simpy_repeat):
+    """Print the ring all-gather rates and ratios; return False if any result disagrees."""
+    agree = True
+    print("ring all-gather (Grama Alg. 4.4), ts = 1, tw = 0, full-duplex, trace off; "
+          f"operations per CPU second, best of {repeat} (SimPy: {simpy_repeat})")
+    print(f"{'p':>6} {'network':<16}{'ops':>10}{'ours ops/s':>12}{'bare ops/s':>12}"
+          f"{'SimPy ops/s':>12}{'ours/bare':>10}{'SimPy/ours':>11}")
+    for p in ps:
+        want = expected_results(p)
+        bare_s, (bare_res, bare_make, ops) = best_of(lambda: run_bare(p), repeat)
+        simpy_s, (simpy_res, simpy_make, _) = best_of(lambda: run_simpy(p), simpy_repeat)
+        agree &= bare_res == want == simpy_res and bare_make == p - 1 == simpy_make
+        for network in (FullyConnected(p), Ring(p)):
+            ours_s, (res, make, our_ops) = best_of(lambda: run_ours(p, network), repeat)
+            agree &= res == want and make == p - 1 and our_ops == ops
+            print(f"{p:>6} {type(network).__name__:<16}{ops:>10,}{ops / ours_s:>12,.0f}"
+                  f"{ops / bare_s:>12,.0f}{ops / simpy_s:>12,.0f}{bare_s / ours_s:>10.2f}"
+                  f"{simpy_s / ours_s:>11.1f}")
+    print(f"goals (for the fast path still to come): ours/bare >= {GOAL_BARE:g}, "
+          f"SimPy/ours >= {GOAL_SIMPY:g}")
+    return agree
+
+
+def broadcast_memory(log_p):
+    """In this (fresh) process: memory and CPU time of a binomial broadcast on 2**log_p PEs.
+
+    Runs it twice: once plain, for the CPU time and the growth of the peak
+    resident set, and once under ``tracemalloc``, for the peak of Python's own
+    allocations (exact, and immune to the kernel paging out idle memory, which
+    can make the resident set of a long run look smaller than what it holds).
+    """
+    p = 1 << log_p
+    entry = catalog()["binomial_broadcast"]
+    network, model = entry.network(p), entry.default_model()
+
+    def run_it():
+        run = simulate(entry.program, p, lambda me: "m" if me == 0 else None,
+                       network=network, model=model, trace=False)
+        assert run.results == ["m"] * p and run.time == log_p
+
+    gc.collect()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024    # KiB on Linux
+    start = time.process_time()
+    run_it()
+    seconds = time.process_time() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    gc.collect()
+    tracemalloc.start()
+    run_it()
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {"p": p, "rss": rss, "traced": traced, "seconds": seconds}
+
+
+def memory_line(log_p):
+    """Run :func:`broadcast_memory` in a child process and print its figures."""
+    child = subprocess.run([sys.executable, __file__, "--memory-child", str(log_p)],
+                           capture_output=True, text=True, check=True)
+    figures = json.loads(child.stdout)
+    p, traced, rss = figures["p"], figures["traced"], figures["rss"]
+    print(f"binomial broadcast, p = 2**{log_p} = {p:,}, trace off: peak Python allocations "
+          f"{traced / 2**20:,.0f} MiB = {traced / p:,.0f} bytes per PE (resident set grew by "
+          f"{rss / 2**20:,.0f} MiB = {rss / p:,.0f} bytes per PE), {figures['seconds']:.1f} s CPU")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--p", type=int, nargs="+", default=[256, 2048],
+                        help="PE counts of the ring all-gather (default 256 2048)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per figure, best counts")
+    parser.add_argument("--simpy-repeat", type=int, default=1, help="SimPy runs, best counts")
+    parser.add_argument("--broadcast-log-p", type=int, default=20,
+                        help="log2 of the broadcast's p (default 20)")
+    parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.memory_child is not None:
+        print(json.dumps(broadcast_memory(args.memory_child)))
+        return 0
+    if min(args.p) < 2:
+        parser.error("every --p must be at least 2")
+    agree = speed_table(args.p, args.repeat, args.simpy_repeat)
+    memory_line(args.broadcast_log_p)
+    print(f"{'PASS' if agree else 'FAIL'}  ours, the bare loop and SimPy return the same "
+          "results, makespan and operation count")
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

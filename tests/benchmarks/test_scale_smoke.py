@@ -1,0 +1,30 @@
+"""The scale benchmark's bare loop agrees with the simulator, and the script prints its table."""
+import importlib.util
+
+import pytest
+
+from collective_lib import FullyConnected, Ring
+
+
+@pytest.fixture(scope="module")
+def bench(repo_root):
+    path = repo_root / "benchmarks" / "scale.py"
+    spec = importlib.util.spec_from_file_location("scale_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("p", [2, 3, 16])
+def test_the_bare_loop_and_the_simulator_agree(bench, p):
+    bare = bench.run_bare(p)
+    assert bench.run_ours(p, FullyConnected(p)) == bare == bench.run_ours(p, Ring(p))
+    assert bare[1] == p - 1 and bare[2] == p * (p - 1)
+
+
+def test_the_script_prints_rates_ratios_and_memory(bench, capsys):
+    assert bench.main(["--p", "16", "--repeat", "1", "--broadcast-log-p", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "ours/bare" in out and "SimPy/ours" in out
+    assert "p = 2**8 = 256" in out and "bytes per PE" in out
+    assert "PASS  ours, the bare loop and SimPy" in out

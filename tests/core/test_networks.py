@@ -1,0 +1,24 @@
+"""Networks route deterministically and keep only a bounded number of routes alive."""
+from collective_lib import CostModel, Mesh, Ring, simulate
+from collective_lib.algorithms.personalized import alltoall_cyclic
+from collective_lib.networks import ROUTE_CACHE_SIZE
+
+
+def test_route_cache_stays_bounded_after_a_cyclic_all_to_all_on_a_torus():
+    torus = Mesh(12, 12, wrap=True)          # 144 * 143 = 20,592 distinct routes
+    p = torus.p
+    data = [[i * p + j for j in range(p)] for i in range(p)]
+    run = simulate(alltoall_cyclic, p, data, network=torus, trace=False,
+                   model=CostModel(ts=1.0, tw=0.0, ports="full-duplex"))
+    assert run.results[5] == [i * p + 5 for i in range(p)]
+    info = torus._route.cache_info()
+    assert info.misses > ROUTE_CACHE_SIZE
+    assert info.currsize <= ROUTE_CACHE_SIZE
+
+
+def test_evicted_routes_are_recomputed_identically():
+    ring = Ring(ROUTE_CACHE_SIZE + 8)
+    first = ring.path(0, 5)
+    for dst in range(1, ring.p):               # push every other route through the cache
+        ring.path(1, dst)
+    assert ring.path(0, 5) == first == ((0, 1), (1, 2), (2, 3), (3, 4), (4, 5))
