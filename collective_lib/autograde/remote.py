@@ -29,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -90,10 +91,11 @@ class Host:
     def __init__(self, cells: list, hide: list, uid: int | None, limits: dict | None = None):
         ours, theirs = socket.socketpair()
         job = json.dumps({"cells": cells, "hide": hide, "uid": uid, "limits": limits or {}})
+        self.cwd = tempfile.mkdtemp(prefix="collective-host-")   # nothing there to import
         self.process = subprocess.Popen(
             [sys.executable, "-m", "collective_lib.autograde.student", str(theirs.fileno())],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(theirs.fileno(),), cwd=_empty_folder(), start_new_session=True)
+            pass_fds=(theirs.fileno(),), cwd=self.cwd, start_new_session=True)
         theirs.close()
         self.sock = ours
         self.process.stdin.write(job.encode())
@@ -120,12 +122,7 @@ class Host:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-
-
-def _empty_folder() -> str:
-    """A working directory with nothing in it to import (the host runs ``-m``)."""
-    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_empty")
-    return folder if os.path.isdir(folder) else "/"
+        os.rmdir(self.cwd)
 
 
 class StudentProcess:
