@@ -658,7 +658,7 @@ PAPER_ISSUES = (
     "§6.1, T^B_{d-H}: the printed total writes 2.02 [M/(2d)] where the index-computation "
     "model T^B_{d-H,ic} has b6 floor(M'/(2d)) (M' per node, not the total M).",
     "§6.1, T_{d-H,im}: the printed b10..b13 (33.61, 0.63, 16.98, 1834.05) miss the 'Move' "
-    "columns of Tables 7 and 8 in opposite directions: they overestimate every row of Table 7 "
+    "columns of Tables 7 and 8, and not in one direction: they overestimate every row of Table 7 "
     "(M' = 128) by 5% to 48% (48% at 2 nodes, 16% at 2048), but underestimate Table 8 "
     "(M' = 256) at 4 to 64 nodes by 2% to 5% (and overestimate it at 2 and at 128 to 512 "
     "nodes); a least-squares fit gives quite different constants (see "

@@ -332,7 +332,7 @@ def _printed_move_error(number):
     return dict(zip(table["nodes"][keep].astype(int), (printed - measured) / measured))
 
 
-def test_printed_index_motion_constants_miss_tables_7_and_8_in_opposite_directions():
+def test_printed_index_motion_constants_miss_tables_7_and_8_in_both_directions():
     # Chapter 6 and PAPER_ISSUES: the printed b10..b13 overestimate every Move time of
     # Table 7 (M' = 128), by 5% to 48% (48% at 2 nodes, 16% at 2048), but underestimate
     # Table 8 (M' = 256) at 4 to 64 nodes, by 2% to 5%, and overestimate it at 2 and 128..512.
