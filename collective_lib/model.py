@@ -31,9 +31,10 @@ class CostModel:
         Time per hop of a routed message (Grama's t_h).
     ports : {"half-duplex", "full-duplex", "all"}
         ``"half-duplex"``: a PE sends *or* receives one message at a time
-        (Sanders, Lemma 13.2).  ``"full-duplex"``: one send *and* one receive
-        at a time (Grama's default, Sanders' ``||``).  ``"all"``: every link of
-        a PE at once (the CM-200).
+        (one port, one direction at a time; Sanders, Fig. 13.4).
+        ``"full-duplex"``: one send *and* one receive at a time (Grama's
+        default, Sanders' ``||``).  ``"all"``: every link of a PE at once
+        (the CM-200).
     routing : {"cut-through", "store-and-forward"}
 
     Examples

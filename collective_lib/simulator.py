@@ -13,10 +13,12 @@ Rules
 * Sends are eager: a transfer starts as soon as the sender's port, the
   receiver's port and every link on the route are free, whether or not the
   receiver has posted its receive.  The one exception is the half-duplex
-  (telephone) model, where a PE has a single port that its own program
-  directs: there a PE receives only while it listens, so a transfer starts
-  once the receiver has posted the matching receive (two PEs that both send
-  first deadlock, as two people who both talk first never hear each other).
+  model (one port, one direction at a time), where a PE has a single port
+  that its own program directs: there a PE receives only while it listens,
+  so a transfer starts once the receiver has posted the matching receive
+  (two PEs that both send first deadlock, as two people who both talk first
+  never hear each other).  This is not Sanders' "telephone model" (§13.6.1),
+  in which paired PEs exchange messages in both directions at once.
 * Transfers claim resources in the order they are issued (ties in the order
   the PEs were resumed), and a transfer holds all of them for its whole
   duration, ``model.transfer_time(words, hops)``.

@@ -403,8 +403,8 @@ class DiffusionRow(NamedTuple):
     simple: float              # model time per iteration, simple barrier
     binomial: float            # model time per iteration, binomial tree barrier
     speedup: float             # simple / binomial
-    book_simple_ms: float | None
-    book_binomial_ms: float | None
+    book_simple_ms: float | None      # the book's total for k = 10^8 p / n iterations
+    book_binomial_ms: float | None    # (the same work per thread in every row)
     book_speedup: float | None
 
 

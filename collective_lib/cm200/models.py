@@ -351,8 +351,8 @@ MODELS = {m.name: m for m in (
         "one_cycle_comm", "T^B_{1-H,c}",
         r"(a_1 + a_2 \lceil M' S / 2 \rceil)(2^d - 1)", ("a1", "a2"),
         _one_cycle_comm_printed, ((4, "one_aabc"),),
-        "As printed. With the printed a2 = 5.69 this predicts half of Table 4's "
-        "one-cycle AABC times; the fit gives a2 = 2 x 5.69 (see one_cycle_comm_words)."),
+        "As printed. With the printed a2 = 5.69 this predicts 29% to 50% too little for "
+        "every one-cycle AABC time of Table 4; the fit gives a2 = 2 x 5.69 (see one_cycle_comm_words)."),
     PerformanceModel(
         "one_cycle_comm_words", "T^B_{1-H,c}",
         r"(a_1 + a_2 M' S)(2^d - 1)", ("a1", "a2"),
@@ -657,9 +657,12 @@ PAPER_ISSUES = (
     "(a1 + a2 M'S)(2^d - 1), which is also what the printed total T^B_{1-H} uses.",
     "§6.1, T^B_{d-H}: the printed total writes 2.02 [M/(2d)] where the index-computation "
     "model T^B_{d-H,ic} has b6 floor(M'/(2d)) (M' per node, not the total M).",
-    "§6.1, T_{d-H,im}: the printed b10..b13 (33.61, 0.63, 16.98, 1834.05) overestimate the "
-    "'Move' columns of Tables 7 and 8 (by up to ~50% at 2 nodes, ~16% at 1024 nodes); a "
-    "least-squares fit gives quite different constants (see fit_model('d_cycles_index_move')).",
+    "§6.1, T_{d-H,im}: the printed b10..b13 (33.61, 0.63, 16.98, 1834.05) miss the 'Move' "
+    "columns of Tables 7 and 8, and not in one direction: they overestimate every row of Table 7 "
+    "(M' = 128) by 5% to 48% (48% at 2 nodes, 16% at 2048), but underestimate Table 8 "
+    "(M' = 256) at 4 to 64 nodes by 2% to 5% (and overestimate it at 2 and at 128 to 512 "
+    "nodes); a least-squares fit gives quite different constants (see "
+    "fit_model('d_cycles_index_move')).",
     "Table 9, row d-H,m: the printed models reproduce the d-H,c row exactly (first M' that is a "
     "multiple of 2d) and the d-H,m row for 64..2048 nodes, but not 55 (16 nodes) and 14 "
     "(32 nodes): the models give 72 and 30.",

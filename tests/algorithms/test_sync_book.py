@@ -366,6 +366,24 @@ def test_diffusion_table_of_the_chapter():
         assert rows[(128, n)].book_speedup > rows[(64, n)].book_speedup
 
 
+def test_table_13_2_times_are_totals_of_fixed_work():
+    # Sanders et al. run k = 10^8 p/n iterations: n/p * k = 10^8 updates per thread in every
+    # row, so the table's times are totals of the same work.  Chapter 3: in the model that
+    # work only gets cheaper as n/p grows; the book's totals fall, then rise again (at 10^5 for
+    # p = 64, at 10^4 for p = 128).
+    rows = {(r.p, r.n_per_pe): r for r in diffusion_table()}
+    sizes = (100, 1000, 10_000, 100_000, 1_000_000)
+    for p, turn in ((64, 100_000), (128, 10_000)):
+        for column in ("simple", "binomial"):
+            per_update = [getattr(rows[(p, n)], column) / n for n in sizes]
+            assert per_update == sorted(per_update, reverse=True)
+        for column in ("book_simple_ms", "book_binomial_ms"):
+            total = [getattr(rows[(p, n)], column) for n in sizes]
+            i = sizes.index(turn)
+            assert total[:i + 1] == sorted(total[:i + 1], reverse=True)
+            assert total[i:] == sorted(total[i:])
+
+
 @pytest.mark.parametrize("p", [8, 16, 64])
 def test_false_sharing_makes_barriers_slower(p):
     tree = per_barrier(binomial_barrier, p, line_of=packed_lines(16)) / per_barrier(binomial_barrier, p)

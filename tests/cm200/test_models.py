@@ -140,7 +140,7 @@ def test_a2_as_printed_is_per_word_not_per_pair():
 
 
 def test_index_motion_constants_disagree_with_tables_7_and_8():
-    """Documented disagreement: the printed b10..b13 overestimate the Move columns."""
+    """Documented disagreement: the printed b10..b13 miss the Move columns (see test_cm200_book)."""
     fit = fit_model("d_cycles_index_move")
     assert fit.printed_relative_residuals.min() < -0.4
     assert np.abs(fit.relative_residuals).max() < 0.25

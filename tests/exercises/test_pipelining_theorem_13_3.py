@@ -10,9 +10,16 @@ and grading still finishes quickly).
 """
 from __future__ import annotations
 
+import math
+
+import nbformat
 import pytest
 
 import nbgrader_harness as h
+from collective_lib import CostModel
+from collective_lib.algorithms.broadcast import sanders_optimal_k
+from collective_lib.grading import pipelined_broadcast_time
+from collective_lib.trees import tree_height
 
 ASSIGNMENT = "pipelining_theorem_13_3"
 
@@ -122,3 +129,45 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, messag
     assert result.total == 0
     assert message in result.messages("best_k_tests")
 
+
+
+def _best_simulated_time(n, p, alpha, beta):
+    """The best simulated time over a window of k that holds the optimum (the hidden tests' way)."""
+    guess = sanders_optimal_k(p, n, CostModel(ts=alpha, tw=beta), 0)
+    return min(pipelined_broadcast_time(n, p, alpha, beta, k)
+               for k in range(1, min(n, 3 * math.ceil(guess) + 8) + 1))
+
+
+@pytest.mark.parametrize("p, alpha, beta, ns", [
+    (31, 1.0, 0.01, [2 ** j for j in range(8, 15)]),          # the run part (iii) prints
+    (15, 1.0, 0.1, [2 ** j for j in range(6, 13)]),
+    (16, 2.0, 0.05, [2 ** j for j in range(7, 14)])])
+def test_the_ratios_rise_with_n_and_stay_below_the_bounds_limit(p, alpha, beta, ns):
+    """What the closing cell says: the ratios keep rising (ever more slowly) and stay below
+    2 sqrt(3(2L - 3) / log2 p), L = ceil(log2 p), the limit of the ratio for Lemma 13.2's bound."""
+    L = math.ceil(math.log2(p))
+    assert tree_height(p, 0) == L                   # the simulated tree's height is that L
+    limit = 2 * math.sqrt(3 * (2 * L - 3) / math.log2(p))
+    ratios = [(_best_simulated_time(n, p, alpha, beta) - (3 * beta * n + 2 * alpha * math.log2(p)))
+              / math.sqrt(alpha * beta * n * math.log2(p)) for n in ns]
+    steps = [b - a for a, b in zip(ratios, ratios[1:])]
+    assert all(step > 0 for step in steps), ratios
+    assert steps == sorted(steps, reverse=True), ratios
+    assert max(ratios) < limit, (ratios, limit)
+    # the bound at its best (real) k: 3 beta n + (2L - 3) alpha + 2 sqrt(3 (2L - 3) alpha beta n)
+    n = 2 ** 40
+    k = sanders_optimal_k(p, n, CostModel(ts=alpha, tw=beta), 0)
+    bound = (2 * L + 3 * (k - 1)) * (alpha + beta * n / k)
+    assert math.isclose(bound, 3 * beta * n + (2 * L - 3) * alpha
+                        + 2 * math.sqrt(3 * (2 * L - 3) * alpha * beta * n))
+    ratio = (bound - (3 * beta * n + 2 * alpha * math.log2(p))) / math.sqrt(alpha * beta * n * math.log2(p))
+    assert ratio < limit and math.isclose(ratio, limit, rel_tol=1e-4)
+
+
+def test_the_closing_cell_says_so():
+    source = nbformat.read(h.source_notebook(h.EXERCISES_DIR, ASSIGNMENT, f"{ASSIGNMENT}.ipynb"),
+                           as_version=4)
+    outro = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "outro")
+    text = " ".join(outro.source.split())
+    assert "they keep rising with $n$, ever more slowly, and stay below" in text
+    assert "$2\\sqrt{3(2L-3)/\\log_2 p}$" in text and "settle at" not in text
