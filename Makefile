@@ -43,10 +43,11 @@ setup: $(STAMP)
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W --keep-going
 
-# Every core (pytest-xdist); the tests of one assignment share a worker, so its
-# nbgrader round trip runs once (see tests/exercises).
+# Every core (pytest-xdist); the tests of one file share a worker, so an
+# assignment's nbgrader round trip (a module-scoped fixture) runs once. (Not
+# --dist loadgroup: with pytest 9 it no longer keeps an xdist_group together.)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The README's course commands, run verbatim for three students and three
 # assignments in a scratch course under a temporary directory (never exercises/);
