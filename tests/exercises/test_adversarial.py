@@ -7,7 +7,10 @@ beside an honest submission and a victim whose files the others attack. The
 assertions: the payload's score (zero where it solved nothing, or flagged for
 review), the honest and victim submissions keep full marks, ``source/`` and
 the other submissions are unchanged, no process of the sandbox outlives
-grading, and grading again gives the same scores.
+grading, and grading again gives the same scores. (A cell a student marks as a
+locked instructor cell is refused by nbgrader's own metadata check before any
+code runs; were it let through, the gradebook would still not know it, and it
+would run as the student's code, see collective_lib.autograde.verdict.cell_roles.)
 """
 
 import hashlib
@@ -51,18 +54,6 @@ def _with_cell(nb, grade_id, source):
     return nb
 
 
-def _forged(nb):
-    """``nb`` with a cell the student marked as a locked instructor cell, which patches the
-    grading library: the gradebook does not know it, so it stays the student's code."""
-    nb = nbformat.from_dict(nb)
-    cell = nbformat.v4.new_code_cell(
-        "import collective_lib.grading as g\ng.guarded_call = lambda f, *a, **k: 0\n",
-        metadata={"nbgrader": {"grade_id": "setup_forged", "locked": True, "solution": False,
-                               "grade": False, "schema_version": 3}})
-    nb.cells.insert(1, cell)
-    return nb
-
-
 def _payloads(course, source):
     released = _released(course)
     solved = nbformat.read(source, as_version=4)
@@ -74,9 +65,9 @@ def _payloads(course, source):
         "honest": solved,
         "victim": solved,
         # an input transformer rewrites every later cell, hidden tests included, to `pass`
-        "transformer": _forged(_with_cell(released, "gray_solution", '''
+        "transformer": _with_cell(released, "gray_solution", '''
             get_ipython().input_transformers_cleanup.append(lambda lines: ["pass\\n"])
-        ''')),
+        '''),
         # the grading library replaced, and answers that only fit the visible table
         "patcher": _with_cell(released, "gray_solution", '''
             import collective_lib.grading as grading
