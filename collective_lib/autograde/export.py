@@ -108,8 +108,10 @@ class PerQuestionExportPlugin(ExportPlugin):
                 cells = nbformat.read(path, as_version=4).cells
                 ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in cells]
                 order = {gid: i for i, gid in enumerate(ids) if gid is not None}
-            graded = sorted(notebook.grade_cells + notebook.task_cells,
-                            key=lambda c: (order.get(c.name, len(order)), c.name))
+            # a 0-point task cell is a graders' rubric, not a question
+            graded = sorted((c for c in notebook.grade_cells + notebook.task_cells
+                             if c.max_score), key=lambda c: (order.get(c.name, len(order)),
+                                                             c.name))
             result.extend((notebook.name, c.name, c.max_score) for c in graded)
         return result
 

@@ -116,6 +116,8 @@ def _needed_paths() -> list:
     """Where the interpreter and the imported packages live: they must stay readable."""
     paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     paths |= {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    # this package itself: an editable install finds it through an import hook, not sys.path
+    paths.add(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     return sorted(paths)
 
 

@@ -128,19 +128,25 @@ class TrustedVerdict(NbGraderPreprocessor):
         resources.setdefault("collective_lib", {})["review_flags"] = flags
         return nb, resources
 
+    def _course_root(self, info: dict) -> str:
+        """The course directory (``CourseDirectory.root``, else the gradebook's folder)."""
+        root = self.config.CourseDirectory.get("root")
+        if root:
+            return os.path.abspath(root)
+        return os.path.dirname(os.path.abspath(info["db_url"].split("sqlite:///", 1)[-1]))
+
     def _hidden(self, info: dict) -> list:
-        course = getattr(getattr(self.parent, "coursedir", None), "root", None)
         gradebook = info["db_url"].split("sqlite:///", 1)[-1]
-        folders = [course, os.path.dirname(os.path.abspath(gradebook)), self.exchange_root,
-                   os.path.join(_REPOSITORY, "exercises"), os.path.join(_REPOSITORY, "tests")]
+        folders = [self._course_root(info), os.path.dirname(os.path.abspath(gradebook)),
+                   self.exchange_root, os.path.join(_REPOSITORY, "exercises"),
+                   os.path.join(_REPOSITORY, "tests")]
         return sorted({os.path.abspath(f) for f in folders + list(self.hide)
                        if f and os.path.isdir(f)})
 
     def _reference_dir(self, info: dict) -> str | None:
-        coursedir = getattr(self.parent, "coursedir", None)
-        if coursedir is None:
-            return None
-        folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
+        """``source/<assignment>/`` of the course, where ``_reference.py`` lives."""
+        source = self.config.CourseDirectory.get("source_directory") or "source"
+        folder = os.path.join(self._course_root(info), source, info["assignment"])
         return folder if os.path.isdir(folder) else None
 
     def _check(self, job: dict) -> dict:

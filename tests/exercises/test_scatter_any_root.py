@@ -171,7 +171,7 @@ def test_solution_gets_full_marks(graded):
      "too slow: halving_scatter for p=6, root=0, alpha=1, beta=0.5, ports='full-duplex' takes 12"),
     ("not_reordered", {"correctness_tests": 0}, "Every PE got the message of the PE `root` places away"),
     ("without_words", {"time_tests": 0},
-     "the message from PE 0 to PE 2 carries 3 words of data but is sent as 1 word"),
+     "the message from PE 0 to PE 3 carries 9 words of data but is sent as"),
     ("binomial_tree", {"tree_tests": 0}, "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
 ])
 def test_each_bug_costs_only_its_cells(graded, student, lost, message):
