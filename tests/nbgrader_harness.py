@@ -27,12 +27,12 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import nbformat
+import pytest
 from nbformat import NotebookNode
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -391,39 +391,52 @@ def autograded_ids(result: GradeResult) -> list:
             if find_cell(result.notebook, gid).cell_type == "code"]
 
 
-def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submissions,
-                      *, grade=None) -> tuple:
+def submissions(source: os.PathLike | str | NotebookNode, changes: dict) -> dict:
+    """The submissions of a round trip, built from the instructor's notebook ``source``.
+
+    ``"solution"`` is ``source`` itself.  Every entry of ``changes`` names a
+    submission and says how it differs from the solution: ``(cell, code)`` or
+    ``(cell, code, region)``, the arguments of :func:`replace_solution`, or a
+    list of such changes applied in turn.
+    """
+    built = {"solution": source}
+    for name, change in changes.items():
+        notebook = source
+        for step in change if isinstance(change, list) else [change]:
+            notebook = replace_solution(notebook, *step)
+        built[name] = notebook
+    return built
+
+
+def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submissions) -> tuple:
     """Copy the course to ``course_dir``, release ``assignment``, grade its submissions.
 
     The release must consist of the one notebook ``<assignment>.ipynb``.
     ``make_submissions(source)`` builds the submissions (a dict, see
-    :func:`autograde_many`) from the instructor's notebook, and
-    ``grade(course, assignment, submissions)`` (default :func:`autograde_many`)
-    grades them in one nbgrader run.  Returns ``(course, results, seconds)``,
-    the seconds spent grading.
+    :func:`autograde_many`) from the instructor's notebook; they are graded
+    in one nbgrader run.  Returns ``(course, results)``.
     """
     course = copy_course(course_dir)
     released = generate_assignment(course, assignment)
     assert [p.name for p in released] == [f"{assignment}.ipynb"]
     submissions = make_submissions(source_notebook(course, assignment, f"{assignment}.ipynb"))
-    start = time.monotonic()
-    results = (grade or autograde_many)(course, assignment, submissions)
-    return course, results, time.monotonic() - start
+    return course, autograde_many(course, assignment, submissions)
 
 
-# An endless submission is stopped by the guards of collective_lib.grading after a
-# few seconds per test cell; the trusted checker's own limit per test cell (600 s)
-# is only the last resort. The budget is far below that, not a speed target.
-GRADING_BUDGET_S = 420
+def graded_fixture(assignment: str, make_submissions):
+    """The module-scoped fixture ``graded`` of an exercise test: ``(course, results)``.
 
+    The assignment is released in a fresh copy of the course and the
+    submissions ``make_submissions(source)`` builds are graded once for the
+    whole module (see :func:`release_and_grade`).  Assign it to ``graded``::
 
-def grade_all(course: Path, assignment: str, submissions: dict) -> dict:
-    """Autograde all submissions in one nbgrader run, within the time budget."""
-    start = time.monotonic()
-    results = autograde_many(course, assignment, submissions)
-    elapsed = time.monotonic() - start
-    assert elapsed < GRADING_BUDGET_S, f"autograding took {elapsed:.0f} s"
-    return results
+        graded = graded_fixture("gray_codes", build_submissions)
+    """
+    @pytest.fixture(scope="module")
+    def graded(tmp_path_factory):
+        course_dir = tmp_path_factory.mktemp(assignment) / "course"
+        return release_and_grade(course_dir, assignment, make_submissions)
+    return graded
 
 
 def assert_full_marks(result) -> None:
@@ -436,23 +449,43 @@ def assert_full_marks(result) -> None:
 RELEASE_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
 
-def grade_assignment(assignment: str, make_submissions, tmp_path_factory) -> tuple:
-    """Release ``assignment`` in a fresh copy of the course and grade its submissions.
+def assert_release_hides(course, assignment: str, secrets, *, shows=(),
+                         unanswered: int | None = None) -> str:
+    """The released notebook's text, after checking what it must and must not hold.
 
-    The module-scoped fixture of every exercise test: ``(course, results,
-    seconds)`` as :func:`release_and_grade` returns them, graded within the
-    time budget (:func:`grade_all`).
+    It holds no nbgrader marker and none of ``secrets``, but every string of
+    ``shows`` (the signatures a student completes, the data they work on), and,
+    when ``unanswered`` is given, exactly that many ``raise NotImplementedError()``.
     """
-    course_dir = tmp_path_factory.mktemp(assignment) / "course"
-    return release_and_grade(course_dir, assignment, make_submissions, grade=grade_all)
-
-
-def assert_release_hides(course, assignment: str, secrets) -> str:
-    """The released notebook's text, after checking it holds no marker and none of ``secrets``."""
     text = released_text(course, assignment)
     for secret in (*RELEASE_MARKERS, *secrets):
         assert secret not in text, f"the release gives away {secret!r}"
+    for shown in shows:
+        assert shown in text, f"the release lacks {shown!r}"
+    if unanswered is not None:
+        assert text.count("raise NotImplementedError()") == unanswered
     return text
+
+
+def assert_solution_full_marks(graded, assignment: str, autograded, max_score: int,
+                               by_hand=None):
+    """The instructor's solution in ``graded`` scores full marks; return its result.
+
+    ``autograded`` are the grade ids of its autograded cells, ``max_score``
+    the notebook's total, ``by_hand`` ``{grade_id: points}`` of the written
+    parts graded by hand (they score 0 until a grader marks them); their
+    rubrics must be shown to graders in full.
+    """
+    course, results = graded
+    result = results["solution"]
+    assert set(autograded_ids(result)) == set(autograded)
+    assert_full_marks(result)
+    for cell, points in (by_hand or {}).items():
+        assert result.max_scores[cell] == points, (cell, result.max_scores)
+    if by_hand:
+        assert_rubrics_for_graders(course, assignment, result)
+    assert result.max_score == max_score
+    return result
 
 
 def assert_isolation_message(result, cell: str) -> None:

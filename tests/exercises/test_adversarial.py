@@ -24,7 +24,6 @@ import nbgrader_harness as h
 
 ASSIGNMENT = "gray_codes"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
-pytestmark = pytest.mark.xdist_group("adversarial")
 
 # Words that appear only in the hidden tests of gray_codes: no feedback may show them.
 HIDDEN_WORDS = ("_ref_gray", "_FORBIDDEN", "Compare bit k of G(i)")

@@ -29,7 +29,6 @@ from collective_lib.algorithms.alltoall import all_to_all_bc_ring
 from exercise_references import assignments_with_reference, reference_file
 
 # The nbgrader runs of this file on one pytest-xdist worker.
-pytestmark = pytest.mark.xdist_group("answers_not_shipped")
 
 REFERENCE_ASSIGNMENTS = assignments_with_reference()
 LIBRARY_DIR = Path(collective_lib.__file__).resolve().parent

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-import pytest
 
 import nbgrader_harness as h
 from collective_lib.algorithms.sync import lock_demo
@@ -23,8 +22,6 @@ from exercise_submissions import SPINS
 
 ASSIGNMENT = "broken_lock"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 PART1 = {"both_inside_tests", "two_lost_tests"}
 PART2 = {"timed_tests", "random_tests", "exhaustive_tests"}
@@ -72,32 +69,25 @@ CRASHING_SCHEDULE = "schedule_both_inside = [0, 1, 7, 1]"
 
 
 def build_submissions(source: Path) -> dict:
-    def with_lock(acquire, release=None, nb=source):
-        if release is not None:         # the second region first: the first keeps its number
-            nb = h.replace_solution(nb, "fixed_lock_solution", release, region=1)
-        return h.replace_solution(nb, "fixed_lock_solution", acquire, region=0)
+    def lock(acquire, release=None):
+        # the second region first: the first keeps its number
+        change = [] if release is None else [("fixed_lock_solution", release, 1)]
+        return change + [("fixed_lock_solution", acquire, 0)]
 
-    wrong_schedules = h.replace_solution(source, "schedule_both_inside_solution", NO_OVERLAP)
-    wrong_schedules = h.replace_solution(wrong_schedules, "schedule_two_lost_solution",
-                                         ONE_PE_AFTER_THE_OTHER)
-    crashes = with_lock(CRASHING_ACQUIRE,
-                        nb=h.replace_solution(source, "schedule_both_inside_solution",
-                                              CRASHING_SCHEDULE))
-    crashes = h.replace_solution(crashes, "schedule_two_lost_solution", INCOMPLETE)
-    return {
-        "solution": source,
-        "wrong_schedules": wrong_schedules,
-        "still_broken": with_lock(STILL_BROKEN_ACQUIRE),
-        "never_releases": with_lock(GOOD_ACQUIRE, NEVER_RELEASES),
-        "crashes": crashes,
-        "endless": with_lock(SPINS),
-        "shares_globals": with_lock(BOARD_ACQUIRE, BOARD_RELEASE),
-    }
+    return h.submissions(source, {
+        "wrong_schedules": [("schedule_both_inside_solution", NO_OVERLAP),
+                            ("schedule_two_lost_solution", ONE_PE_AFTER_THE_OTHER)],
+        "still_broken": lock(STILL_BROKEN_ACQUIRE),
+        "never_releases": lock(GOOD_ACQUIRE, NEVER_RELEASES),
+        "crashes": [("schedule_both_inside_solution", CRASHING_SCHEDULE),
+                    *lock(CRASHING_ACQUIRE),
+                    ("schedule_two_lost_solution", INCOMPLETE)],
+        "endless": lock(SPINS),
+        "shares_globals": lock(BOARD_ACQUIRE, BOARD_RELEASE),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def set_of_autograded_ids(result) -> set:
@@ -107,25 +97,24 @@ def set_of_autograded_ids(result) -> set:
 # -- the release ------------------------------------------------------------------------------
 
 def test_release_hides_solutions_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "[0, 1, 0, 1]", "0, 0,                # PE 0 takes", "cas(self.cell, 0, 1)",
         "take it atomically", "the last write is its first-round write",
         "range(1, 9), rounds=3", "seeds=range(150)", "rounds=2, time_limit_s=20",
-        "_sync.broken_lock"])
-    assert text.count("raise NotImplementedError()") == 4       # two schedules, acquire, release
-    assert "YOUR ANSWER HERE" in text
-    for kept in ["class FixedLock:", "def memory(p, cell=\"lock\"):", "def acquire(self):",
-                 "def release(self):", "def try_schedule(schedule, p=2, rounds=1):",
-                 "check_lock_progress(FixedLock, [1, 2, 3], rounds=2, time_limit_s=5, "
-                 "exclusion=False)",
-                 "check_lock_exhaustive(FixedLock, 2, rounds=1, time_limit_s=5)"]:
-        assert kept in text, f"the release lost {kept!r}"
+        "_sync.broken_lock"],
+        shows=["YOUR ANSWER HERE", "class FixedLock:", "def memory(p, cell=\"lock\"):",
+               "def acquire(self):", "def release(self):",
+               "def try_schedule(schedule, p=2, rounds=1):",
+               "check_lock_progress(FixedLock, [1, 2, 3], rounds=2, time_limit_s=5, "
+               "exclusion=False)",
+               "check_lock_exhaustive(FixedLock, 2, rounds=1, time_limit_s=5)"],
+        unanswered=4)                                     # two schedules, acquire, release
 
 
 def test_released_notebook_runs_and_fails_only_for_missing_answers(graded):
     """A student's first run: the given cells work, the tests say what is missing."""
-    course, _, _ = graded
+    course, _ = graded
     nb = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     from nbclient import NotebookClient
     NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
@@ -146,7 +135,7 @@ def test_released_notebook_runs_and_fails_only_for_missing_answers(graded):
 # -- grading ----------------------------------------------------------------------------------
 
 def test_solution_gets_full_marks(graded):
-    course, results, _ = graded
+    course, results = graded
     result = results["solution"]
     assert set_of_autograded_ids(result) == PART1 | PART2
     for gid in set_of_autograded_ids(result):
@@ -157,7 +146,7 @@ def test_solution_gets_full_marks(graded):
 
 
 def test_wrong_schedules_lose_part_1_only(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["wrong_schedules"]
     assert result.scores["both_inside_tests"] == 0 and result.scores["two_lost_tests"] == 0
     assert all(result.scores[g] == result.max_scores[g] for g in PART2)
@@ -168,7 +157,7 @@ def test_wrong_schedules_lose_part_1_only(graded):
 
 
 def test_still_broken_lock_loses_the_exclusion_cells_with_the_violating_trace(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["still_broken"]
     assert all(result.scores[g] == result.max_scores[g] for g in PART1)
     # one bug, the cells that judge it: exclusion (random and every interleaving), not progress
@@ -184,7 +173,7 @@ def test_still_broken_lock_loses_the_exclusion_cells_with_the_violating_trace(gr
 
 
 def test_lock_that_never_releases_loses_the_progress_cells(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["never_releases"]
     assert all(result.scores[g] == result.max_scores[g] for g in PART1)
     # one bug, the cells that judge it: progress (timed and every interleaving), not exclusion
@@ -196,7 +185,7 @@ def test_lock_that_never_releases_loses_the_progress_cells(graded):
 
 
 def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["crashes"]
     assert result.total == 0
     assert ("schedule_both_inside names PE 7 at step 2, but there are only 2 PEs"
@@ -208,7 +197,7 @@ def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
 
 
 def test_endless_submission_is_stopped_with_a_helpful_message(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["endless"]
     assert all(result.scores[g] == result.max_scores[g] for g in PART1)
     assert all(result.scores[g] == 0 for g in PART2)
@@ -216,7 +205,6 @@ def test_endless_submission_is_stopped_with_a_helpful_message(graded):
     for gid in ("random_tests", "exhaustive_tests"):
         assert "took more than 5 s of real time" in result.messages(gid), gid
         assert "never yields an operation" in result.messages(gid)
-
 
 
 # -- the reference answers (source/broken_lock/_reference.py) -------------------------------
@@ -239,7 +227,7 @@ def test_the_reference_is_the_notebooks_solution():
 
 
 def test_pes_sharing_a_module_attribute_are_told_so(graded):
-    _, results, _ = graded
+    _, results = graded
     board = results["shares_globals"]
     assert board.scores["timed_tests"] == 0
     assert "PEs must not share Python globals" in board.messages("timed_tests")

@@ -21,7 +21,6 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.xdist_group("course_workflow")
 
 #: ``{(student, assignment): {grade_id: points}}`` the final export must hold.
 EXPECTED = {

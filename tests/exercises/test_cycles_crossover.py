@@ -14,8 +14,6 @@ import nbgrader_harness as h
 
 ASSIGNMENT = "cycles_crossover"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 SEARCH_EVERY_SIZE = '''
 words = np.arange(1, 4097)                   # every M', not whole blocks of 2d
@@ -52,40 +50,28 @@ return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
 
 
 def build_submissions(source):
-    def bad(cell, code, region=None):
-        return h.replace_solution(source, cell, code, region)
-
-    return {
-        "solution": source,
-        "every_size": bad("search_solution", SEARCH_EVERY_SIZE),
-        "library": bad("search_solution", SEARCH_WITH_THE_LIBRARY),
-        "spins": bad("search_solution", SEARCH_SPINS),
-        "sign": bad("predict_solution", BREAK_EVEN_SIGN, region=0),
-        "crashes": bad("predict_solution", PREDICTION_CRASHES, region=1),
-    }
+    return h.submissions(source, {
+        "every_size": ("search_solution", SEARCH_EVERY_SIZE),
+        "library": ("search_solution", SEARCH_WITH_THE_LIBRARY),
+        "spins": ("search_solution", SEARCH_SPINS),
+        "sign": ("predict_solution", BREAK_EVEN_SIGN, 0),
+        "crashes": ("predict_solution", PREDICTION_CRASHES, 1),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
-        "np.argmax(faster)", "slope_one", "_reference", "_searched", "floor(m_star"])
-    for signature in ['def crossover(d, index="compute"):', 'def break_even(d, index="compute"):',
-                      'def predicted_crossover(d, index="compute"):']:
-        assert signature in text
-    assert text.count("raise NotImplementedError()") == 3
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
+        "np.argmax(faster)", "slope_one", "_reference", "_searched", "floor(m_star"],
+        shows=['def crossover(d, index="compute"):', 'def break_even(d, index="compute"):',
+               'def predicted_crossover(d, index="compute"):'], unanswered=3)
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == {"search_tests", "predict_tests"}
-    h.assert_full_marks(result)
-    assert result.max_score == 6
+    h.assert_solution_full_marks(graded, ASSIGNMENT, {"search_tests", "predict_tests"}, 6)
 
 
 @pytest.mark.parametrize("student, scores, cell, message", [
@@ -100,7 +86,7 @@ def test_solution_gets_full_marks(graded):
      "predicted_crossover(1, 'compute') raised TypeError"),
 ])
 def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert {gid: result.scores[gid] for gid in scores} == scores, result.messages()
     assert message in result.messages(cell)

@@ -17,7 +17,6 @@ import nbgrader_harness as h
 
 ASSIGNMENT = "logging_selftest"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)       # one worker grades the toy course once
 
 # Only the instructor may ever see this: it appears in the hidden tests alone.
 SECRET = "q7zsecret"
@@ -107,7 +106,7 @@ def graded(tmp_path_factory):
     src.parent.mkdir(parents=True)
     nbformat.write(nb, src)
     assert [p.name for p in h.generate_assignment(course, ASSIGNMENT)] == [NOTEBOOK]
-    results = h.grade_all(course, ASSIGNMENT, _make_submissions(src))
+    results = h.autograde_many(course, ASSIGNMENT, _make_submissions(src))
     h.run_nbgrader(course, "generate_feedback", ASSIGNMENT, "--force")
     return course, results
 

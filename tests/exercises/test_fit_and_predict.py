@@ -19,8 +19,6 @@ ASSIGNMENT = "fit_and_predict"
 CELLS = ("fit_tests", "crossover_tests")
 FULL_MARKS = {"fit_tests": 4, "crossover_tests": 3}
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 FIT_NOT_HALVED = '''
 m = np.asarray(words, dtype=float)
@@ -67,46 +65,33 @@ return levels * ts / (tw * (levels - 2 * (p - 1) / p))
 
 
 def build_submissions(source):
-    def bad(cell, code):
-        return h.replace_solution(source, cell, code)
-
-    return {
-        "solution": source,
-        "fit_not_halved": bad("fit_solution", FIT_NOT_HALVED),
-        "fit_plain_least_squares": bad("fit_solution", FIT_PLAIN_LEAST_SQUARES),
-        "fit_calls_library": bad("fit_solution", FIT_CALLS_THE_LIBRARY),
-        "fit_spins": bad("fit_solution", FIT_SPINS),
-        "crossover_without_factor_2": bad("crossover_solution", CROSSOVER_WITHOUT_FACTOR_2),
-        "crossover_none_for_never": bad("crossover_solution", CROSSOVER_NONE_FOR_NEVER),
-        "crossover_divides_by_zero": bad("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO),
-    }
+    return h.submissions(source, {
+        "fit_not_halved": ("fit_solution", FIT_NOT_HALVED),
+        "fit_plain_least_squares": ("fit_solution", FIT_PLAIN_LEAST_SQUARES),
+        "fit_calls_library": ("fit_solution", FIT_CALLS_THE_LIBRARY),
+        "fit_spins": ("fit_solution", FIT_SPINS),
+        "crossover_without_factor_2": ("crossover_solution", CROSSOVER_WITHOUT_FACTOR_2),
+        "crossover_none_for_never": ("crossover_solution", CROSSOVER_NONE_FOR_NEVER),
+        "crossover_divides_by_zero": ("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "np.linalg.lstsq(design", "/ t[:, None]", "slope_gain", "levels - 2 * (p - 1) / p",
         "_reference", "_timings", "forbid_library_calls(", "Model answer", "Rubric",
-        "9600", "L - 2(p-1)/p"])
-    assert "def fit_ping_pong(words, round_trips):" in text
-    assert "def crossover(ts, tw, p):" in text
-    assert text.count("raise NotImplementedError()") == 2
-    assert "YOUR ANSWER HERE" in text
-    assert "def synthetic_ping_pong(words, ts, tw, noise, seed):" in text   # the data stay
+        "9600", "L - 2(p-1)/p"],
+        shows=["def fit_ping_pong(words, round_trips):", "def crossover(ts, tw, p):",
+               "YOUR ANSWER HERE", "def synthetic_ping_pong(words, ts, tw, noise, seed):"],
+        unanswered=2)
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == set(CELLS)
-    h.assert_full_marks(result)
-    assert result.max_scores["explain_crossover"] == 3               # graded by hand
-    assert result.max_score == 10
+    h.assert_solution_full_marks(graded, ASSIGNMENT, CELLS, 10, by_hand={"explain_crossover": 3})
 
 
 @pytest.mark.parametrize("student, cell, message", [
@@ -121,7 +106,7 @@ def test_solution_gets_full_marks(graded):
     ("crossover_divides_by_zero", "crossover_tests", "raised ZeroDivisionError"),
 ])
 def test_each_slip_costs_only_its_own_cell(graded, student, cell, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert {c: result.scores[c] for c in CELLS} == {**FULL_MARKS, cell: 0}
     assert message in result.messages(cell), result.messages(cell)

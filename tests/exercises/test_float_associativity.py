@@ -13,8 +13,6 @@ import nbgrader_harness as h
 
 ASSIGNMENT = "float_associativity"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 DOUBLE_PRECISION = '''
 run = algorithms[algorithm].simulate(len(values), inputs=[float(v) for v in values])
@@ -49,46 +47,33 @@ my_values = [float(i) for i in range(16)]
 
 
 def build_submissions(source):
-    def bad(cell, code):
-        return h.replace_solution(source, cell, code)
-
-    return {
-        "solution": source,
-        "double": bad("sum_solution", DOUBLE_PRECISION),
-        "left_to_right": bad("sum_solution", LEFT_TO_RIGHT),
-        "sum_crashes": bad("sum_solution", SUM_CRASHES),
-        "difference_spins": bad("difference_solution", DIFFERENCE_SPINS),
-        "signed_difference": bad("difference_solution", SIGNED_DIFFERENCE),
-        "harmless_data": bad("data_solution", HARMLESS_DATA),
-    }
+    return h.submissions(source, {
+        "double": ("sum_solution", DOUBLE_PRECISION),
+        "left_to_right": ("sum_solution", LEFT_TO_RIGHT),
+        "sum_crashes": ("sum_solution", SUM_CRASHES),
+        "difference_spins": ("difference_solution", DIFFERENCE_SPINS),
+        "signed_difference": ("difference_solution", SIGNED_DIFFERENCE),
+        "harmless_data": ("data_solution", HARMLESS_DATA),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "[1e8] + [1.0] * 7", "my_values = [", "def _sum(", "1e-6 * max",
         'abs(float(simulated_sum(values, "binomial_reduce"))', "Kahan",
-        "inputs = [np.float32(v) for v in values]\n    run ="])
-    for signature in ["def simulated_sum(values, algorithm):", "def tree_difference(values):"]:
-        assert signature in text
-    assert text.count("raise NotImplementedError()") == 3
-    assert "YOUR ANSWER HERE" in text
-    assert "DATA = [-0.802," in text
+        "inputs = [np.float32(v) for v in values]\n    run ="],
+        shows=["def simulated_sum(values, algorithm):", "def tree_difference(values):",
+               "YOUR ANSWER HERE", "DATA = [-0.802,"], unanswered=3)
 
 
 def test_solution_gets_full_marks(graded):
-    course, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == {"sum_tests", "difference_tests", "data_tests"}
-    h.assert_full_marks(result)
-    assert result.max_scores["explain_consequences"] == 2         # graded by hand
-    assert result.max_score == 10
-    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
+    h.assert_solution_full_marks(graded, ASSIGNMENT,
+                                 {"sum_tests", "difference_tests", "data_tests"}, 10,
+                                 by_hand={"explain_consequences": 2})
 
 
 FULL = {"sum_tests": 3, "difference_tests": 2, "data_tests": 3, "explain_consequences": 0,
@@ -101,7 +86,7 @@ FULL = {"sum_tests": 3, "difference_tests": 2, "data_tests": 3, "explain_consequ
     ("left_to_right", "yours is 26275034.0"),
 ])
 def test_wrong_sums_lose_only_their_points(graded, student, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     # tree_difference is graded with a correct simulated_sum, my_values with the reference
     assert result.scores == {**FULL, "sum_tests": 0}
@@ -109,7 +94,7 @@ def test_wrong_sums_lose_only_their_points(graded, student, message):
 
 
 def test_crashing_sum(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["sum_crashes"]
     # the visible part of the difference test needs a working simulated_sum; my_values does not
     assert result.scores == {**FULL, "sum_tests": 0, "difference_tests": 0}
@@ -118,21 +103,21 @@ def test_crashing_sum(graded):
 
 
 def test_endless_difference(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["difference_spins"]
     assert result.scores == {**FULL, "difference_tests": 0}
     assert "did not return within 5 s of real time" in result.messages("difference_tests")
 
 
 def test_signed_difference_loses_only_its_points(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["signed_difference"]
     assert result.scores == {**FULL, "difference_tests": 0}
     assert "|binomial - in-order| =" in result.messages("difference_tests")
 
 
 def test_harmless_data_gets_no_data_points_and_a_warning_before(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["harmless_data"]
     assert result.scores == {**FULL, "data_tests": 0}
     assert "they differ by 0.0, but the difference must be at least max(1, half the exact " \

@@ -13,8 +13,6 @@ import nbgrader_harness as h
 
 ASSIGNMENT = "gray_codes"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 WRONG_GRAY = '''
 return i ^ (i << 1)
@@ -46,42 +44,30 @@ return int(one_cycle_index(pa, s, d))
 
 
 def build_submissions(source):
-    def bad(cell, code, region=None):
-        return h.replace_solution(source, cell, code, region)
-
-    return {
-        "solution": source,
-        "wrong_gray": bad("gray_solution", WRONG_GRAY, region=0),
-        "spinning_rank": bad("gray_solution", SPINNING_RANK, region=1),
-        "off_by_one": bad("transitions_solution", OFF_BY_ONE_TRANSITIONS),
-        "crashing": bad("transitions_solution", CRASHING_TRANSITIONS),
-        "backwards": bad("index_solution", BACKWARDS_INDEX),
-        "library": bad("index_solution", LIBRARY_INDEX),
-    }
+    return h.submissions(source, {
+        "wrong_gray": ("gray_solution", WRONG_GRAY, 0),
+        "spinning_rank": ("gray_solution", SPINNING_RANK, 1),
+        "off_by_one": ("transitions_solution", OFF_BY_ONE_TRANSITIONS),
+        "crashing": ("transitions_solution", CRASHING_TRANSITIONS),
+        "backwards": ("index_solution", BACKWARDS_INDEX),
+        "library": ("index_solution", LIBRARY_INDEX),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
-        "i ^ (i >> 1)", "_ref_gray", "(position + s)", "_FORBIDDEN",
-        "bit_length() - 1)"])
-    for signature in ["def gray_of(i):", "def gray_rank(g):", "def transitions(d):",
-                      "def fig7_index(pa, s, d):"]:
-        assert signature in text
-    assert text.count("raise NotImplementedError()") == 4
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
+        "i ^ (i >> 1)", "_ref_gray", "(position + s)", "_FORBIDDEN", "bit_length() - 1)"],
+        shows=["def gray_of(i):", "def gray_rank(g):", "def transitions(d):",
+               "def fig7_index(pa, s, d):"], unanswered=4)
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == {"gray_tests", "transitions_tests", "index_tests"}
-    h.assert_full_marks(result)
-    assert result.max_score == 8
+    h.assert_solution_full_marks(graded, ASSIGNMENT,
+                                 {"gray_tests", "transitions_tests", "index_tests"}, 8)
 
 
 @pytest.mark.parametrize("student, scores, cell, message", [
@@ -101,7 +87,7 @@ def test_solution_gets_full_marks(graded):
 ])
 def test_wrong_submissions_get_partial_marks_and_a_message(graded, student, scores, cell,
                                                            message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.scores == scores, result.messages()
     assert message in result.messages(cell)
@@ -109,7 +95,7 @@ def test_wrong_submissions_get_partial_marks_and_a_message(graded, student, scor
 
 @pytest.mark.parametrize("student", ["wrong_gray", "spinning_rank"])
 def test_later_parts_say_why_their_visible_check_is_skipped(graded, student):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     for cell in ("transitions_tests", "index_tests"):
         shown = "".join(out.get("text", "") for out in result.cell(cell).outputs)

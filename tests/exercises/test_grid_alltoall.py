@@ -15,8 +15,6 @@ from exercise_submissions import SPINS
 
 ASSIGNMENT = "grid_alltoall"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 GRID_DIRECT = '''
 result = [None] * p                    # direct delivery: p - 1 startups
@@ -90,50 +88,37 @@ return [board[source][me] for source in range(p)]   # read from the board
 
 
 def build_submissions(source):
-    def bad(code):
-        return h.replace_solution(source, "grid_solution", code)
-
-    return {
-        "solution": source,
-        "direct": bad(GRID_DIRECT),
-        "arrival_order": bad(GRID_ARRIVAL_ORDER),
-        "forgets_words": bad(GRID_FORGETS_WORDS),
-        "crashes": bad(GRID_CRASHES),
-        "deadlocks": bad(GRID_DEADLOCKS),
-        "spins": bad(SPINS),
-        "uses_catalog": bad(GRID_USES_CATALOG),
-        "shares_globals": bad(GRID_SHARES_GLOBALS),
-    }
+    return h.submissions(source, {
+        "direct": ("grid_solution", GRID_DIRECT),
+        "arrival_order": ("grid_solution", GRID_ARRIVAL_ORDER),
+        "forgets_words": ("grid_solution", GRID_FORGETS_WORDS),
+        "crashes": ("grid_solution", GRID_CRASHES),
+        "deadlocks": ("grid_solution", GRID_DEADLOCKS),
+        "spins": ("grid_solution", SPINS),
+        "uses_catalog": ("grid_solution", GRID_USES_CATALOG),
+        "shares_globals": ("grid_solution", GRID_SHARES_GLOBALS),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0, "answer_rubric": 0}
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "def digit(rank, t)", "held = [(me, dst, data[dst])", "_unique_messages",
         "_transpose", "count_pieces", "forbid_library", "_GRIDS",
-        "After the phase of dimension $t$ every message"])
-    assert "def grid_all_to_all(me, p, data, k, d):" in text
-    assert text.count("raise NotImplementedError()") == 1
-    assert "YOUR ANSWER HERE" in text
-    assert "def direct_all_to_all(me, p, data):" in text      # the worked example stays
+        "After the phase of dimension $t$ every message"],
+        shows=["def grid_all_to_all(me, p, data, k, d):", "YOUR ANSWER HERE",
+               "def direct_all_to_all(me, p, data):"], unanswered=1)
 
 
 def test_solution_gets_full_marks(graded):
-    course, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == {"correctness_tests", "time_tests"}
-    h.assert_full_marks(result)
-    assert result.max_scores["answer"] == 2                      # graded by hand
-    assert result.max_score == 9
-    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
+    h.assert_solution_full_marks(graded, ASSIGNMENT, {"correctness_tests", "time_tests"},
+                                 9, by_hand={"answer": 2})
 
 
 @pytest.mark.parametrize("student, scores, cell, messages", [
@@ -156,7 +141,7 @@ def test_solution_gets_full_marks(graded):
 ])
 def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student, scores,
                                                                  cell, messages):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.scores == {**FULL, **scores}
     for message in messages:
@@ -166,7 +151,7 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
 def test_pes_sharing_globals_lose_the_correctness_points(graded):
     # right with all PEs in one process (every other check passes), but the hidden check with
     # each PE in its own process says what is wrong; the honest solution keeps full marks
-    _, results, _ = graded
+    _, results = graded
     result = results["shares_globals"]
     assert result.scores == {**FULL, "correctness_tests": 0}
     h.assert_isolation_message(result, "correctness_tests")

@@ -13,8 +13,6 @@ import nbgrader_harness as h
 
 ASSIGNMENT = "min_location"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 KEEP_LEFT = '''
 return a if a[0] <= b[0] else b          # associative, but not commutative
@@ -51,50 +49,39 @@ keep_left_is_commutative = True
 
 
 def build_submissions(source):
-    def bad(cell, code):
-        return h.replace_solution(source, cell, code)
-
-    return {
-        "solution": source,
-        "keep_left": bad("min_loc_solution", KEEP_LEFT),
-        "ties_right": bad("min_loc_solution", TIES_TO_THE_RIGHT),
-        "crashes": bad("min_loc_solution", MIN_LOC_CRASHES),
-        "spins": bad("min_loc_solution", MIN_LOC_SPINS),
-        "no_reduction": bad("runner_solution", RUNNER_WITHOUT_REDUCTION),
-        "wrong_answers": bad("commutative_answer", WRONG_ANSWERS),
-        "keep_left_honest": h.replace_solution(bad("min_loc_solution", KEEP_LEFT),
-                                               "commutative_answer", HONEST_ANSWERS),
-    }
+    return h.submissions(source, {
+        "keep_left": ("min_loc_solution", KEEP_LEFT),
+        "ties_right": ("min_loc_solution", TIES_TO_THE_RIGHT),
+        "crashes": ("min_loc_solution", MIN_LOC_CRASHES),
+        "spins": ("min_loc_solution", MIN_LOC_SPINS),
+        "no_reduction": ("runner_solution", RUNNER_WITHOUT_REDUCTION),
+        "wrong_answers": ("commutative_answer", WRONG_ANSWERS),
+        "keep_left_honest": [("min_loc_solution", KEEP_LEFT),
+                             ("commutative_answer", HONEST_ANSWERS)],
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "(a[0], a[1]) <=", "_reference", "check_operator_in_reductions", "_counting",
         "min_loc_is_commutative = True", "keep_left_is_commutative = False",
-        "lexicographic", "op=min_loc, **params", "total order"])
-    assert "def min_loc(a, b):" in text
-    assert 'def reduce_min_location(values, algorithm="binomial_reduce", **params):' in text
-    assert text.count("raise NotImplementedError()") == 3
-    assert "YOUR ANSWER HERE" in text
-    # the visible sanity checks stay
-    assert "min_loc((2, 5), (2, 1)) should be (2, 1)" in text
+        "lexicographic", "op=min_loc, **params", "total order"],
+        shows=["def min_loc(a, b):",
+               'def reduce_min_location(values, algorithm="binomial_reduce", **params):',
+               "YOUR ANSWER HERE",
+               "min_loc((2, 5), (2, 1)) should be (2, 1)"],      # the visible sanity checks stay
+        unanswered=3)
 
 
 def test_solution_gets_full_marks(graded):
-    course, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == {"min_loc_tests", "any_order_tests", "runner_tests",
-                                           "commutative_tests"}
-    h.assert_full_marks(result)
-    assert result.max_scores["explain_commutative"] == 2          # graded by hand
-    assert result.max_score == 11
-    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
+    h.assert_solution_full_marks(
+        graded, ASSIGNMENT,
+        {"min_loc_tests", "any_order_tests", "runner_tests", "commutative_tests"}, 11,
+        by_hand={"explain_commutative": 2})
 
 
 FULL = {"min_loc_tests": 3, "any_order_tests": 2, "runner_tests": 2, "commutative_tests": 2,
@@ -106,7 +93,7 @@ def _shown(result, cell):
 
 
 def test_keep_left_passes_in_rank_order_only(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["keep_left"]
     assert result.scores == {**FULL, "any_order_tests": 0}
     text = result.messages("any_order_tests")
@@ -121,12 +108,12 @@ def test_keep_left_passes_in_rank_order_only(graded):
 
 
 def test_answers_true_of_a_wrong_operator_keep_their_points(graded):
-    _, results, _ = graded
+    _, results = graded
     assert results["keep_left_honest"].scores == {**FULL, "any_order_tests": 0}
 
 
 def test_ties_to_the_right_fails_everywhere(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["ties_right"]
     # wrong on ties in rank order and not commutative: both operator cells; the runner is graded
     # with a correct operator, and the answers in (iii) are true of the exercise's min_loc
@@ -141,7 +128,7 @@ def test_ties_to_the_right_fails_everywhere(graded):
     ("spins", "did not return within 5 s of real time"),
 ])
 def test_broken_operators_get_no_operator_points(graded, student, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.scores["min_loc_tests"] == result.scores["any_order_tests"] == 0
     assert result.scores["commutative_tests"] == 2
@@ -149,14 +136,14 @@ def test_broken_operators_get_no_operator_points(graded, student, message):
 
 
 def test_runner_must_use_the_reduction(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["no_reduction"]
     assert result.scores == {**FULL, "runner_tests": 0}
     assert "combined only 0 pairs with min_loc" in result.messages("runner_tests")
 
 
 def test_wrong_answers_cost_their_points(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["wrong_answers"]
     assert result.scores == {**FULL, "commutative_tests": 0}
     assert "min_loc_is_commutative: try min_loc(a, b) and min_loc(b, a)" in \

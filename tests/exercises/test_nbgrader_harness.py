@@ -15,7 +15,6 @@ import nbgrader_harness as h
 
 ASSIGNMENT = "harness_selftest"
 NOTEBOOK = "doubling.ipynb"
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)       # one worker grades the toy course once
 
 SOLUTION_CELL = '''\
 def f(x):

@@ -23,8 +23,6 @@ from collective_lib.trees import tree_height
 
 ASSIGNMENT = "pipelining_theorem_13_3"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 EXCESS_WITHOUT_3BN = '''
 k = best_k_by_simulation(n, p, alpha, beta)
@@ -55,41 +53,32 @@ return k
 
 
 def build_submissions(source):
-    return {
-        "solution": source,
-        "excess_without_3bn": h.replace_solution(source, "excess_solution", EXCESS_WITHOUT_3BN),
-        "best_k_off_by_one": h.replace_solution(source, "best_k_solution", BEST_K_OFF_BY_ONE),
-        "ratios_with_ln": h.replace_solution(source, "ratios_solution", RATIOS_WITH_LN),
-        "best_k_crashes": h.replace_solution(source, "best_k_solution", BEST_K_CRASHES),
-        "best_k_spins": h.replace_solution(source, "best_k_solution", BEST_K_SPINS),
-    }
+    return h.submissions(source, {
+        "excess_without_3bn": ("excess_solution", EXCESS_WITHOUT_3BN),
+        "best_k_off_by_one": ("best_k_solution", BEST_K_OFF_BY_ONE),
+        "ratios_with_ln": ("ratios_solution", RATIOS_WITH_LN),
+        "best_k_crashes": ("best_k_solution", BEST_K_CRASHES),
+        "best_k_spins": ("best_k_solution", BEST_K_SPINS),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "2 * math.ceil(guess) + 4", "key=lambda k: simulated_time",
         "(3 * beta * n + 2 * alpha * math.log2(p))", "excess(n, p, alpha, beta) / math.sqrt",
         "_best(", "sanders_optimal_k", "_students_best_k", "_reference_excess", "1.005",
-        "forbid_library_calls"])
-    for signature in ["def best_k_by_simulation(n, p, alpha, beta):",
-                      "def excess(n, p, alpha, beta):",
-                      "def excess_ratios(ns, p, alpha, beta):"]:
-        assert signature in text
-    assert text.count("raise NotImplementedError()") == 3
+        "forbid_library_calls"],
+        shows=["def best_k_by_simulation(n, p, alpha, beta):", "def excess(n, p, alpha, beta):",
+               "def excess_ratios(ns, p, alpha, beta):"], unanswered=3)
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == {"best_k_tests", "excess_tests", "ratios_tests"}
-    h.assert_full_marks(result)
-    assert result.total == result.max_score == 10
+    h.assert_solution_full_marks(graded, ASSIGNMENT,
+                                 {"best_k_tests", "excess_tests", "ratios_tests"}, 10)
 
 
 FULL = {"best_k_tests": 4, "excess_tests": 3, "ratios_tests": 3}
@@ -105,7 +94,7 @@ FULL = {"best_k_tests": 4, "excess_tests": 3, "ratios_tests": 3}
      ["the ratio is", "divided by sqrt(alpha beta n log2 p)"]),
 ])
 def test_one_bug_costs_one_cell(graded, student, lost, messages):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.scores == {**FULL, lost: 0}
     for message in messages:
@@ -113,7 +102,7 @@ def test_one_bug_costs_one_cell(graded, student, lost, messages):
 
 
 def test_a_wrong_excess_is_noted_in_part_iii_without_a_deduction(graded):
-    _, results, _ = graded
+    _, results = graded
     cell = h.find_cell(results["excess_without_3bn"].notebook, "ratios_tests")
     shown = "".join(out.get("text", "") for out in cell.outputs)
     assert "Note: some ratios lie outside [0.5, 5]" in shown and "check excess in part (ii)" in shown
@@ -124,11 +113,10 @@ def test_a_wrong_excess_is_noted_in_part_iii_without_a_deduction(graded):
     ("best_k_spins", "did not return within 5 s of real time"),
 ])
 def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.total == 0
     assert message in result.messages("best_k_tests")
-
 
 
 def _best_simulated_time(n, p, alpha, beta):

@@ -16,8 +16,6 @@ import nbgrader_harness as h
 
 ASSIGNMENT = "reading_a_run"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 CELLS = ("full_duplex_tests", "half_duplex_tests", "all_ports_tests", "ring_tests")
 FULL_MARKS = {"full_duplex_tests": 2, "half_duplex_tests": 2, "all_ports_tests": 2,
@@ -52,45 +50,32 @@ return t
 
 
 def build_submissions(source):
-    def bad(cell, code):
-        return h.replace_solution(source, cell, code)
-
-    return {
-        "solution": source,
-        "forgets_the_swap": bad("full_duplex_solution", FORGETS_THE_SWAP),
-        "half_like_full": bad("half_duplex_solution", HALF_LIKE_FULL),
-        "ring_without_contention": bad("ring_solution", RING_WITHOUT_CONTENTION),
-        "runs_the_simulator": bad("ring_solution", RUNS_THE_SIMULATOR),
-        "crashes": bad("all_ports_solution", CRASHES),
-        "spins": bad("half_duplex_solution", SPINS),
-    }
+    return h.submissions(source, {
+        "forgets_the_swap": ("full_duplex_solution", FORGETS_THE_SWAP),
+        "half_like_full": ("half_duplex_solution", HALF_LIKE_FULL),
+        "ring_without_contention": ("ring_solution", RING_WITHOUT_CONTENTION),
+        "runs_the_simulator": ("ring_solution", RUNS_THE_SIMULATOR),
+        "crashes": ("all_ports_solution", CRASHES),
+        "spins": ("half_duplex_solution", SPINS),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "p * (ts + tw * m)", "(p + 1) *", "2 * (ts + tw * m)", "p // 2 + 1", "(p // 2 + 1)",
-        "forbid_library_calls(", "range(2, 41)", "Model answer", "Rubric", "queue"])
-    for signature in ["def time_full_duplex(p, m, ts, tw):", "def time_half_duplex(p, m, ts, tw):",
-                      "def time_all_ports(p, m, ts, tw):", "def time_ring_all_ports(p, m, ts, tw):"]:
-        assert signature in text
-    assert text.count("raise NotImplementedError()") == 4
-    assert "YOUR ANSWER HERE" in text
-    assert "def spread_and_swap(me, p, data):" in text       # the program is shown
+        "forbid_library_calls(", "range(2, 41)", "Model answer", "Rubric", "queue"],
+        shows=["def time_full_duplex(p, m, ts, tw):", "def time_half_duplex(p, m, ts, tw):",
+               "def time_all_ports(p, m, ts, tw):", "def time_ring_all_ports(p, m, ts, tw):",
+               "YOUR ANSWER HERE", "def spread_and_swap(me, p, data):"],   # the program is shown
+        unanswered=4)
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == set(CELLS)
-    h.assert_full_marks(result)
-    assert result.max_scores["explain_ring"] == 3              # graded by hand
-    assert result.max_score == 12
+    h.assert_solution_full_marks(graded, ASSIGNMENT, CELLS, 12, by_hand={"explain_ring": 3})
 
 
 @pytest.mark.parametrize("student, cell, message", [
@@ -106,7 +91,7 @@ def test_solution_gets_full_marks(graded):
     ("spins", "half_duplex_tests", "did not return within 5 s of real time"),
 ])
 def test_each_wrong_prediction_costs_only_its_own_cell(graded, student, cell, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert {c: result.scores[c] for c in CELLS} == {**FULL_MARKS, cell: 0}
     assert message in result.messages(cell)

@@ -20,8 +20,6 @@ from exercise_submissions import SPINS, YIELDS_FOREVER
 ASSIGNMENT = "reverse_send_order"
 SOLUTION_CELL = "smallest_first_solution"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 LARGEST_FIRST = '''
 rel = (me - root) % p
@@ -138,51 +136,40 @@ return (yield from program(me, p, data, root))
 
 
 def build_submissions(source):
-    def bad(code):
-        return h.replace_solution(source, SOLUTION_CELL, code)
-
-    return {
-        "solution": source,
-        "largest_first": bad(LARGEST_FIRST),
-        "calls_library": bad(CALLS_THE_LIBRARY),
-        "crashes": bad(CRASHES),
-        "deadlocks": bad(DEADLOCKS),
-        "spins": bad(SPINS),
-        "yields_forever": bad(YIELDS_FOREVER),
-        "shares_globals": bad(SHARES_GLOBALS),
-        "no_bounds_check": bad(NO_BOUNDS_CHECK),
-        "ignores_root": bad(IGNORES_THE_ROOT),
-        "copied": bad(COPIED_FROM_THE_LIBRARY),
-        "computed_name": bad(COMPUTED_NAME),
-    }
+    return h.submissions(source, {
+        "largest_first": (SOLUTION_CELL, LARGEST_FIRST),
+        "calls_library": (SOLUTION_CELL, CALLS_THE_LIBRARY),
+        "crashes": (SOLUTION_CELL, CRASHES),
+        "deadlocks": (SOLUTION_CELL, DEADLOCKS),
+        "spins": (SOLUTION_CELL, SPINS),
+        "yields_forever": (SOLUTION_CELL, YIELDS_FOREVER),
+        "shares_globals": (SOLUTION_CELL, SHARES_GLOBALS),
+        "no_bounds_check": (SOLUTION_CELL, NO_BOUNDS_CHECK),
+        "ignores_root": (SOLUTION_CELL, IGNORES_THE_ROOT),
+        "copied": (SOLUTION_CELL, COPIED_FROM_THE_LIBRARY),
+        "computed_name": (SOLUTION_CELL, COMPUTED_NAME),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "rel & -rel", "span *= 2", "step *= 2", "(rel + step + root) % p",
         "reversed(", "[::-1]", "children_order", "d * (d + 1)", "d(d+1)",
         "largest_first = catalog", "0.45 * math.log2", "range(1, 41)",
-        "The root has $d$ children"])
-    assert "def binomial_broadcast_smallest_first(me, p, data, root=0):" in text
-    assert "raise NotImplementedError()" in text
-    assert "YOUR ANSWER HERE" in text
-    # the visible sanity checks stay
-    assert "check_broadcast_program(binomial_broadcast_smallest_first, [8]" in text
+        "The root has $d$ children"],
+        shows=["def binomial_broadcast_smallest_first(me, p, data, root=0):", "YOUR ANSWER HERE",
+               # the visible sanity checks stay
+               "check_broadcast_program(binomial_broadcast_smallest_first, [8]"],
+        unanswered=1)
 
 
 def test_solution_gets_full_marks(graded):
-    course, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == {"correctness_tests", "time_tests"}
-    h.assert_full_marks(result)
-    assert result.max_scores["explain_log_squared"] == 3      # graded by hand
-    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
+    h.assert_solution_full_marks(graded, ASSIGNMENT, {"correctness_tests", "time_tests"},
+                                 10, by_hand={"explain_log_squared": 3})
 
 
 FULL = {"correctness_tests": 4, "time_tests": 3, "explain_log_squared": 0,
@@ -199,14 +186,14 @@ FULL = {"correctness_tests": 4, "time_tests": 3, "explain_log_squared": 0,
      "relative to the root"),
 ])
 def test_one_bug_costs_one_cell(graded, student, lost, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.scores == {**FULL, lost: 0}
     assert message in result.messages(lost), result.messages(lost)
 
 
 def test_calling_the_library_gets_no_credit(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["calls_library"]
     assert result.scores["correctness_tests"] == 0 and result.scores["time_tests"] == 0
     assert "uses the library's `binomial_broadcast`" in result.messages("correctness_tests")
@@ -223,7 +210,7 @@ def test_calling_the_library_gets_no_credit(graded):
     ("yields_forever", "correctness_tests", "keeps yielding operations"),
 ])
 def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.scores["correctness_tests"] == 0 and result.scores["time_tests"] == 0
     assert message in result.messages(cell)
@@ -232,12 +219,11 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, 
 def test_pes_sharing_globals_lose_the_correctness_points(graded):
     # right with all PEs in one process (every other check passes), but the hidden check with
     # each PE in its own process says what is wrong; the honest solution keeps full marks
-    _, results, _ = graded
+    _, results = graded
     result = results["shares_globals"]
     assert result.scores["correctness_tests"] == 0 and result.scores["time_tests"] == 3
     h.assert_isolation_message(result, "correctness_tests")
     h.assert_full_marks(results["solution"])
-
 
 
 # The reference answer (source/reverse_send_order/_reference.py), which the library does not ship.
@@ -264,7 +250,7 @@ def test_the_references_closed_form_holds_for_every_p_and_root(p):
 
 
 def test_a_copy_of_the_library_keeps_its_score_and_is_flagged_for_review(graded):
-    course, results, _ = graded
+    course, results = graded
     from nbgrader.api import Gradebook          # slow to import: only here
     h.assert_full_marks(results["copied"])
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
@@ -280,7 +266,7 @@ def test_a_copy_of_the_library_keeps_its_score_and_is_flagged_for_review(graded)
 
 
 def test_a_library_call_through_a_computed_name_is_flagged(graded):
-    course, results, _ = graded
+    course, results = graded
     from nbgrader.api import Gradebook          # slow to import: only here
     computed = results["computed_name"]
     assert computed.scores["time_tests"] == 0           # largest first: the wrong order

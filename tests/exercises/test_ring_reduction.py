@@ -26,8 +26,6 @@ from traces import trace
 
 ASSIGNMENT = "ring_reduction"
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
 
 # The data flow of the all-to-all BROADCAST (to the right) instead of the reduction's.
 TABLES_TO_THE_RIGHT = '''
@@ -139,31 +137,28 @@ return total
 
 
 def build_submissions(source):
-    def bad(program, tables=None):
+    def program(code, tables=None):
         # The table cells and the program cells are graded independently, so one submission
         # can carry a wrong table and a wrong program (fewer notebooks, quicker grading).
-        nb = h.replace_solution(source, "program_solution", program)
-        return nb if tables is None else h.replace_solution(nb, "tables_solution", tables)
+        change = [("program_solution", code)]
+        return change if tables is None else change + [("tables_solution", tables)]
 
-    return {
-        "solution": source,
-        "to_the_right": bad(RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT),
-        "direct": bad(RING_DIRECT, TABLES_P8_WRONG),
-        "plus": bad(RING_WITH_PLUS, TABLES_UNREADABLE),
-        "from_zeros": bad(RING_FROM_ZEROS),
-        "crashes": bad(RING_CRASHES),
-        "deadlocks": bad(RING_DEADLOCKS),
-        "spins": bad(SPINS),
-        "yields_forever": bad(YIELDS_FOREVER),
-        "calls_library": bad(RING_CALLS_LIBRARY),
-        "hides_library": bad(RING_HIDES_THE_LIBRARY),
-        "shares_globals": bad(RING_SHARES_GLOBALS),
-    }
+    return h.submissions(source, {
+        "to_the_right": program(RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT),
+        "direct": program(RING_DIRECT, TABLES_P8_WRONG),
+        "plus": program(RING_WITH_PLUS, TABLES_UNREADABLE),
+        "from_zeros": program(RING_FROM_ZEROS),
+        "crashes": program(RING_CRASHES),
+        "deadlocks": program(RING_DEADLOCKS),
+        "spins": program(SPINS),
+        "yields_forever": program(YIELDS_FOREVER),
+        "calls_library": program(RING_CALLS_LIBRARY),
+        "hides_library": program(RING_HIDES_THE_LIBRARY),
+        "shares_globals": program(RING_SHARES_GLOBALS),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 FULL = {"tables_p4_tests": 2, "tables_p8_tests": 2, "program_tests": 4, "time_tests": 2,
@@ -174,33 +169,28 @@ TABLES_OF = {"to_the_right": {"tables_p4_tests": 0, "tables_p8_tests": 0},
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "x0[3] + x1[3] + x2[3]", "ring_pattern", "sends_4 = {", "sends_8, results_8 =",
         "received = yield sendrecv(left", "_ring_tables", "check_answer_table",
         "forbid_library", "_reference",
-        "Phase 1 runs along the **columns**"])
-    assert "def my_all_to_all_red_ring(me, p, data, op=add):" in text
-    assert text.count("raise NotImplementedError()") == 2
-    assert "YOUR ANSWER HERE" in text
-    # the worked example for p = 3 and the format check stay
-    assert 'sends_3 = {' in text and "def check_table_format(sends, results, p):" in text
+        "Phase 1 runs along the **columns**"],
+        shows=["def my_all_to_all_red_ring(me, p, data, op=add):", "YOUR ANSWER HERE",
+               # the worked example for p = 3 and the format check stay
+               "sends_3 = {", "def check_table_format(sends, results, p):"],
+        unanswered=2)
 
 
 def test_solution_gets_full_marks(graded):
-    course, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == {"tables_p4_tests", "tables_p8_tests", "program_tests",
-                                           "time_tests"}
-    h.assert_full_marks(result)
-    assert result.max_scores["mesh_answer"] == 2                 # graded by hand
-    assert result.max_score == 12
-    h.assert_rubrics_for_graders(course, ASSIGNMENT, result)
+    h.assert_solution_full_marks(
+        graded, ASSIGNMENT,
+        {"tables_p4_tests", "tables_p8_tests", "program_tests", "time_tests"}, 12,
+        by_hand={"mesh_answer": 2})
 
 
 def test_the_reference_answer_stays_in_source(graded):
     # the hidden tests import it from source/ring_reduction/; nbgrader copies it nowhere
-    course, _, _ = graded
+    course, _ = graded
     assert (course / "source" / ASSIGNMENT / "_reference.py").is_file()
     assert not list((course / "release").rglob("_reference.py"))
     assert not list((course / "autograded").rglob("_reference.py"))
@@ -218,7 +208,7 @@ def test_the_reference_answer_stays_in_source(graded):
                                 "x3[5]"),
 ])
 def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     for gid, points in TABLES_OF[student].items():
         assert result.scores[gid] == points, gid
@@ -252,7 +242,7 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
 ])
 def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student, scores,
                                                                  cell, messages):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.scores == {**FULL, **TABLES_OF.get(student, {}), **scores}
     for message in messages:
@@ -261,19 +251,18 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
 
 def test_slow_program_is_told_its_time_in_the_hidden_tests(graded):
     # direct delivery passes the visible p = 8 check of the result but not the ring's time
-    _, results, _ = graded
+    _, results = graded
     assert "yours took 27" in results["direct"].messages("time_tests")
 
 
 def test_pes_sharing_globals_lose_the_correctness_points(graded):
     # right with all PEs in one process (every other check passes), but the hidden check with
     # each PE in its own process says what is wrong; the honest solution keeps full marks
-    _, results, _ = graded
+    _, results = graded
     result = results["shares_globals"]
     assert result.scores == {**FULL, "program_tests": 0}
     h.assert_isolation_message(result, "program_tests")
     h.assert_full_marks(results["solution"])
-
 
 
 # The reference answer (source/ring_reduction/_reference.py), which the library does not ship:

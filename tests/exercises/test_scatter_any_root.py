@@ -21,9 +21,6 @@ SOLUTION_CELL = "scatter_solution"
 CELLS = ("correctness_tests", "tree_tests", "time_tests")
 FULL_MARKS = {"correctness_tests": 4, "tree_tests": 2, "time_tests": 3}
 
-# All tests of the assignment on one pytest-xdist worker: the graded fixture runs once.
-pytestmark = pytest.mark.xdist_group(ASSIGNMENT)
-
 
 def _halving(cut_expression, reorder=True, words="words=sum(len(x) for x in upper)"):
     """A halving scatter with the given split point, root reordering and size declaration."""
@@ -117,26 +114,20 @@ return block
 
 
 def build_submissions(source):
-    def bad(code):
-        return h.replace_solution(source, SOLUTION_CELL, code)
-
-    return {
-        "solution": source,
-        "larger_half_away": bad(LARGER_HALF_AWAY),
-        "not_reordered": bad(NOT_REORDERED),
-        "without_words": bad(WITHOUT_WORDS),
-        "binomial_tree": bad(BINOMIAL_TREE),
-        "shares_globals": bad(SHARES_GLOBALS),
-        "calls_library": bad(CALLS_THE_LIBRARY),
-        "crashes": bad(CRASHES),
-        "spins": bad(SPINS),
-        "yields_forever": bad(YIELDS_FOREVER),
-    }
+    return h.submissions(source, {
+        "larger_half_away": (SOLUTION_CELL, LARGER_HALF_AWAY),
+        "not_reordered": (SOLUTION_CELL, NOT_REORDERED),
+        "without_words": (SOLUTION_CELL, WITHOUT_WORDS),
+        "binomial_tree": (SOLUTION_CELL, BINOMIAL_TREE),
+        "shares_globals": (SOLUTION_CELL, SHARES_GLOBALS),
+        "calls_library": (SOLUTION_CELL, CALLS_THE_LIBRARY),
+        "crashes": (SOLUTION_CELL, CRASHES),
+        "spins": (SOLUTION_CELL, SPINS),
+        "yields_forever": (SOLUTION_CELL, YIELDS_FOREVER),
+    })
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return h.grade_assignment(ASSIGNMENT, build_submissions, tmp_path_factory)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
 def scores(result):
@@ -144,24 +135,17 @@ def scores(result):
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
-    course, _, _ = graded
-    text = h.assert_release_hides(course, ASSIGNMENT, [
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
         "(high - low + 1) // 2", "del block[", "parent, low", "_halving_tree", "range(1, 41)",
         "forbid_library_calls(", "check_pe_isolation", "timed", "every_root", "Model answer", "Rubric",
-        "2\\alpha + 3n\\beta"])
-    assert "def halving_scatter(me, p, data, root=0):" in text
-    assert text.count("raise NotImplementedError()") == 1
-    assert "YOUR ANSWER HERE" in text
-    assert "def direct_scatter(me, p, data, root=0):" in text      # the example stays
+        "2\\alpha + 3n\\beta"],
+        shows=["def halving_scatter(me, p, data, root=0):", "YOUR ANSWER HERE",
+               "def direct_scatter(me, p, data, root=0):"], unanswered=1)
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, _ = graded
-    result = results["solution"]
-    assert set(h.autograded_ids(result)) == set(CELLS)
-    h.assert_full_marks(result)
-    assert result.max_scores["explain_bound"] == 3                  # graded by hand
-    assert result.max_score == 12
+    h.assert_solution_full_marks(graded, ASSIGNMENT, CELLS, 12, by_hand={"explain_bound": 3})
 
 
 @pytest.mark.parametrize("student, lost, message", [
@@ -175,7 +159,7 @@ def test_solution_gets_full_marks(graded):
     ("binomial_tree", {"tree_tests": 0}, "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
 ])
 def test_each_bug_costs_only_its_cells(graded, student, lost, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert scores(result) == {**FULL_MARKS, **lost}
     cell = next(iter(lost)) if len(lost) == 1 else ("tree_tests" if "->" in message else "time_tests")
@@ -185,14 +169,14 @@ def test_each_bug_costs_only_its_cells(graded, student, lost, message):
 def test_pes_sharing_globals_lose_the_correctness_points(graded):
     # right with all PEs in one process, but the hidden check with each PE in its own process
     # says what is wrong; the tree and the time are right and keep their points
-    _, results, _ = graded
+    _, results = graded
     result = results["shares_globals"]
     assert scores(result) == {**FULL_MARKS, "correctness_tests": 0}
     h.assert_isolation_message(result, "correctness_tests")
 
 
 def test_calling_the_library_gets_no_credit(graded):
-    _, results, _ = graded
+    _, results = graded
     result = results["calls_library"]
     assert result.total == 0
     assert "uses the library's `binomial_scatter`" in result.messages("correctness_tests")
@@ -206,7 +190,7 @@ def test_calling_the_library_gets_no_credit(graded):
     ("yields_forever", "time_tests", "keeps yielding operations"),
 ])
 def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, message):
-    _, results, _ = graded
+    _, results = graded
     result = results[student]
     assert result.total == 0
     assert message in result.messages(cell)

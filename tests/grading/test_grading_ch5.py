@@ -250,6 +250,33 @@ def test_under_declared_words_are_caught():
     assert "words=" in str(err.value)
 
 
+def test_declared_words_are_checked_against_what_was_sent_not_what_became_of_it():
+    def words(payload, inputs):
+        return 3 * count_pieces(payload, {tuple(x) for x in inputs})
+
+    def inputs(p, rng, **_):
+        return [[10 * i, 10 * i + 1, 10 * i + 2] for i in range(p)]
+
+    def grows_what_it_received(me, p, data):      # honest: 3 words sent, then the list grows
+        got = yield sendrecv((me + 1) % p, [data], (me - 1) % p, words=3)
+        got.append(data)
+        got.append(data)
+        return got[0]
+
+    check_collective_program(grows_what_it_received, [3, 4], make_inputs=inputs,
+                             expected=lambda x: [x[-1]] + x[:-1], payload_words=words)
+
+    def empties_what_it_sent(me, p, data):        # 1 word declared for 3, then hidden
+        bundle = [data]
+        got = yield sendrecv((me + 1) % p, bundle, (me - 1) % p, words=1)
+        bundle.clear()
+        return got[0]
+
+    with pytest.raises(AssertionError, match="carries 3 words of data but is sent as 1 word"):
+        check_collective_program(empties_what_it_sent, [3], make_inputs=inputs,
+                                 expected=lambda x: [x[-1]] + x[:-1], payload_words=words)
+
+
 def test_failures_of_the_program_are_explained():
     def deadlocks(me, p, data):
         return (yield recv((me + 1) % p))
