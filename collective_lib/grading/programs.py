@@ -10,6 +10,8 @@ sending messages (each PE in its own process).
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import math
 from typing import Any, Callable, Iterable
 
@@ -18,6 +20,7 @@ import numpy as np
 from ..errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from ..isolation import PEProcessError, isolated
 from ..model import CostModel
+from ..ops import Multi, Send, SendRecv
 from ..simulator import Run, simulate
 from .guards import (WallClockLimitExceeded, _explain_exception, _format_value, _name, _quiet,
                      _same, wall_clock_limit)
@@ -33,7 +36,52 @@ def _describe_model(model: CostModel) -> str:
 
 
 def _default_max_ops(p: int) -> int:
+    """The operation budget of a graded run: 64 per PE and tree level, plus 1,000.
+
+    Far below the simulator's general :func:`~collective_lib.simulator.default_max_ops`
+    (10,000 + 4p per PE) on purpose: every exercise program is a collective of
+    O(p log p) operations, so a student's endless yield loop is stopped within a
+    fraction of a second with a message about endless loops, rather than after
+    millions of operations.
+    """
     return 64 * p * max(1, (p - 1).bit_length() + 1) + 1000
+
+
+def _copied(op):
+    """``op`` with a deep copy of every payload it sends."""
+    kind = type(op)
+    if kind is Send or kind is SendRecv:
+        return op._replace(data=copy.deepcopy(op.data))
+    if kind is Multi:
+        return op._replace(sends=tuple((dst, copy.deepcopy(data), words)
+                                       for dst, data, words in op.sends))
+    return op
+
+
+def _exchanging_copies(steps):
+    """Run the generator ``steps``, copying what it sends and what it receives."""
+    received = None
+    while True:
+        try:
+            op = steps.send(received)
+        except StopIteration as stop:
+            return stop.value
+        received = copy.deepcopy((yield _copied(op)))
+
+
+def _copying_messages(program: Callable) -> Callable:
+    """``program`` with every message copied when it is sent and when it is received.
+
+    The simulator hands payloads over by reference, so a PE that changes a
+    list after sending it, or a list it received, would change what the trace
+    says was sent; copies, as between real processes, keep the trace true.
+    What is not a generator is passed on for the simulator to refuse.
+    """
+    @functools.wraps(program)
+    def copying(me, p, data, **params):
+        steps = program(me, p, data, **params)
+        return _exchanging_copies(steps) if inspect.isgenerator(steps) else steps
+    return copying
 
 
 def _endless_loop_text(what: str, limit_s: float, running: str = "") -> str:
@@ -503,7 +551,8 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
         for p, params, context, inputs, want in _prepared_cases(cases, make_inputs, expected,
                                                                 rng, state):
             original = copy.deepcopy(inputs)
-            run = run_program(program, p, inputs, model=model,
+            run = run_program(program if payload_words is None else _copying_messages(program),
+                              p, inputs, model=model,
                               network=None if network is None else network(p),
                               max_ops=max_ops, time_limit_s=time_limit_s, context=context,
                               **params)
