@@ -168,7 +168,7 @@ def table18_check(column: str, reading: RateReading | None = None,
     cell or without a time are left out.
 
     >>> [c.status for c in table18_check("d_cycles")][:4]
-    ['rounds', 'rounds', 'one unit', 'rounds']
+    ['rounds', 'rounds', 'rounds', 'rounds']
     """
     if column not in TABLE18_COLUMNS:
         raise ValueError(f"Table 18 has no column {column!r}; it has {TABLE18_COLUMNS}")
