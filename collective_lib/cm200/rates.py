@@ -64,7 +64,7 @@ class RateReading(NamedTuple):
 #: The reading that reproduces each column of Table 18 best (see the module docstring).
 TABLE18_READINGS = {r.column: r for r in (
     RateReading("spread", ("table", 5, "spread"), 256, "gathered", MB,
-                "p M' 8 bytes over Table 5's spread time (M' = 256, not 128), 10^6 bytes"),
+                "p M' 8 bytes over Table 5's spread time (M' = 256, not 128)"),
     RateReading("one_cycle", ("model", "one_cycle_comm"), 128, "received", MIB,
                 "the one-cycle data motion model (a1 + a2 M'S)(2^d - 1), M' = 128"),
     RateReading("d_cycles", ("table", 7, "aabc"), 128, "received", MIB,
@@ -257,8 +257,12 @@ def measured_crossovers() -> list:
 def model_crossovers(words: int, constants: dict | None = None, max_d: int = 11) -> dict:
     """The same claims from the §6.1 models on 2..2**max_d nodes with M' = ``words``.
 
-    Returns ``{"compute beats one cycle": nodes, "move beats one cycle": nodes,
-    "move beats compute": nodes}`` (None where it never holds up to 2**max_d).
+    Returns ``{claim: nodes}`` for the broadcast claims of
+    :func:`measured_crossovers` (None where a claim never holds up to
+    2**max_d nodes).
+
+    >>> model_crossovers(256)["moving indices beats computing them"]
+    64
     """
     if not isinstance(words, (int, np.integer)) or words < 1:
         raise ValueError(f"words must be a positive integer, got {words!r}")
@@ -268,7 +272,7 @@ def model_crossovers(words: int, constants: dict | None = None, max_d: int = 11)
     comp = np.array([d_cycles_time(int(k), words, "compute", c) for k in d])
     move = np.array([d_cycles_time(int(k), words, "move", c) for k in d])
     nodes = 2 ** d
-    return {"compute beats one cycle": first_nodes_from(nodes, comp, one),
-            "move beats one cycle": first_nodes_from(nodes, move, one),
-            "move beats compute": first_nodes_from(nodes, move, comp)}
+    return {_COMPARISONS[0][0]: first_nodes_from(nodes, comp, one),
+            _COMPARISONS[1][0]: first_nodes_from(nodes, move, one),
+            _COMPARISONS[2][0]: first_nodes_from(nodes, move, comp)}
 

@@ -152,9 +152,12 @@ def test_moving_indices_beats_computing_them_from_32_nodes_in_table_7_only():
 @pytest.mark.parametrize("constants", [None, "fitted"])
 def test_the_models_give_the_same_crossovers(constants):
     c = fitted_constants() if constants else None
-    assert model_crossovers(256, c) == {"compute beats one cycle": 16, "move beats one cycle": 16,
-                                        "move beats compute": 64}
-    assert model_crossovers(128, c)["move beats compute"] == 32
+    assert model_crossovers(256, c) == {"d cycles, indices computed, beat one cycle": 16,
+                                        "d cycles, indices moved, beat one cycle": 16,
+                                        "moving indices beats computing them": 64}
+    assert model_crossovers(128, c)["moving indices beats computing them"] == 32
+    assert set(model_crossovers(128, c)) == {claim for claim, table, *_ in measured_crossovers()
+                                             if table != 17}
     with pytest.raises(ValueError, match="words"):
         model_crossovers(0)
 
