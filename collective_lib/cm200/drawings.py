@@ -10,7 +10,13 @@ figure and returns it; the caller shows or saves it.
 * :func:`model_residuals_figure`: the residuals of the §6 models, printed and
   fitted constants;
 * :func:`crossover_figure`: Table 9's crossover and the model times of one
-  and d cycles (§6.1).
+  and d cycles (§6.1);
+* :func:`broadcast_times_figure`: Fig. 22, Table 8's measured totals with the
+  model curves, and moved over computed indices in Tables 7, 8 and 17;
+* :func:`data_rates_figure`: Table 18's printed rates and the rates the
+  report's timings imply (§7);
+* :func:`matvec_rates_figure`: Fig. 23, Table 19's Gflop/s with the
+  communication model plus one fitted flop rate (§7).
 
 Source: K. K. Mathur and S. L. Johnsson, All-to-All Communication on the
 Connection Machine CM-200, Harvard TR-02-93 (1993).
@@ -22,12 +28,17 @@ import numpy as np
 
 from ..viz.cubes import draw_cube, draw_cube_path
 from .gray import gray_code, sh, transition_sequence
-from .models import (MODELS, cycles_crossover, d_cycles_time, fit_model, fitted_constants,
-                     one_cycle_time, table9_comparison)
+from .matvec import (TABLE19_NODES, TABLE19_OPERATIONS, fit_flop_rate, matvec_comm_time,
+                     table19_points)
+from .models import (MODELS, cm200_table, cycles_crossover, d_cycles_time, fit_model,
+                     fitted_constants, one_cycle_time, table9_comparison)
+from .rates import (TABLE18_COLUMNS, TABLE18_READINGS, bytes_per_node, measured_crossovers,
+                    rate_reading_times)
 from .schedules import d_cycles_schedule
 
 __all__ = ["gray_ring_figure", "shifted_cycles_figure",
-           "matvec_layout_figure", "model_residuals_figure", "crossover_figure"]
+           "matvec_layout_figure", "model_residuals_figure", "crossover_figure",
+           "broadcast_times_figure", "data_rates_figure", "matvec_rates_figure"]
 
 
 def gray_ring_figure():
@@ -139,5 +150,98 @@ def crossover_figure(d: int = 8):
     right.set_ylabel("model time, ms")
     right.set_title(f"{2 ** d} nodes (printed constants)", fontsize=10)
     right.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+_BROADCASTS = (("one_total", "one cycle", "C0", one_cycle_time, {}),
+               ("comp_total", "d cycles, indices computed", "C1", d_cycles_time,
+                {"index": "compute"}),
+               ("move_total", "d cycles, indices moved", "C2", d_cycles_time, {"index": "move"}))
+
+
+def broadcast_times_figure(constants: dict | None = None):
+    """Left: Fig. 22 (Table 8, 256 elements per node) with the §6.1 models; right: move / compute.
+
+    The model curves use the printed constants unless ``constants`` is given.
+    """
+    t8 = cm200_table(8)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+    d = np.arange(1, 10)
+    for column, label, colour, model, kwargs in _BROADCASTS:
+        left.plot(t8["nodes"], t8[column] / 1000, "o", color=colour, label=f"{label}: Table 8")
+        left.plot(2 ** d, [model(int(k), 256, constants=constants, **kwargs) / 1e6 for k in d],
+                  "-", color=colour, lw=1, label=f"{label}: model")
+    left.set_xscale("log", base=2)
+    left.set_yscale("log")
+    left.set_xlabel("nodes on the axis")
+    left.set_ylabel("time, s")
+    left.set_title("all-to-all broadcast of 256 64-bit elements per node (Fig. 22)", fontsize=10)
+    left.legend(fontsize=7)
+    for number, marker in ((7, "s"), (8, "o"), (17, "^")):
+        table = cm200_table(number)
+        keep = ~np.isnan(table["comp_total"])
+        kind = "reduction" if number == 17 else "broadcast"
+        right.plot(table["nodes"][keep], table["move_total"][keep] / table["comp_total"][keep],
+                   marker + "-", label=f"Table {number}: {kind}, "
+                   f"M' = {table['words_per_node'][0]:.0f}")
+    right.axhline(1, color="grey", lw=0.8)
+    for _, number, _, nodes in measured_crossovers()[2:]:
+        right.axvline(nodes, color="grey", lw=0.6, ls=":")
+    right.set_xscale("log", base=2)
+    right.set_xlabel("nodes on the axis")
+    right.set_ylabel("time with indices moved / computed")
+    right.set_title("below 1: moving the indices pays", fontsize=10)
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def data_rates_figure():
+    """Table 18's printed rates (markers) and the rates its readings imply (lines), per column."""
+    t18 = cm200_table(18)
+    nodes = t18["nodes"]
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for k, column in enumerate(TABLE18_COLUMNS):
+        reading = TABLE18_READINGS[column]
+        times = rate_reading_times(reading, nodes)
+        implied = bytes_per_node(nodes, reading.words, reading.bytes) / (times / 1000.0)
+        ax.plot(nodes, t18[column], "o", color=f"C{k}", mfc="none", label=column)
+        ax.plot(nodes, implied / reading.mbyte, "-", color=f"C{k}", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("nodes")
+    ax.set_ylabel("Mbytes/s per node")
+    ax.set_title("Table 18 (circles) and the rates implied by the report's times (lines)",
+                 fontsize=10)
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def matvec_rates_figure(constants: dict | None = None):
+    """Fig. 23 and its vector-matrix twin: Table 19's Gflop/s (markers) and the fitted model (lines).
+
+    The markers are the printed rates, including the two with no printed time.
+
+    The model is :func:`.matvec.fit_flop_rate` with ``constants`` for the
+    communication (printed constants by default).
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
+    P = np.arange(1024, 24577, 512)
+    for ax, operation in zip(axes, TABLE19_OPERATIONS):
+        fit = fit_flop_rate(operation, constants)
+        for k, nodes in enumerate(TABLE19_NODES):
+            mine = [q for q in table19_points(operation) if q.nodes == nodes]
+            ax.plot([q.P for q in mine], [q.mflops / 1000 for q in mine], "o",
+                    color=f"C{k}", label=f"{nodes} nodes")
+            sizes = P[P >= min(q.P for q in mine)]
+            model_ms = np.array([matvec_comm_time(int(s), nodes, constants) for s in sizes]) \
+                + 2.0 * sizes ** 2 / nodes / (fit.mflops_per_node * 1e3)
+            ax.plot(sizes, 2.0 * sizes ** 2 / model_ms / 1e6, "-", color=f"C{k}", lw=1)
+        ax.set_xlabel("P (the matrix is P x P)")
+        ax.set_title(f"{TABLE19_OPERATIONS[operation]}: Table 19 (dots), model (lines), "
+                     f"{fit.mflops_per_node:.2f} Mflop/s per node", fontsize=9)
+    axes[0].set_ylabel("Gflop/s")
+    axes[0].legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -3,8 +3,10 @@
 Source: K. K. Mathur and S. L. Johnsson, *All-to-All Communication on the
 Connection Machine CM-200*, Harvard TR-02-93 (1993).  This module holds
 
-* the measured tables (Tables 3-17, transcribed cell by cell into
-  ``cm200/data/tables.json``) and :func:`cm200_table` to load one;
+* the measured tables (Tables 3-19, transcribed cell by cell into
+  ``cm200/data/tables.json``) and :func:`cm200_table` to load one (Table 18's
+  data motion rates are checked in :mod:`.rates`, Table 19's matrix-vector
+  products in :mod:`.matvec`);
 * :func:`consistency_report`: the checks the tables allow on themselves
   ("total" columns are sums of their parts, Table 6 and Table 15 are ratios of
   Tables 5 and 14, Table 16 repeats columns of Tables 5 and 14);
@@ -99,7 +101,7 @@ def _raw_tables() -> dict:
 
 
 #: The numbers of the tables held in ``data/tables.json``.
-TABLE_NUMBERS = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
+TABLE_NUMBERS = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
 
 
 @lru_cache(maxsize=None)

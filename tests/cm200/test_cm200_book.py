@@ -26,13 +26,15 @@ from collective_lib.algorithms.cm200 import d_cycles_broadcast
 from collective_lib.cm200.figures import (FIGURES, compare, documented_differences,
                                           paper_figure, regenerate)
 from collective_lib.cm200.gray import bits, gray, gray_inverse, sh, transition_sequence
-from collective_lib.cm200.matvec import matvec_inputs, matvec_result, simulate_matvec
+from collective_lib.cm200.matvec import (fit_flop_rate, matvec_inputs, matvec_result,
+                                         simulate_matvec, table19_consistency)
 from collective_lib.cm200.models import (MODELS, PAPER_ISSUES, PRINTED_CONSTANTS,
                                          TABLE2_OPERATIONS,
                                          broadcast_lower_bound, cm200_table, consistency_report,
                                          constants_comparison, cycles_crossover, d_cycles_time,
                                          fit_model, fitted_constants, one_cycle_time,
                                          table2_transfers, table9_comparison)
+from collective_lib.cm200.rates import measured_crossovers, table18_summary
 from collective_lib.cm200.schedules import (d_cycles_broadcast_index, d_cycles_reduce_nodes,
                                             d_cycles_schedule, element_transfers,
                                             one_cycle_index, run_d_cycles_broadcast,
@@ -384,3 +386,29 @@ def test_the_crossover_on_256_nodes():
     assert w[lose[-1] + 1] == 96 and PRINTED_CONSTANTS["b7"] == 22.24
     assert cm200_table(7)["move_total"][4] < cm200_table(7)["comp_total"][4]      # 32 nodes
     assert cm200_table(7)["move_total"][3] > cm200_table(7)["comp_total"][3]      # 16 nodes
+
+
+# -- 6.6 Fig. 22, Table 18, Table 19 -------------------------------------------------------------
+
+def _prose() -> str:
+    return " ".join(" ".join(c.source.split()) for c in nbformat.read(CHAPTER, as_version=4).cells
+                    if c.cell_type == "markdown")
+
+
+def test_the_chapters_claims_about_figure_22_and_tables_18_and_19():
+    """The sentences quote what cm200.rates and cm200.matvec compute (the hidden cells assert more)."""
+    prose = _prose()
+    found = {(claim.split()[0], table): n for claim, table, _, n in measured_crossovers()}
+    assert found[("moving", 7)] == 32 and found[("moving", 8)] == 64
+    assert "it wins only from 64 nodes on: at 32 nodes the moved indices take 76.35 ms" in prose
+    summary = table18_summary()
+    assert summary["d_cycles"]["rounds"] == 7 and summary["d_cycles"]["one unit"] == 4
+    assert "7 of the 11 cells round exactly, the other 4 are 0.01 lower" in prose
+    assert summary["spread"] == {"rounds": 6, "one unit": 1, "differs": 1}
+    assert "6 of 8 cells round, 8 nodes is 0.01 off" in prose
+    assert sum(c.status == "rounds" for c in table19_consistency()) == 28
+    mv, vm = fit_flop_rate("mv", fitted_constants()), fit_flop_rate("vm", fitted_constants())
+    assert f"{mv.mflops_per_node:.2f} Mflop/s per node for the matrix-vector product and " \
+           f"{vm.mflops_per_node:.2f} for the" in prose
+    assert f"predicted {round(-100 * mv.relative_errors.min())}% (matrix-vector) and " \
+           f"{round(-100 * vm.relative_errors.min())}% (vector-matrix) too" in prose

@@ -18,7 +18,7 @@ from collective_lib.cm200.schedules import element_transfers
 
 SHAPES = {3: (15, 11), 4: (9, 11), 5: (9, 10), 6: (8, 3), 7: (11, 6), 8: (9, 9), 9: (11, 2),
           10: (8, 3), 11: (9, 10), 12: (9, 9), 13: (9, 11), 14: (9, 10), 15: (9, 5),
-          16: (8, 3), 17: (9, 7)}
+          16: (8, 3), 17: (9, 7), 18: (11, 6), 19: (8, 16)}
 
 
 @pytest.mark.parametrize("number", TABLE_NUMBERS)
@@ -44,6 +44,13 @@ SPOT_CHECKS = [
     (14, "send", 7, 1293.00), (14, "one_total", 8, 1746.90),
     (15, "d_speedup", 3, 6.24), (15, "one_speedup", 0, 8.68),
     (16, "ratio", 0, 0.99), (17, "move", 8, 222.00),
+    (18, "spread", 7, 1.87), (18, "one_cycle", 10, 0.66), (18, "d_cycles", 10, 2.70),
+    (18, "one_cycle_reorder", 0, 0.52), (18, "d_cycles_reorder", 8, 0.79),
+    (18, "move_index", 10, 1.27), (18, "nodes", 10, 2048),
+    (19, "matrix_size", 7, 24576), (19, "mv_mflops_256", 1, 304), (19, "mv_ms_256", 1, 6.90),
+    (19, "mv_mflops_2048", 6, 9833), (19, "mv_ms_1024", 5, 60.5), (19, "mv_ms_2048", 7, 112.0),
+    (19, "vm_mflops_512", 5, 3553), (19, "vm_ms_512", 5, 85.0), (19, "vm_ms_2048", 6, 46.2),
+    (19, "vm_mflops_2048", 7, 13742),
 ]
 
 
@@ -57,6 +64,12 @@ def test_dashes_and_blanks_are_nan():
     assert np.isnan(cm200_table(14)["d_total"][8])         # 512 nodes: "—"
     assert np.isnan(cm200_table(17)["comp"][8])            # 512 nodes: left blank
     assert np.isnan(cm200_table(9)["d_h_c"][:2]).all()      # 2 and 4 nodes: never
+    assert np.isnan(cm200_table(18)["spread"][8:]).all()    # 512..2048 nodes: left blank
+    t19 = cm200_table(19)
+    assert all(np.isnan(column[0]).all() for column in t19.columns.values())   # P = 512: dashes
+    assert np.isnan(t19["mv_ms_512"][5]) and np.isnan(t19["mv_ms_2048"][6])   # rate, no time
+    printed = sum(int(np.sum(~np.isnan(column))) for column in t19.columns.values())
+    assert printed == 15 + 13 + 15 + 15                    # MV rates, MV times, VM rates, VM times
 
 
 def test_metadata():
@@ -68,8 +81,8 @@ def test_metadata():
 
 
 def test_unknown_table_and_column_are_named():
-    with pytest.raises(ValueError, match="Table 19"):
-        cm200_table(19)
+    with pytest.raises(ValueError, match="Table 20"):
+        cm200_table(20)
     with pytest.raises(KeyError, match="no column 'nope'"):
         cm200_table(4)["nope"]
 
