@@ -11,7 +11,10 @@ package holds everything around them:
   and compared with the transcription in ``data/figures.json``;
 * :mod:`.models`: the measured tables (``data/tables.json``) and the performance
   models of §6 fitted to them;
-* :mod:`.matvec`: the application, y = A x on a two-dimensional nodal array;
+* :mod:`.rates`: Table 18's data motion rates and Fig. 22's crossovers, recomputed
+  from the measured times;
+* :mod:`.matvec`: the application, y = A x on a two-dimensional nodal array, and
+  Table 19's CMSSL timings next to a model of them;
 * :mod:`.drawings`: the chapter's pictures of cube paths, data layouts and models.
 
 Import the modules themselves (``from collective_lib.cm200.gray import gray``):
