@@ -109,5 +109,6 @@ def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = Tru
                                label="measured, oversubscribed"),
                         Patch(facecolor=OVERSUBSCRIBED_COLOUR, edgecolor="0.6",
                               label="oversubscribed: p > cores")]
-        ax.legend(handles=handles, fontsize=7)
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  frameon=False)
     return ax
