@@ -56,7 +56,7 @@ class Wait(NamedTuple):
 
 
 _MEMORY_OP_NAMES = ("read", "write", "cas", "fetch_add")
-# Room right of the last bar, as a share of the window, for the marks drawn at the end.
+# Room beside the first and the last bar, as a share of the window, for the marks there.
 _END_MARGIN = 0.02
 
 
@@ -236,8 +236,8 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
     ax : matplotlib Axes, optional
     start, stop : float, optional
         The time window to draw.  By default the whole run: from 0 to the end
-        of the last bar, band or note, with a small margin so that the marks
-        at the very end stay inside the axes.  On an axes that shares its x
+        of the last bar, band or note, with a small margin on each side so
+        that the marks at time 0 and at the very end stay inside the axes.  On an axes that shares its x
         axis with others (``plt.subplots(..., sharex=True)``) the default
         window only ever widens the shared limits, so a longer run drawn
         first is not cut off by a shorter one drawn after it.
@@ -271,12 +271,11 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
     if t1 <= t0:
         raise ValueError(f"the window must have start < stop, got {t0!r} .. {t1!r}")
     ax = _new_axes(ax, (9.0, min(9.0, 0.32 * len(lanes) + 1.6)))
-    x_limits = (t0, t1)
-    if stop is None:
-        x_limits = (t0, t1 + _END_MARGIN * (t1 - t0))
-        if start is None and len(ax.get_shared_x_axes().get_siblings(ax)) > 1 \
-                and not ax.get_autoscalex_on():       # a sibling's timeline set the limits
-            x_limits = (min(t0, ax.get_xlim()[0]), max(x_limits[1], ax.get_xlim()[1]))
+    margin = _END_MARGIN * (t1 - t0)
+    x_limits = (t0 if start is not None else t0 - margin, t1 if stop is not None else t1 + margin)
+    if start is None and stop is None and len(ax.get_shared_x_axes().get_siblings(ax)) > 1 \
+            and not ax.get_autoscalex_on():           # a sibling's timeline set the limits
+        x_limits = (min(x_limits[0], ax.get_xlim()[0]), max(x_limits[1], ax.get_xlim()[1]))
     colours = _group_colours(spans)
     inside = [s for s in spans if s.pe in row and s.end >= t0 and s.start <= t1]
     for pe, section, a, b in critical_sections(run, sections):
