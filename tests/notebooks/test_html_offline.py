@@ -253,6 +253,11 @@ def test_no_widget_state_without_an_embedder(site, pages):
 
 
 def test_each_stream_of_a_cell_prints_into_one_box(site, pages):
+    # Whether a printout arrives in pieces depends on timing, so the pages alone may not show
+    # a split one: the setting is checked too.
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    assert config["sphinx"]["config"].get("nb_merge_streams") is True, \
+        "_config.yml must set nb_merge_streams: true"
     problems = []
     for page, soup in pages.items():
         for area in soup.select("div.cell_output"):
