@@ -5,7 +5,7 @@ Chapter 7's (``collective_lib.mpi``): the model's predictions as lines, the
 measured times as markers.  A job with more processes than cores
 (:func:`oversubscribed`) measures the scheduler as much as the messages, and
 the model, which assumes a processor per PE, has no term for that; such a
-panel is shaded, its markers are hollow and a note says why.
+panel is shaded, its markers are hollow and its title says why.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = Tru
     """One job size p: model lines and measured markers, log-log, times in microseconds.
 
     When the job was oversubscribed (``p > cores``) the panel is shaded, every
-    measured marker is hollow, and a note in the corner gives p and the cores;
+    measured marker is hollow, and the title says so, with p and the cores;
     the model lines stay as they are (what p processors would take).
 
     Parameters
@@ -76,8 +76,8 @@ def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = Tru
     >>> ax = measured_vs_model([Timings("ring model", [8, 64], [1e-5, 2e-5], "model"),
     ...                         Timings("ring measured", [8, 64], [2e-4, 9e-4], "measured")],
     ...                        p=4, cores=2)
-    >>> ax.get_title(), ax.lines[1].get_markerfacecolor()
-    ('p = 4 (oversubscribed)', 'none')
+    >>> ax.get_title().splitlines(), ax.lines[1].get_markerfacecolor()
+    (['p = 4', 'oversubscribed: 4 processes on 2 cores'], 'none')
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     crowded = oversubscribed(p, cores)
@@ -95,13 +95,13 @@ def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = Tru
         style = "o" if s.kind == "measured" else "^:"
         ax.loglog(s.words, micro, style, color=s.colour, label=s.label, gid=s.kind,
                   markerfacecolor="none" if crowded else s.colour)
-    ax.set_title(f"p = {p}" + (" (oversubscribed)" if crowded else ""))
+    # The reason goes into the title, where it cannot hide a marker.
+    ax.set_title(f"p = {p}" + (f"\noversubscribed: {p} processes on {cores} cores" if crowded
+                               else ""), fontsize=10)
     ax.set_xlabel("m (words)")
     if crowded:
         ax.set_facecolor(OVERSUBSCRIBED_COLOUR)
         ax.patch.set_gid("oversubscribed")
-        ax.text(0.03, 0.97, f"{p} processes on {cores} cores:\nthey take turns",
-                transform=ax.transAxes, va="top", fontsize=7, color="0.25", gid="oversubscribed")
     if legend:
         handles, _ = ax.get_legend_handles_labels()
         if crowded:
