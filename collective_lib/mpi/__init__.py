@@ -30,11 +30,12 @@ from .backend import (MPIDeadlockError, MPINotAvailableError, MPIProgramError, a
                       run, run_timed)
 from .calibrate import (fit_ts_tw, load_calibration, load_model, ping_pong, calibrate,
                         save_calibration)
-from .launcher import MPIExecNotFoundError, MPIJobError, MPILaunchTimeout, find_mpiexec, launch
+from .launcher import (MPIExecNotFoundError, MPIJobError, MPILaunchTimeout, available_cores,
+                       find_mpiexec, launch)
 from .reference import MPI_COLLECTIVES, mpi_collective_name, run_mpi_collective
 
 __all__ = [
-    "run", "run_timed", "launch", "find_mpiexec",
+    "run", "run_timed", "launch", "find_mpiexec", "available_cores",
     "fit_ts_tw", "ping_pong", "calibrate", "save_calibration", "load_calibration", "load_model",
     "MPI_COLLECTIVES", "mpi_collective_name", "run_mpi_collective", "as_arrays", "plain",
     "MPIDeadlockError", "MPINotAvailableError", "MPIProgramError", "MPIExecNotFoundError",

@@ -25,6 +25,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from .launcher import available_cores
+
 __all__ = ["main"]
 
 
@@ -173,8 +175,10 @@ def _one_case(comm, MPI, args, name, program, operation, params, m, payload, mpi
     from .backend import as_arrays, run_timed
     from .reference import mpi_collective_name, run_mpi_collective
     p, me = comm.Get_size(), comm.Get_rank()
+    # cores: what rank 0 may run on; with p > cores the ranks share cores (oversubscribed)
     record = {"record": "run", "algorithm": name, "operation": operation, "p": p, "words": m,
-              "payload": payload, "params": {k: v for k, v in params.items() if k != "op"}}
+              "cores": available_cores(), "payload": payload,
+              "params": {k: v for k, v in params.items() if k != "op"}}
     entry = program if isinstance(program, Algorithm) else None
     refusal = None if entry is None else entry.refusal(p, m, **params)
     if refusal is not None:                   # e.g. m < p for an algorithm that cuts m into p

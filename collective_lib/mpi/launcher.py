@@ -17,7 +17,8 @@ from pathlib import Path
 from ..errors import UnreceivedMessageError
 from .backend import MPIDeadlockError
 
-__all__ = ["find_mpiexec", "launch", "MPIExecNotFoundError", "MPIJobError", "MPILaunchTimeout"]
+__all__ = ["find_mpiexec", "launch", "available_cores", "MPIExecNotFoundError", "MPIJobError",
+           "MPILaunchTimeout"]
 
 
 class MPIExecNotFoundError(FileNotFoundError):
@@ -34,6 +35,21 @@ class MPIJobError(RuntimeError):
 
 class MPILaunchTimeout(TimeoutError):
     """An MPI job ran past the launcher's timeout and was killed."""
+
+
+def available_cores() -> int:
+    """The number of cores this process may run on (its CPU affinity, not the machine's total).
+
+    A job with more ranks than this is oversubscribed: its ranks take turns on
+    the cores, and its timings measure the scheduler as much as the messages.
+    ``run`` records it as ``cores`` beside each timing.
+
+    >>> 1 <= available_cores() <= os.cpu_count()
+    True
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1          # macOS and Windows have no affinity call
 
 
 def find_mpiexec() -> str:

@@ -11,6 +11,8 @@ One module per kind of picture; every public name is re-exported here, so
 * :mod:`~collective_lib.viz.tables` -- :func:`holdings_table`, :func:`values_table`;
 * :mod:`~collective_lib.viz.memory` -- :func:`memory_timeline`, :func:`wait_graph`
   and the data they draw (:func:`memory_spans`, :func:`critical_sections`, ...);
+* :mod:`~collective_lib.viz.measurements` -- :func:`measured_vs_model` (real timings
+  beside the model's, oversubscribed jobs marked);
 * :mod:`~collective_lib.viz.graphs` -- :func:`draw_bipartite_multigraph`;
 * :mod:`~collective_lib.viz.trees` -- :func:`draw_in_order_tree`, :func:`draw_binomial_run`;
 * :mod:`~collective_lib.viz.cubes` -- :func:`draw_cube`, :func:`draw_cube_path`;
@@ -22,14 +24,17 @@ Nothing is shown or printed.  Recording what each PE holds during a run is not
 a picture: it lives in :mod:`collective_lib.recording`, and the symbolic
 operands "x:y" in :mod:`collective_lib.spans`.
 """
-from . import costs, cubes, graphs, layout, memory, style, tables, timelines, topology, trees
+from . import (costs, cubes, graphs, layout, measurements, memory, style, tables, timelines,
+               topology, trees)
 from .costs import cost_curves, forget_simulated_times, optimal_params, simulated_time
 from .cubes import CUBE_POSITIONS, draw_cube, draw_cube_path
 from .graphs import draw_bipartite_multigraph
+from .measurements import Timings, measured_vs_model, oversubscribed
 from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_spans,
                      memory_timeline, wait_graph, waits_on)
 from .style import (ARROW_COLOUR, HOLDER_COLOUR, LINE_STYLES, LINK_COLOUR, MAX_DRAWN_CLIQUE,
-                    MAX_LABELLED, NODE_COLOUR, SECTION_COLOURS, TREE_EDGE_COLOUR)
+                    MAX_LABELLED, NODE_COLOUR, OVERSUBSCRIBED_COLOUR, SECTION_COLOURS,
+                    TREE_EDGE_COLOUR)
 from .tables import Holding, ValuesTable, holdings_table, values_table
 from .timelines import space_time
 from .topology import (draw_network, draw_step, draw_steps, link_load_map, payload_sources,
@@ -37,4 +42,4 @@ from .topology import (draw_network, draw_step, draw_steps, link_load_map, paylo
 from .trees import draw_binomial_run, draw_in_order_tree
 
 __all__ = [*topology.__all__, *timelines.__all__, *costs.__all__, *tables.__all__,
-           *memory.__all__, *graphs.__all__, *trees.__all__, *cubes.__all__, *style.__all__]
+           *memory.__all__, *measurements.__all__, *graphs.__all__, *trees.__all__, *cubes.__all__, *style.__all__]

@@ -56,6 +56,8 @@ class Wait(NamedTuple):
 
 
 _MEMORY_OP_NAMES = ("read", "write", "cas", "fetch_add")
+# Room beside the first and the last bar, as a share of the window, for the marks there.
+_END_MARGIN = 0.02
 
 
 def _cell_name(cell) -> str:
@@ -203,6 +205,15 @@ def _group_colours(spans) -> dict:
     return {g: palette[i % len(palette)] for i, g in enumerate(groups)}
 
 
+def _data_end(run, spans, sections) -> float:
+    """When the last thing a timeline draws ends: a bar, a section band or a note."""
+    ends = [run.time] + [s.end for s in spans]
+    ends += [b for _, _, _, b in critical_sections(run, sections)]
+    ends += [e.time for e in run.trace if e.op == "note"]
+    end = max(ends)
+    return end if end > 0 else 1
+
+
 def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=None,
                     title=None, sections=("cs", "read")):
     """Who touches which cache line when: one lane per PE, time left to right.
@@ -224,7 +235,12 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
         A traced run (timed, interleaved or threads).
     ax : matplotlib Axes, optional
     start, stop : float, optional
-        The time window to draw (default: the whole run).
+        The time window to draw.  By default the whole run: from 0 to the end
+        of the last bar, band or note, with a small margin on each side so
+        that the marks at time 0 and at the very end stay inside the axes.  On an axes that shares its x
+        axis with others (``plt.subplots(..., sharex=True)``) the default
+        window only ever widens the shared limits, so a longer run drawn
+        first is not cut off by a shorter one drawn after it.
     pes : iterable of int, optional
         The lanes to draw (default: all PEs).
     cursor : float, optional
@@ -251,10 +267,15 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
     lanes = list(range(run.p)) if pes is None else sorted(set(pes))
     row = {pe: i for i, pe in enumerate(lanes)}
     t0 = 0 if start is None else start
-    t1 = (run.time if run.time > 0 else 1) if stop is None else stop
+    t1 = _data_end(run, spans, sections) if stop is None else stop
     if t1 <= t0:
         raise ValueError(f"the window must have start < stop, got {t0!r} .. {t1!r}")
     ax = _new_axes(ax, (9.0, min(9.0, 0.32 * len(lanes) + 1.6)))
+    margin = _END_MARGIN * (t1 - t0)
+    x_limits = (t0 if start is not None else t0 - margin, t1 if stop is not None else t1 + margin)
+    if start is None and stop is None and len(ax.get_shared_x_axes().get_siblings(ax)) > 1 \
+            and not ax.get_autoscalex_on():           # a sibling's timeline set the limits
+        x_limits = (min(x_limits[0], ax.get_xlim()[0]), max(x_limits[1], ax.get_xlim()[1]))
     colours = _group_colours(spans)
     inside = [s for s in spans if s.pe in row and s.end >= t0 and s.start <= t1]
     for pe, section, a, b in critical_sections(run, sections):
@@ -289,7 +310,7 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
                     marker=shape, ms=5, color="black", zorder=4, gid=f"note:{e.cell}")
     if cursor is not None:
         ax.axvline(cursor, color=ARROW_COLOUR, lw=1.5, zorder=5, gid="cursor")
-    ax.set_xlim(t0, t1)
+    ax.set_xlim(*x_limits)
     ax.set_ylim(len(lanes) - 0.5, -0.5)            # PE 0 at the top
     if len(lanes) <= MAX_LABELLED:
         ax.set_yticks(range(len(lanes)), [f"PE {pe}" for pe in lanes])

@@ -10,7 +10,8 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 __all__ = ["LINK_COLOUR", "ARROW_COLOUR", "HOLDER_COLOUR", "TREE_EDGE_COLOUR", "NODE_COLOUR",
-           "LINE_STYLES", "SECTION_COLOURS", "MAX_DRAWN_CLIQUE", "MAX_LABELLED"]
+           "LINE_STYLES", "SECTION_COLOURS", "OVERSUBSCRIBED_COLOUR", "MAX_DRAWN_CLIQUE",
+           "MAX_LABELLED"]
 
 #: Links of a network (light grey, behind everything else).
 LINK_COLOUR = "#c8c8c8"
@@ -26,6 +27,8 @@ NODE_COLOUR = "#dbe7f3"
 LINE_STYLES = ("-", "--", "-.", ":")
 #: Background bands of the sections of a shared-memory run: critical section, readers.
 SECTION_COLOURS = {"cs": "#f4d03f", "read": "#abebc6"}
+#: Background of a measurement whose job had more processes than cores.
+OVERSUBSCRIBED_COLOUR = "#ececec"
 #: Above this many PEs a fully connected network is drawn without its links.
 MAX_DRAWN_CLIQUE = 8
 #: Above this many PEs node numbers and arrow labels are left out by default.

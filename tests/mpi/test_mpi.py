@@ -17,7 +17,7 @@ from collective_lib import catalog
 from collective_lib.errors import UnreceivedMessageError
 from collective_lib.mpi import (MPIDeadlockError, MPIExecNotFoundError, MPIJobError,
                                 MPILaunchTimeout, MPINotAvailableError, find_mpiexec, fit_ts_tw,
-                                launch, load_model, mpi_collective_name)
+                                available_cores, launch, load_model, mpi_collective_name)
 from collective_lib.mpi.backend import mpi
 
 P = 4
@@ -118,6 +118,7 @@ def test_every_catalog_algorithm_gives_the_simulators_results_under_mpi():
         if r["mpi_collective"]:
             assert r["mpi_correct"] is True, f"{r['mpi_collective']} for {r['operation']}"
         assert r["time"] > 0 and r["p"] == P
+        assert r["cores"] == available_cores()     # the job inherits this process's cores
 
 
 def test_numpy_payloads_and_a_students_program_under_mpi():

@@ -13,6 +13,9 @@ the intro and two chapters: Chapter 0 (much math, no widgets) and Chapter 4
   (two top-level ``const``/``let``/``class`` declarations of one name);
 * show no live widget view, because the book loads no widget embedder
   (``nb_ipywidgets_js`` is empty in ``_config.yml``): the view would stay blank;
+* carry no widget state either (nothing reads it; ``_ext/widget_state.py``);
+* show a cell's printout in one box per stream (``nb_merge_streams``), and
+  nothing printed to stderr;
 * typeset math with the MathJax copy in ``_static`` and its fonts;
 * show no Markdown pipe table as a paragraph of pipes.
 
@@ -59,6 +62,7 @@ CSS_REFERENCE = re.compile(r"""url\(\s*['"]?([^'")]+)['"]?\s*\)|@import\s+(?:url
 # lexical scope, so a name declared with const/let/class twice is an error.
 CLASSIC_SCRIPT_TYPES = {"", "text/javascript", "application/javascript"}
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
 MARKDOWN_TABLE_RULE = re.compile(r"\|\s*:?-{3,}")
 
 
@@ -234,6 +238,46 @@ def test_no_widget_view_without_an_embedder(site, pages):
         "embedder (nb_ipywidgets_js is empty in _config.yml). Give the widget a static "
         "text/html or image fallback (see nb_mime_priority_overrides)."
     )
+
+
+def test_no_widget_state_without_an_embedder(site, pages):
+    carrying = {
+        str(page.relative_to(site)): sum(len(script.get_text()) for script in scripts)
+        for page, soup in pages.items()
+        if (scripts := soup.find_all("script", type=WIDGET_STATE_MIME))
+    }
+    assert not carrying, (
+        f"pages embed widget state (characters per page: {carrying}) that no view reads: "
+        "the book loads no widget embedder. Is _ext/widget_state.py listed in _config.yml?"
+    )
+
+
+def test_each_stream_of_a_cell_prints_into_one_box(site, pages):
+    # Whether a printout arrives in pieces depends on timing, so the pages alone may not show
+    # a split one: the setting is checked too.
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    assert config["sphinx"]["config"].get("nb_merge_streams") is True, \
+        "_config.yml must set nb_merge_streams: true"
+    problems = []
+    for page, soup in pages.items():
+        for area in soup.select("div.cell_output"):
+            boxes = [box for box in area.find_all("div", class_="output", recursive=False)
+                     if {"stream", "stderr"} & set(box.get("class", []))]
+            kinds = ["stderr" if "stderr" in box["class"] else "stdout" for box in boxes]
+            if len(kinds) != len(set(kinds)):
+                problems.append(f"{page.relative_to(site)}: {kinds} in {area.get_text()[:60]!r}")
+    assert not problems, ("a printout split into several boxes (nb_merge_streams in "
+                          "_config.yml?):\n" + "\n".join(problems))
+
+
+def test_no_cell_prints_to_stderr(site, pages):
+    # Library code writes nothing to stderr (CONTRIBUTING); a warning there is a bug to fix.
+    problems = [
+        f"{page.relative_to(site)}: {box.get_text()[:120]!r}"
+        for page, soup in pages.items()
+        for box in soup.select("div.cell_output div.output.stderr")
+    ]
+    assert not problems, "cells print to stderr:\n" + "\n".join(problems)
 
 
 def test_math_is_typeset_by_the_book_own_mathjax(site, pages):

@@ -1,8 +1,8 @@
 """Run every chapter notebook listed in _toc.yml under nbval.
 
 Each notebook runs in its own pytest subprocess with ``--nbval-lax``: every
-cell must execute without error, and the cells a chapter marks with
-``# NBVAL_CHECK_OUTPUT`` must reproduce their stored outputs. The kernel is
+cell must execute without error, and the cells a chapter tags
+``nbval-check-output`` must reproduce their stored outputs. The kernel is
 the interpreter running these tests (``--nbval-current-env``), i.e. the
 project's virtualenv.
 """

@@ -1,14 +1,71 @@
-"""Committed notebooks carry outputs only where nbval compares them."""
+"""Committed notebooks carry outputs only where nbval compares them.
+
+Also checks tools/clean_notebooks.py itself: it turns the old
+``# NBVAL_CHECK_OUTPUT`` comment into the nbval cell tag and keeps exactly the
+tagged cells' outputs.
+"""
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
+TOOL = REPO_ROOT / "tools" / "clean_notebooks.py"
+
+
+def load_tool():
+    spec = importlib.util.spec_from_file_location("clean_notebooks", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def printing_cell(source, **metadata):
+    cell = new_code_cell(source, metadata=metadata, execution_count=7)
+    cell.outputs = [new_output("stream", name="stdout", text="42\n")]
+    return cell
 
 
 def test_chapter_notebooks_are_clean():
     notebooks = sorted(str(p) for p in (REPO_ROOT / "book").glob("*.ipynb"))
-    proc = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "clean_notebooks.py"),
-                           "--check", *notebooks], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, str(TOOL), "--check", *notebooks],
+                          capture_output=True, text=True)
     assert proc.returncode == 0, ("run tools/clean_notebooks.py on these notebooks:\n"
                                   + proc.stdout + proc.stderr)
+
+
+def test_comment_marker_becomes_the_tag_once():
+    tool = load_tool()
+    nb = new_notebook(cells=[
+        printing_cell("# NBVAL_CHECK_OUTPUT\nprint(42)", tags=["remove-input"]),
+        printing_cell("print(42)  # scratch"),
+        new_markdown_cell("# NBVAL_CHECK_OUTPUT is only a word in prose here"),
+    ])
+    tool.clean_notebook(nb)
+    checked, scratch, prose = nb.cells
+    assert checked.source == "print(42)"
+    assert checked.metadata.tags == ["remove-input", tool.CHECK_TAG]
+    assert [o.text for o in checked.outputs] == ["42\n"] and checked.execution_count == 1
+    assert scratch.outputs == [] and scratch.execution_count is None
+    assert prose.source.startswith("# NBVAL_CHECK_OUTPUT")
+    once = nbformat.writes(nb)
+    tool.clean_notebook(nb)
+    assert nbformat.writes(nb) == once
+
+
+def test_check_reports_a_notebook_with_a_comment_marker(tmp_path):
+    path = tmp_path / "chapter.ipynb"
+    nb = new_notebook(cells=[printing_cell("# NBVAL_CHECK_OUTPUT\nprint(42)")])
+    nb.cells[0].execution_count = 1
+    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(TOOL), "--check", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "NBVAL_CHECK_OUTPUT" in proc.stdout and "nbval-check-output" in proc.stdout
+    subprocess.run([sys.executable, str(TOOL), str(path)], check=True, capture_output=True)
+    proc = subprocess.run([sys.executable, str(TOOL), "--check", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout

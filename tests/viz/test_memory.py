@@ -1,4 +1,5 @@
 """Shared-memory pictures: spans, sections, caches and waits are read back from the run."""
+import matplotlib.pyplot as plt
 import pytest
 
 from collective_lib import viz
@@ -157,3 +158,48 @@ def test_wait_graph_styles_point_to_point_and_broadcast_waits():
     assert by_gid(ax, "tree")
     with pytest.raises(ValueError, match="layout"):
         viz.wait_graph(run, layout="star")
+
+
+# -- the timelines of Chapter 3 fit their axes ---------------------------------------------------
+
+def drawn_right_ends(ax):
+    """The right end of every bar, band, pause and mark a timeline drew on ``ax``."""
+    ends = [max(x for x, _ in path.vertices) for c in by_gid(ax, "span:hit") + by_gid(ax, "span:transfer")
+            for path in c.get_paths()]
+    ends += [patch.get_x() + patch.get_width() for patch in by_gid(ax, "section")]
+    ends += [max(x for x, _ in segment) for c in by_gid(ax, "pause") for segment in c.get_segments()]
+    ends += [max(line.get_xdata()) for line in by_gid(ax, "poll")]
+    ends += [line.get_xdata()[0] for gid in ("note:arrive", "note:depart") for line in by_gid(ax, gid)]
+    return ends
+
+
+def assert_inside(ax, run):
+    left, right = ax.get_xlim()
+    ends = drawn_right_ends(ax)
+    assert ends and max(ends) == pytest.approx(run.time)
+    # strictly inside: a mark drawn at time 0 or at the very end keeps room for its width
+    assert max(ends) < right and left < 0
+
+
+def test_chapter3_lock_timelines_on_shared_axes_fit():
+    # Chapter 3's figure: two locks, one figure, sharex=True; the longer run comes first
+    fig, axes = plt.subplots(2, 1, sharex=True)
+    runs = [simulate_shared(lock_demo, 4, lock=lock, rounds=2, hold=100)
+            for lock in (cas_spin_lock, ttas_backoff_lock)]
+    assert runs[0].time > runs[1].time
+    for ax, run in zip(axes, runs):
+        viz.memory_timeline(run, ax=ax)
+    for ax, run in zip(axes, runs):
+        assert_inside(ax, run)
+    plt.close(fig)
+
+
+def test_chapter3_barrier_timeline_fits():
+    def uneven(me, e):
+        return 40 * ((3 * me + e) % 4)
+    run = simulate_shared(barrier_demo, 8, barrier=binomial_barrier, epochs=2, work=uneven)
+    ax = viz.memory_timeline(run)
+    assert by_gid(ax, "note:depart")
+    assert_inside(ax, run)
+    assert ax.get_xlim()[1] < 1.05 * run.time      # a margin, not empty space
+    plt.close(ax.figure)
