@@ -302,8 +302,9 @@ def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
         for (a, b), n in usage.items():
             if n >= 2:
                 (ra, ca), (rb, cb) = divmod(a, cols), divmod(b, cols)
-                ax.text((ca + cb) / 2, -(ra + rb) / 2, str(n), fontsize=6, ha="center",
-                        va="center", color=ARROW_COLOUR, zorder=4, gid="usage")
+                ax.text((ca + cb) / 2, -(ra + rb) / 2, str(n), fontsize=7, ha="center",
+                        va="center", color=ARROW_COLOUR, zorder=4, gid="usage",
+                        bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
     ax.set_xlim(-0.6, cols - 0.4)
     ax.set_ylim(-rows + 0.4, 0.6)
     ax.set_aspect("equal")
