@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from functools import lru_cache
 
 from .networks import Mesh
 from .ops import recv, send
@@ -173,6 +174,12 @@ def layered_tree(k: int) -> tuple:
 
 def tree_children(parent) -> tuple:
     """``children[pe]``: the PEs whose parent is ``pe``, in increasing order."""
+    return _children(tuple(parent))
+
+
+@lru_cache(maxsize=16)
+def _children(parent: tuple) -> tuple:
+    """:func:`tree_children`, computed once per tree (every PE of a broadcast asks)."""
     children = [[] for _ in parent]
     for v, u in enumerate(parent):
         if u is not None:
@@ -357,7 +364,7 @@ def embedded_tree_broadcast(me, p, data, parent, k=1):
         raise ValueError(f"parent must have one entry per PE ({p}), got {len(parent)}")
     k = check_positive_int("k", k)
     up = parent[me]
-    children = [v for v in range(p) if parent[v] == me]
+    children = tree_children(parent)[me]
     packets = split_packets(data, k) if up is None else [None] * k
     for i in range(k):
         if up is not None:
