@@ -3,6 +3,8 @@
 * The binomial tree of Sanders §13.1.1 (Fig. 13.2, Fig. 13.3).
 * The in-order, perfectly balanced binary tree built by ``buildTree`` (Sanders
   §13.1.3, Fig. 13.5), and its golden-ratio variant (§13.1.4).
+* The balanced binary tree numbered layer by layer, as a binary heap is
+  (Sanders §6.1), for any root (Exercise 13.4).
 
 All functions work on ranks relative to the root where the source does, and
 need only O(log p) local work per PE, like the sources' constructions.
@@ -15,7 +17,7 @@ from typing import NamedTuple
 
 __all__ = ["ceil_log2", "is_power_of_two", "binomial_parent", "binomial_children",
            "InOrderNode", "in_order_node", "in_order_tree", "in_order_depths", "tree_height",
-           "GOLDEN_RATIO"]
+           "GOLDEN_RATIO", "HeapNode", "heap_node", "heap_tree", "heap_height"]
 
 GOLDEN_RATIO = (1 + math.sqrt(5)) / 2
 
@@ -151,3 +153,78 @@ def tree_height(p: int, root: int, shape: str = "balanced") -> int:
     (2, 3)
     """
     return max(in_order_depths(p, root, shape))
+
+
+# -- layer-by-layer (heap) numbering: Sanders Exercise 13.4 ---------------------------------
+
+class HeapNode(NamedTuple):
+    """One PE's view of the layer-numbered tree: its neighbours, depth and subtree size."""
+    parent: int | None
+    left: int | None
+    right: int | None
+    depth: int          # edges from the root
+    size: int           # PEs in the subtree below and including this PE
+
+
+def heap_node(me: int, p: int, root: int = 0) -> HeapNode:
+    """PE ``me``'s place in the balanced binary tree on ``p`` PEs numbered layer by layer.
+
+    Sanders et al. 2019, Exercise 13.4: number the tree "layer by layer as in
+    Sect. 6.1", the implicit binary heap.  We number from 0: the PE at
+    position ``i = (me - root) mod p`` has the children at positions
+    ``2i + 1`` and ``2i + 2`` and the parent at ``(i - 1) // 2`` (Sanders §6.1
+    numbers from 1: children ``2j`` and ``2j + 1``, so ``j = i + 1``).  Taking
+    positions relative to ``root`` puts any PE on top.  Every layer is full
+    except the last, which is filled from the left, so the height is
+    ``floor(log2 p)`` whatever the root, never more than the in-order tree's.
+
+    Parent, children and depth take O(1) local operations (the depth is the
+    bit length of ``i + 1``); the size of the subtree takes O(log p): follow
+    the leftmost and rightmost paths down to the last layer.  No communication.
+
+    Examples
+    --------
+    >>> heap_node(0, 12, root=0)
+    HeapNode(parent=None, left=1, right=2, depth=0, size=12)
+    >>> heap_node(5, 12, root=0)
+    HeapNode(parent=2, left=11, right=None, depth=2, size=2)
+    >>> heap_node(9, 12, root=4)              # position 5 of the tree rooted at PE 4
+    HeapNode(parent=6, left=3, right=None, depth=2, size=2)
+    """
+    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
+        raise ValueError(f"p must be a positive integer, got {p!r}")
+    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < p:
+        raise ValueError(f"root must be in 0..{p - 1}, got {root!r}")
+    if not isinstance(me, int) or isinstance(me, bool) or not 0 <= me < p:
+        raise ValueError(f"me must be in 0..{p - 1}, got {me!r}")
+    i = (me - root) % p
+
+    def pe(position):
+        return None if position is None or position >= p else (position + root) % p
+
+    parent = None if i == 0 else pe((i - 1) // 2)
+    size, first, last = 0, i, i           # positions of this subtree's leftmost/rightmost node
+    while first < p:                      # one layer of the subtree per iteration
+        size += min(last, p - 1) - first + 1
+        first, last = 2 * first + 1, 2 * last + 2
+    return HeapNode(parent, pe(2 * i + 1), pe(2 * i + 2), (i + 1).bit_length() - 1, size)
+
+
+@lru_cache(maxsize=256)
+def heap_tree(p: int, root: int = 0) -> tuple:
+    """``heap_node`` for every PE, as a tuple indexed by rank."""
+    return tuple(heap_node(me, p, root) for me in range(p))
+
+
+def heap_height(p: int) -> int:
+    """Edges on the longest root-to-leaf path of the layer-numbered tree: ``floor(log2 p)``.
+
+    The same for every root; it equals ``ceil(log2(p + 1)) - 1``, the least
+    height of any binary tree on ``p`` nodes.
+
+    >>> [heap_height(p) for p in (1, 2, 3, 7, 8, 12)]
+    [0, 1, 1, 2, 3, 3]
+    """
+    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
+        raise ValueError(f"p must be a positive integer, got {p!r}")
+    return p.bit_length() - 1

@@ -14,7 +14,8 @@ One module per kind of picture; every public name is re-exported here, so
 * :mod:`~collective_lib.viz.measurements` -- :func:`measured_vs_model` (real timings
   beside the model's, oversubscribed jobs marked);
 * :mod:`~collective_lib.viz.graphs` -- :func:`draw_bipartite_multigraph`;
-* :mod:`~collective_lib.viz.trees` -- :func:`draw_in_order_tree`, :func:`draw_binomial_run`;
+* :mod:`~collective_lib.viz.trees` -- :func:`draw_in_order_tree`, :func:`draw_binomial_run`,
+  :func:`draw_heap_tree`, :func:`draw_mesh_tree`;
 * :mod:`~collective_lib.viz.cubes` -- :func:`draw_cube`, :func:`draw_cube_path`;
 * :mod:`~collective_lib.viz.style` -- the colours and sizes they all share.
 
@@ -39,7 +40,7 @@ from .tables import Holding, ValuesTable, holdings_table, values_table
 from .timelines import space_time
 from .topology import (draw_network, draw_step, draw_steps, link_load_map, payload_sources,
                        sources_label)
-from .trees import draw_binomial_run, draw_in_order_tree
+from .trees import draw_binomial_run, draw_heap_tree, draw_in_order_tree, draw_mesh_tree
 
 __all__ = [*topology.__all__, *timelines.__all__, *costs.__all__, *tables.__all__,
            *memory.__all__, *measurements.__all__, *graphs.__all__, *trees.__all__, *cubes.__all__, *style.__all__]

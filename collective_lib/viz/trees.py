@@ -4,18 +4,25 @@
   §13.1.3 (Fig. 13.5), with the steps of a pipeline or the values that travel
   up and down written on its edges (Fig. 13.9);
 * :func:`draw_binomial_run` -- every message of a run as an arrow on the
-  binomial tree of root 0 (Figs. 13.3 and 13.12), labelled with its step.
+  binomial tree of root 0 (Figs. 13.3 and 13.12), labelled with its step;
+* :func:`draw_heap_tree` -- the tree numbered layer by layer (Exercise 13.4);
+* :func:`draw_mesh_tree` -- a tree embedded into a mesh, its edges along their
+  XY routes and coloured by level (the H-tree of Fig. 13.6, Exercise 13.7).
 
 Nodes are drawn as markers of a fixed size in points, so a tree keeps its look
 whatever the width of its Axes.
 """
 from __future__ import annotations
 
-from ..trees import in_order_depths, in_order_tree
-from .layout import _binomial_positions
-from .style import ARROW_COLOUR, HOLDER_COLOUR, TREE_EDGE_COLOUR, _new_axes
+import matplotlib.pyplot as plt
 
-__all__ = ["draw_in_order_tree", "draw_binomial_run"]
+from ..embeddings import link_usage, tree_children, tree_depth
+from ..networks import Mesh
+from ..trees import heap_height, heap_tree, in_order_depths, in_order_tree
+from .layout import _binomial_positions
+from .style import ARROW_COLOUR, HOLDER_COLOUR, LINK_COLOUR, TREE_EDGE_COLOUR, _new_axes
+
+__all__ = ["draw_in_order_tree", "draw_binomial_run", "draw_heap_tree", "draw_mesh_tree"]
 
 #: Area of a tree node in points squared (room for a two-digit rank).
 _NODE_AREA = 330
@@ -179,4 +186,129 @@ def draw_binomial_run(run, *, ax=None, unit=None, title=None):
     ax.set_axis_off()
     if title:
         ax.set_title(title, fontsize=10)
+    return ax
+
+
+def draw_heap_tree(p, root=0, *, ax=None, title=None):
+    """Draw the tree numbered layer by layer (:func:`collective_lib.trees.heap_tree`).
+
+    Layer d is drawn at y = -d; within the tree a node's x is its place in an
+    in-order walk, so the picture compares directly with
+    :func:`draw_in_order_tree`, where x is the rank itself.  The ranks written
+    in the circles show that a subtree is not a range of ranks.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Edges have gid ``"edge"``, nodes ``"node"``.
+
+    Examples
+    --------
+    >>> ax = draw_heap_tree(12)
+    >>> ax.get_title(), len([ln for ln in ax.get_lines() if ln.get_gid() == "edge"])
+    ('p = 12, root = 0, layer by layer, height 3', 11)
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    tree = heap_tree(p, root)
+    x, stack, v = {}, [], root          # in-order walk without recursion
+    while stack or v is not None:
+        while v is not None:
+            stack.append(v)
+            v = tree[v].left
+        v = stack.pop()
+        x[v] = len(x)
+        v = tree[v].right
+    xy = {v: (float(x[v]), -float(tree[v].depth)) for v in range(p)}
+    height = heap_height(p)
+    ax = _new_axes(ax, _tree_figsize(p, height + 0.6))
+    for v in range(p):
+        for c in (tree[v].left, tree[v].right):
+            if c is not None:
+                ax.plot([xy[v][0], xy[c][0]], [xy[v][1], xy[c][1]], color=TREE_EDGE_COLOUR,
+                        lw=1.2, zorder=1, gid="edge")
+    _draw_tree_nodes(ax, xy, filled={root})
+    ax.set_xlim(-0.7, p - 0.3)
+    ax.set_ylim(-height - 0.6, 0.6)
+    ax.set_axis_off()
+    ax.set_title(f"p = {p}, root = {root}, layer by layer, height {height}"
+                 if title is None else title, fontsize=10)
+    return ax
+
+
+def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
+    """A tree embedded into a ``rows x cols`` mesh, each edge along its XY route.
+
+    PE ``r * cols + c`` sits in row r, column c.  An edge is drawn from the
+    parent along the route a message takes (:class:`~collective_lib.networks.Mesh`)
+    and coloured by the depth of its child, so the levels of an H-tree show
+    as nested H's (Sanders et al. 2019, Fig. 13.6).  Edges that share a
+    connection are drawn side by side; with ``show_usage`` the connections
+    used by two or more edges carry that number.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Tree edges have gid ``"edge"`` (one line per edge), the root ``"root"``,
+        the usage numbers ``"usage"``.
+
+    Examples
+    --------
+    >>> from collective_lib.embeddings import h_tree
+    >>> ax = draw_mesh_tree(h_tree(4), 4, 4)
+    >>> len([ln for ln in ax.get_lines() if ln.get_gid() == "edge"])
+    15
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    net = Mesh(rows, cols)
+    depth_of_tree = tree_depth(parent)          # also checks that parent is a tree
+    depth = [0] * net.p
+    level = [parent.index(None)]
+    children = tree_children(parent)
+    while level:
+        nxt = [c for v in level for c in children[v]]
+        for c in nxt:
+            depth[c] = depth[parent[c]] + 1
+        level = nxt
+    cell = 0.5 if max(rows, cols) > 16 else 0.7
+    ax = _new_axes(ax, (min(9.0, 1.0 + cell * cols), min(9.0, 1.0 + cell * rows)))
+    for u, v in net.links():
+        if u < v:
+            (ru, cu), (rv, cv) = divmod(u, cols), divmod(v, cols)
+            ax.plot([cu, cv], [-ru, -rv], color=LINK_COLOUR, lw=0.8, zorder=0)
+    colours = plt.get_cmap("viridis")
+    usage = link_usage(parent, net)
+    drawn = {}                                   # how many edges already lie on a connection
+    for v in range(net.p):
+        u = parent[v]
+        if u is None:
+            continue
+        colour = colours(0.9 * (depth[v] - 1) / max(1, depth_of_tree - 1))
+        xs, ys = [], []
+        for a, b in net.path(u, v):
+            key = (min(a, b), max(a, b))
+            shift = 0.12 * (drawn.get(key, 0) - (usage[key] - 1) / 2)
+            drawn[key] = drawn.get(key, 0) + 1
+            (ra, ca), (rb, cb) = divmod(a, cols), divmod(b, cols)
+            dx, dy = (0.0, shift) if ra == rb else (shift, 0.0)
+            xs += [ca + dx, cb + dx]
+            ys += [-ra + dy, -rb + dy]
+        ax.plot(xs, ys, color=colour, lw=2.0, solid_capstyle="round", zorder=1, gid="edge")
+    rc, cc = divmod(parent.index(None), cols)
+    ax.scatter([cc], [-rc], s=90, c=HOLDER_COLOUR, zorder=3, gid="root")
+    others = [v for v in range(net.p) if parent[v] is not None]
+    ax.scatter([v % cols for v in others], [-(v // cols) for v in others], s=14, c="0.25",
+               zorder=2)
+    if show_usage:
+        for (a, b), n in usage.items():
+            if n >= 2:
+                (ra, ca), (rb, cb) = divmod(a, cols), divmod(b, cols)
+                ax.text((ca + cb) / 2, -(ra + rb) / 2, str(n), fontsize=7, ha="center",
+                        va="center", color=ARROW_COLOUR, zorder=4, gid="usage",
+                        bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
+    ax.set_xlim(-0.6, cols - 0.4)
+    ax.set_ylim(-rows + 0.4, 0.6)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    ax.set_title(f"{rows} x {cols} mesh, depth {depth_of_tree}" if title is None else title,
+                 fontsize=10)
     return ax
