@@ -15,7 +15,8 @@ suffice; :func:`coloring_schedule` goes from the message sizes straight to
 those h steps.  The program that delivers a schedule in the simulator is
 :func:`collective_lib.algorithms.hrelation.deliver_schedule`.
 
-Steps and colours are both numbered from 0.  Sources: Sanders, Mehlhorn,
+Colours are numbered from 0 and colour c is step c + 1, as the chapters print
+the steps (and the errors name them).  Sources: Sanders, Mehlhorn,
 Dietzfelbinger, Dementiev, Sequential and Parallel Algorithms and Data
 Structures (2019), §13.6.3 and Exercise 13.12; D. König, Über Graphen und
 ihre Anwendung auf Determinantentheorie und Mengenlehre, Math. Ann. 77
@@ -434,7 +435,7 @@ def step_partners(step, c: int = 0) -> tuple:
     step : list of Transfer
         The transfers of the step (plain ``(src, dst, dummy)`` tuples do too).
     c : int
-        The step's number, for the error message.
+        The step's index, its colour (the error message calls it step c + 1).
 
     Returns
     -------
@@ -451,15 +452,15 @@ def step_partners(step, c: int = 0) -> tuple:
     >>> step_partners([Transfer(0, 2), Transfer(1, 2)], c=4)
     Traceback (most recent call last):
     ...
-    ValueError: step 4: PE 2 receives two packets, from PE 0 and from PE 1
+    ValueError: step 5 (colour 4): PE 2 receives two packets, from PE 0 and from PE 1
     """
     sending, receiving = {}, {}
     for t in (Transfer(*t) for t in step):
         if t.src in sending:
-            raise ValueError(f"step {c}: PE {t.src} sends two packets, to PE "
+            raise ValueError(f"step {c + 1} (colour {c}): PE {t.src} sends two packets, to PE "
                              f"{sending[t.src].dst} and to PE {t.dst}")
         if t.dst in receiving:
-            raise ValueError(f"step {c}: PE {t.dst} receives two packets, from PE "
+            raise ValueError(f"step {c + 1} (colour {c}): PE {t.dst} receives two packets, from PE "
                              f"{receiving[t.dst].src} and from PE {t.src}")
         sending[t.src] = receiving[t.dst] = t
     return sending, receiving
@@ -539,10 +540,11 @@ def schedule_to_coloring(graph, steps) -> dict:
     >>> steps = coloring_schedule([[0, 2, 0], [0, 0, 1], [1, 0, 0]])
     >>> coloring_to_schedule(H, schedule_to_coloring(H, steps)) == steps
     True
-    >>> schedule_to_coloring(H, [[Transfer(0, 1), Transfer(0, 1)], [Transfer(1, 2), Transfer(2, 0)]])
+    >>> twice = [[Transfer(0, 1), Transfer(0, 1)], [Transfer(1, 2), Transfer(2, 0)]]
+    >>> schedule_to_coloring(H, twice)
     Traceback (most recent call last):
     ...
-    ValueError: step 0: PE 0 sends two packets, to PE 1 and to PE 1
+    ValueError: step 1 (colour 0): PE 0 sends two packets, to PE 1 and to PE 1
     """
     free = {}                                     # (i, j, dummy) -> the unused keys, smallest first
     for u, v, key in sorted(_sides(graph), key=lambda e: e[2]):
@@ -555,8 +557,9 @@ def schedule_to_coloring(graph, steps) -> dict:
             edges = free.get((t.src, t.dst, t.dummy))
             if not edges:
                 kind = "dummy packet" if t.dummy else "packet"
-                raise ValueError(f"step {c}: the {kind} from PE {t.src} to PE {t.dst} is not an "
-                                 f"undelivered edge of the graph (delivered twice, or never sent)")
+                raise ValueError(f"step {c + 1} (colour {c}): the {kind} from PE {t.src} to PE "
+                                 f"{t.dst} is not an undelivered edge of the graph (delivered "
+                                 f"twice, or never sent)")
             colouring[edges.pop(0)] = c
     left = [edges[0] for edges in free.values() if edges]
     if left:

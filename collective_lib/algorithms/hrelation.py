@@ -278,11 +278,11 @@ def _steps_plan(steps, p) -> list:
         sending, receiving = step_partners(step, c)
         for t in sending.values():
             if not all(isinstance(x, Integral) and 0 <= x < p for x in (t.src, t.dst)):
-                raise ValueError(f"step {c}: the transfer {tuple(t)!r} names a PE outside "
-                                 f"0..{p - 1}")
+                raise ValueError(f"step {c + 1} (colour {c}): the transfer {tuple(t)!r} names "
+                                 f"a PE outside 0..{p - 1}")
             if t.src == t.dst and not t.dummy:
-                raise ValueError(f"step {c}: PE {t.src} sends a packet to itself; a message "
-                                 f"to oneself stays local")
+                raise ValueError(f"step {c + 1} (colour {c}): PE {t.src} sends a packet to "
+                                 f"itself; a message to oneself stays local")
         busy = {pe for pe, t in sending.items() if t.dst != pe}
         busy |= {pe for pe, t in receiving.items() if t.src != pe}
         for pe in sorted(busy):

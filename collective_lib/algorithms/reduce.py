@@ -550,7 +550,7 @@ def _pipelined_prefix_held(state):
 
 
 def pipelined_binary_tree_prefix_sum_cost(p, m, model, k=1, **_):
-    """(4L + 6(k-1))(alpha + beta ceil(m/k)): Lemma 13.4's upward phase, then Lemma 13.2's downward one.
+    """(4L + 6(k-1))(alpha + beta ceil(m/k)): Lemmas 13.4 (up) and 13.2 (down); an upper bound.
 
     Each phase is at most 2L + 3(k-1) packet steps on the in-order tree of
     height L rooted at p // 2, and the downward phase starts when the upward
@@ -584,7 +584,7 @@ def pipelined_binary_tree_prefix_sum_optimal_k(p, m, model, **_):
           source="Sanders et al. 2019, §13.3, Fig. 13.8, Corollary 13.7 (pipelined as in "
                  "Lemmas 13.2 and 13.4)")
 def pipelined_binary_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=1):
-    """Prefix sums of k packets on the in-order binary tree: a pipelined reduction, then a pipelined broadcast.
+    """Prefix sums of k packets on the in-order tree: a pipelined reduction, then a broadcast.
 
     Sanders et al. 2019, §13.3, Fig. 13.8 and Corollary 13.7: the book omits
     the pipelining and notes that the messages are those of a reduction

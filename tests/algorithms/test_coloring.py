@@ -1,4 +1,4 @@
-"""Exercise 13.12 (Sanders §13.6.3): direct-delivery schedules of an h-relation are edge colourings.
+"""Exercise 13.12 (Sanders §13.6.3): direct-delivery schedules of h-relations are edge colourings.
 
 collective_lib/coloring.py (the multigraph, König's colouring, the two conversions) and the
 program that delivers a schedule, collective_lib.algorithms.hrelation.deliver_schedule.
@@ -37,7 +37,7 @@ def expected(inputs):
 
 
 def colours_per_message(colouring):
-    """The multiset of colours of each (sender, receiver) pair: parallel edges are interchangeable."""
+    """The multiset of colours of each (sender, receiver) pair (parallel edges are alike)."""
     per = {}
     for (u, v, _), c in colouring.items():
         per.setdefault((u, v), Counter())[c] += 1
@@ -96,8 +96,9 @@ def test_colouring_larger_random_h_relations():
         graph = h_relation_multigraph(sizes)
         colouring = color_bipartite_multigraph(graph)
         assert check_edge_coloring(graph, colouring) == h
-        assert coloring_to_schedule(graph, schedule_to_coloring(
-            graph, coloring_to_schedule(graph, colouring))) == coloring_to_schedule(graph, colouring)
+        steps = coloring_to_schedule(graph, colouring)
+        assert len(steps) == h
+        assert coloring_to_schedule(graph, schedule_to_coloring(graph, steps)) == steps
 
 
 # -- delivering a schedule in the simulator ---------------------------------------------------
@@ -148,15 +149,17 @@ def test_delivery_follows_the_steps_one_word_per_pe_and_direction():
 
 def test_schedule_to_coloring_names_what_breaks_the_rules():
     graph = h_relation_multigraph([[0, 2, 0], [0, 0, 1], [1, 0, 0]])
-    with pytest.raises(ValueError, match="step 1: PE 0 sends two packets, to PE 1 and to PE 2"):
+    with pytest.raises(ValueError, match="step 2 \\(colour 1\\): PE 0 sends two packets, "
+                                         "to PE 1 and to PE 2"):
         schedule_to_coloring(graph, [[Transfer(0, 1)], [Transfer(0, 1), Transfer(0, 2)]])
-    with pytest.raises(ValueError, match="step 0: PE 0 receives two packets, from PE 2 and "
-                                         "from PE 1"):
+    with pytest.raises(ValueError, match="step 1 \\(colour 0\\): PE 0 receives two packets, "
+                                         "from PE 2 and from PE 1"):
         schedule_to_coloring(graph, [[Transfer(2, 0), Transfer(1, 0)]])
-    with pytest.raises(ValueError, match="step 2: the packet from PE 0 to PE 1 is not an "
-                                         "undelivered edge"):
+    with pytest.raises(ValueError, match="step 3 \\(colour 2\\): the packet from PE 0 to "
+                                         "PE 1 is not an undelivered edge"):
         schedule_to_coloring(graph, [[Transfer(0, 1)], [Transfer(0, 1)], [Transfer(0, 1)]])
-    with pytest.raises(ValueError, match="step 0: the dummy packet from PE 1 to PE 2"):
+    with pytest.raises(ValueError, match="step 1 \\(colour 0\\): the dummy packet "
+                                         "from PE 1 to PE 2"):
         schedule_to_coloring(graph, [[Transfer(1, 2, True)]])
     with pytest.raises(ValueError, match=r"never delivers the packet of edge \(\('s', 1\), "
                                          r"\('r', 2\), 0\)"):
@@ -181,12 +184,13 @@ def test_coloring_to_schedule_names_a_bad_edge():
 def test_deliver_schedule_names_what_does_not_fit():
     sizes = [[0, 2], [1, 0]]
     inputs = messages_for(sizes)
-    with pytest.raises(ValueError, match="step 0: PE 1 receives two packets"):
+    with pytest.raises(ValueError, match="step 1 \\(colour 0\\): PE 1 receives two packets"):
         simulate(deliver_schedule, 2, inputs, steps=[[Transfer(0, 1), Transfer(1, 1, True)]])
-    with pytest.raises(ValueError, match="step 1: PE 0 sends a packet to itself"):
+    with pytest.raises(ValueError, match="step 2 \\(colour 1\\): PE 0 sends a packet "
+                                         "to itself"):
         simulate(deliver_schedule, 2, inputs, steps=[[Transfer(0, 1)], [Transfer(0, 0)]])
-    with pytest.raises(ValueError, match=r"step 0: the transfer \(0, 5, False\) names a PE "
-                                         r"outside 0..1"):
+    with pytest.raises(ValueError, match=r"step 1 \(colour 0\): the transfer \(0, 5, False\) "
+                                         r"names a PE outside 0..1"):
         simulate(deliver_schedule, 2, inputs, steps=[[Transfer(0, 5)]])
     with pytest.raises(ValueError, match="sends 1 packets from PE 0 to PE 1, but its message "
                                          "has 2 words"):
