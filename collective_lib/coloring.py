@@ -6,7 +6,7 @@ s_i for PE i as a sender, a node r_j for PE j as a receiver, and one edge
 (s_i, r_j) per packet from i to j (:func:`h_relation_multigraph`).  A
 schedule that delivers every packet directly, with each PE sending at most
 one packet and receiving at most one per step, is the same thing as a proper
-edge colouring of H (Exercise 13.12): colour c = step c.  The two directions
+edge colouring of H (Exercise 13.12): one colour per step.  The two directions
 of that equivalence are :func:`schedule_to_coloring` and
 :func:`coloring_to_schedule`; each checks its input and names the step or the
 edge that breaks the rule.  König's theorem gives a colouring with h colours,
@@ -35,7 +35,7 @@ from .validate import check_positive_int
 __all__ = [
     "check_size_matrix", "h_relation_multigraph", "color_bipartite_multigraph",
     "check_edge_coloring", "pad_to_regular", "Transfer", "coloring_schedule",
-    "step_partners", "schedule_to_coloring", "coloring_to_schedule",
+    "idle_steps_last", "step_partners", "schedule_to_coloring", "coloring_to_schedule",
 ]
 
 
@@ -380,7 +380,7 @@ def coloring_schedule(sizes, unit: int = 1, pad: bool = False) -> list:
     pad : bool, default False
         Colour the :func:`pad_to_regular` completion instead, so that every PE
         sends and receives a packet (maybe a dummy) in every step; the steps
-        in which one PE would only talk to itself come last.
+        in which one PE would only talk to itself come last (:func:`idle_steps_last`).
 
     Returns
     -------
@@ -410,8 +410,7 @@ def coloring_schedule(sizes, unit: int = 1, pad: bool = False) -> list:
     steps = [[] for _ in range(h)]
     for t, c in zip(packets, colours):
         steps[c].append(t)
-    steps = [sorted(step) for step in steps]
-    return sorted(steps, key=lambda step: any(t.src == t.dst for t in step))   # idle steps last
+    return idle_steps_last([sorted(step) for step in steps])
 
 
 
@@ -425,6 +424,24 @@ def _pe_of(graph, node, side) -> int:
         raise ValueError(f"node {node!r} is not a node ({tag!r}, PE) of an h-relation's "
                          f"multigraph (see h_relation_multigraph)")
     return int(node[1])
+
+
+def idle_steps_last(steps) -> list:
+    """The same steps, those in which some PE is paired with itself (it idles) moved to the end.
+
+    Any order of the steps is a schedule (colours can be renamed), but not
+    every order runs in lockstep: sends are eager, so a PE that idles in a
+    step goes on to its next packet at once and can take a receiver's port
+    that another PE needs in the current step.  Where an idle PE has nothing
+    left to do, it cannot run ahead.  The order is otherwise kept.
+
+    Examples
+    --------
+    >>> steps = [[Transfer(0, 1), Transfer(1, 1, True)], [Transfer(0, 1), Transfer(1, 0, True)]]
+    >>> [[(t.src, t.dst) for t in step] for step in idle_steps_last(steps)]
+    [[(0, 1), (1, 0)], [(0, 1), (1, 1)]]
+    """
+    return sorted(steps, key=lambda step: any(Transfer(*t).src == Transfer(*t).dst for t in step))
 
 
 def step_partners(step, c: int = 0) -> tuple:

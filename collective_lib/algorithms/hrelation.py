@@ -51,8 +51,8 @@ import numpy as np
 from ..catalog import register
 from ..coloring import (Transfer, check_edge_coloring, check_size_matrix,
                         color_bipartite_multigraph, coloring_schedule, coloring_to_schedule,
-                        h_relation_multigraph, pad_to_regular, schedule_to_coloring,
-                        step_partners)
+                        h_relation_multigraph, idle_steps_last, pad_to_regular,
+                        schedule_to_coloring, step_partners)
 from ..operations import random_h_relation
 from ..ops import recv, send, sendrecv, size_in_words
 from ..trees import ceil_log2
@@ -66,7 +66,7 @@ __all__ = [
     # the multigraph and its colourings, from collective_lib.coloring
     "h_relation_multigraph", "color_bipartite_multigraph", "check_edge_coloring",
     "pad_to_regular", "Transfer", "coloring_schedule", "schedule_to_coloring",
-    "coloring_to_schedule",
+    "coloring_to_schedule", "idle_steps_last",
 ]
 
 #: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).
@@ -352,13 +352,15 @@ def deliver_schedule(me, p, data, steps):
     local.  Raises a ValueError naming the step or the PE where the schedule
     breaks the rules or does not fit ``data``.
 
-    Time: with every step complete (each PE sends and receives in every
-    step, or pairs with itself, as in the colouring of
-    :func:`~collective_lib.coloring.pad_to_regular`'s completion), exactly
-    ``len(steps)`` (alpha + beta), i.e. h (alpha + beta) for an
-    h-colouring (:func:`edge_coloring_delivery_cost`).  With gaps it can take
-    longer: sends are eager, so a PE idle in one step sends its next packet
-    early and may hold a receiver's port when another PE needs it.
+    Time: exactly ``len(steps)`` (alpha + beta), i.e. h (alpha + beta) for
+    an h-colouring (:func:`edge_coloring_delivery_cost`), when the steps run
+    in lockstep: every step complete (each PE sends and receives, real or
+    dummy, as in a colouring of
+    :func:`~collective_lib.coloring.pad_to_regular`'s completion) except that
+    a PE may pair with itself in the last steps
+    (:func:`~collective_lib.coloring.idle_steps_last`).  Otherwise it can
+    take longer: sends are eager, so a PE idle in one step sends its next
+    packet early and may hold a receiver's port when another PE needs it.
 
     Examples
     --------

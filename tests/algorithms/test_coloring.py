@@ -14,7 +14,7 @@ from collective_lib import CostModel, simulate
 from collective_lib.algorithms.hrelation import deliver_schedule, message_sizes
 from collective_lib.coloring import (Transfer, check_edge_coloring, color_bipartite_multigraph,
                                      coloring_schedule, coloring_to_schedule,
-                                     h_relation_multigraph, pad_to_regular,
+                                     h_relation_multigraph, idle_steps_last, pad_to_regular,
                                      schedule_to_coloring, step_partners)
 from collective_lib.operations import random_h_relation
 
@@ -24,6 +24,12 @@ sizes_matrices = st.integers(1, 8).flatmap(
 
 def max_degree(graph):
     return max((d for _, d in graph.degree()), default=0)
+
+
+def multigraph(sizes, pad):
+    """H of the sizes, or its h-regular completion with dummy edges."""
+    graph = h_relation_multigraph(sizes)
+    return pad_to_regular(graph) if pad else graph
 
 
 def messages_for(sizes):
@@ -49,9 +55,7 @@ def colours_per_message(colouring):
 @settings(max_examples=150, deadline=None)
 @given(sizes=sizes_matrices, pad=st.booleans())
 def test_a_konig_colouring_is_a_schedule_of_h_steps_and_back(sizes, pad):
-    graph = h_relation_multigraph(sizes)
-    if pad:
-        graph = pad_to_regular(graph)
+    graph = multigraph(sizes, pad)
     h = max_degree(graph)
     colouring = color_bipartite_multigraph(graph)
     assert check_edge_coloring(graph, colouring) == h            # proper, exactly h colours
@@ -69,9 +73,7 @@ def test_a_konig_colouring_is_a_schedule_of_h_steps_and_back(sizes, pad):
 @settings(max_examples=100, deadline=None)
 @given(sizes=sizes_matrices, pad=st.booleans())
 def test_every_schedule_of_coloring_schedule_is_a_colouring_and_back(sizes, pad):
-    graph = h_relation_multigraph(sizes)
-    if pad:
-        graph = pad_to_regular(graph)
+    graph = multigraph(sizes, pad)
     steps = coloring_schedule(sizes, pad=pad)
     colouring = schedule_to_coloring(graph, steps)
     assert check_edge_coloring(graph, colouring) == len(steps) == max_degree(graph)
@@ -106,10 +108,11 @@ def test_colouring_larger_random_h_relations():
 @settings(max_examples=60, deadline=None)
 @given(sizes=sizes_matrices, ts=st.sampled_from([0.0, 1.0, 3.0]), tw=st.sampled_from([0.5, 1.0]))
 def test_a_complete_colouring_delivers_in_exactly_h_steps(sizes, ts, tw):
-    # Pad H to h-regular, colour it, turn the colouring into steps and run them.
-    graph = pad_to_regular(h_relation_multigraph(sizes))
+    # Pad H to h-regular, colour it, turn the colouring into steps (a PE that idles in a
+    # step idles last) and run them.
+    graph = multigraph(sizes, pad=True)
     h = max_degree(graph)
-    steps = coloring_to_schedule(graph, color_bipartite_multigraph(graph))
+    steps = idle_steps_last(coloring_to_schedule(graph, color_bipartite_multigraph(graph)))
     inputs = messages_for(sizes)
     run = simulate(deliver_schedule, len(sizes), inputs, steps=steps,
                    model=CostModel(ts=ts, tw=tw), trace=False)
@@ -132,6 +135,21 @@ def test_without_the_dummies_a_pe_can_run_ahead_and_cost_a_step():
         assert run.time >= 2 * len(steps)
         late += run.time > 2 * len(steps)
     assert late > 0
+
+
+def test_an_idle_pe_in_an_early_step_runs_ahead():
+    # PE 1 has nothing to send or receive: it pairs with itself in one step and sends a
+    # dummy in the other.  If it idles first, its dummy takes PE 0's port out of turn.
+    sizes = [[0, 0, 2], [0, 0, 0], [1, 0, 0]]
+    steps = coloring_schedule(sizes, pad=True)
+    assert [any(t.src == t.dst for t in step) for step in steps] == [False, True]
+    inputs = messages_for(sizes)
+    model = CostModel(ts=0.0, tw=0.5)
+    in_order = simulate(deliver_schedule, 3, inputs, steps=steps, model=model)
+    idle_first = simulate(deliver_schedule, 3, inputs, steps=steps[::-1], model=model)
+    assert in_order.results == idle_first.results == expected(inputs)
+    assert in_order.time == 2 * 0.5 < idle_first.time == 3 * 0.5
+    assert idle_steps_last(steps[::-1]) == steps
 
 
 def test_delivery_follows_the_steps_one_word_per_pe_and_direction():
