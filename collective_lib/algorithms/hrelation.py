@@ -24,7 +24,9 @@ Two ways to route it:
   a bipartite multigraph of maximum degree h (:func:`h_relation_multigraph`),
   whose h-edge-colouring (König; :func:`color_bipartite_multigraph`) is a
   schedule of h steps in which every PE sends and receives at most one packet
-  (:func:`coloring_schedule`).
+  (:func:`coloring_schedule`); :func:`deliver_schedule` runs a given schedule.
+  The multigraph and its colourings live in :mod:`collective_lib.coloring`
+  (Exercise 13.12: schedules are colourings) and are importable from here too.
 
 Catalog convention: for ``"alltoallv"`` the catalog's ``m`` is h.  Its random
 inputs (:func:`~collective_lib.operations.random_h_relation`, declared with
@@ -43,25 +45,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral
-from typing import NamedTuple
 
-import networkx as nx
 import numpy as np
 
 from ..catalog import register
+from ..coloring import (Transfer, check_edge_coloring, check_size_matrix,
+                        color_bipartite_multigraph, coloring_schedule, coloring_to_schedule,
+                        h_relation_multigraph, idle_steps_last, pad_to_regular,
+                        schedule_to_coloring, step_partners)
 from ..operations import random_h_relation
 from ..ops import recv, send, sendrecv, size_in_words
 from ..trees import ceil_log2
-from ..validate import check_positive_int
 from .gather import bruck_allgather
 from .personalized import alltoall_cyclic
 
 __all__ = [
-    "alltoallv_two_phase", "alltoallv_edge_coloring", "message_sizes", "bottleneck_volume",
-    "random_h_relation", "h_relation_multigraph", "color_bipartite_multigraph",
-    "check_edge_coloring", "pad_to_regular", "Transfer", "coloring_schedule",
-    "two_phase_bundle_words", "eq_13_5_bound", "alltoallv_edge_coloring_cost",
-    "alltoallv_two_phase_cost", "edge_coloring_delivery_cost",
+    "alltoallv_two_phase", "alltoallv_edge_coloring", "deliver_schedule", "message_sizes",
+    "bottleneck_volume", "random_h_relation", "two_phase_bundle_words", "eq_13_5_bound",
+    "alltoallv_edge_coloring_cost", "alltoallv_two_phase_cost", "edge_coloring_delivery_cost",
+    # the multigraph and its colourings, from collective_lib.coloring
+    "h_relation_multigraph", "color_bipartite_multigraph", "check_edge_coloring",
+    "pad_to_regular", "Transfer", "coloring_schedule", "schedule_to_coloring",
+    "coloring_to_schedule", "idle_steps_last",
 ]
 
 #: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).
@@ -69,29 +74,6 @@ CATALOG_POSITION = 52
 
 
 # -- sizes and h ---------------------------------------------------------------------------
-
-def _check_sizes(sizes) -> np.ndarray:
-    """``sizes`` as a p x p array of non-negative ints; a ValueError names a bad entry."""
-    try:
-        a = np.array(sizes)
-    except ValueError:                                 # ragged rows
-        a = np.array(None)
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        lengths = [len(row) for row in sizes] if a.ndim != 2 else list(a.shape)
-        raise ValueError(f"sizes must be a p x p matrix of word counts, got rows of "
-                         f"lengths {lengths[:8]}")
-    if a.dtype.kind not in "iu" or (a < 0).any() or any(
-            type(s) is bool for row in sizes for s in row):
-        for i, row in enumerate(sizes):
-            for j, s in enumerate(row):
-                if not isinstance(s, Integral) or isinstance(s, bool) or s < 0:
-                    raise ValueError(f"sizes[{i}][{j}] must be a non-negative integer, "
-                                     f"got {s!r}")
-    return a.astype(np.int64)
-
-
-def _check_unit(unit) -> int:
-    return check_positive_int("unit", unit)
 
 
 def message_sizes(inputs) -> list:
@@ -122,7 +104,7 @@ def bottleneck_volume(sizes) -> int:
     ...                    [3, 0, 0]])     # PE 2 receives 1 + 4 words; the 9 stay on PE 0
     5
     """
-    a = _check_sizes(sizes)
+    a = check_size_matrix(sizes)
     np.fill_diagonal(a, 0)
     if a.size == 0:
         return 0
@@ -188,7 +170,7 @@ def two_phase_bundle_words(sizes) -> tuple:
     >>> two_phase_bundle_words([[0, 7, 0], [0, 0, 0], [2, 0, 0]])   # p = 3, h = 7
     (6, 6)
     """
-    a = _check_sizes(sizes)
+    a = check_size_matrix(sizes)
     p = len(a)
     np.fill_diagonal(a, 0)
     width = -(-a // p)                                       # ceil(|m_ij| / p)
@@ -279,353 +261,121 @@ def alltoallv_two_phase(me, p, data):
     return result
 
 
-# -- the h-relation as a bipartite multigraph: Sanders §13.6.3 -------------------------------
-
-def _packets(sizes, unit):
-    """The packets of an h-relation as (src, dst) pairs, a message's packets in order."""
-    sizes = _check_sizes(sizes)
-    unit = _check_unit(unit)
-    np.fill_diagonal(sizes, 0)
-    counts = -(-sizes // unit)
-    return [(int(i), int(j)) for i, j in zip(*np.nonzero(counts))
-            for _ in range(counts[i, j])]
-
-
-def h_relation_multigraph(sizes, unit: int = 1) -> nx.MultiGraph:
-    """Sanders' bipartite multigraph H of an h-relation: one edge per packet.
-
-    Node ``("s", i)`` is PE i as a sender, node ``("r", j)`` PE j as a
-    receiver (attribute ``bipartite`` 0 and 1).  A message of ``sizes[i][j]``
-    words, cut into packets of ``unit`` words, gives ceil(sizes[i][j] / unit)
-    parallel edges between ``("s", i)`` and ``("r", j)``, with keys 0, 1, ...
-    (the packets' order in the message).  Messages to oneself stay local and
-    give no edge.  With ``unit = 1`` the maximum degree is h.
-
-    Examples
-    --------
-    >>> H = h_relation_multigraph([[0, 2], [1, 0]])
-    >>> sorted(H.edges(keys=True))
-    [(('s', 0), ('r', 1), 0), (('s', 0), ('r', 1), 1), (('s', 1), ('r', 0), 0)]
-    >>> max(d for _, d in H.degree())
-    2
-    """
-    packets = _packets(sizes, unit)
-    p = len(sizes)
-    graph = nx.MultiGraph()
-    graph.add_nodes_from((("s", i) for i in range(p)), bipartite=0)
-    graph.add_nodes_from((("r", j) for j in range(p)), bipartite=1)
-    graph.add_edges_from((("s", i), ("r", j)) for i, j in packets)
-    return graph
-
-
-def _sides(graph):
-    """The edges of a bipartite multigraph as (left, right, key), left on side 0.
-
-    Raises a ValueError naming a node without side or an edge inside one side.
-    """
-    side = {}
-    for v, s in graph.nodes(data="bipartite"):
-        if s not in (0, 1):
-            raise ValueError(f"node {v!r} needs the attribute bipartite = 0 or 1, got {s!r}")
-        side[v] = s
-    edges = []
-    for u, v, key in graph.edges(keys=True):
-        if side[u] == side[v]:
-            raise ValueError(f"edge {(u, v, key)!r} joins two nodes of side {side[u]}; "
-                             f"the multigraph is not bipartite")
-        edges.append((u, v, key) if side[u] == 0 else (v, u, key))
-    return edges
-
-
-def _max_degree(graph) -> int:
-    return max((d for _, d in graph.degree()), default=0)
-
-
-def _color_edges(ends, nodes, h) -> list:
-    """König's alternating-path colouring of the edges ``ends`` = [(u, v), ...], u on side 0.
-
-    Nodes are the integers 0 .. nodes-1; returns one colour in 0 .. h-1 per edge.
-    """
-    at = [{} for _ in range(nodes)]              # at[x][colour] = the edge of that colour at x
-    free = [set(range(h)) for _ in range(nodes)]
-    colour = [None] * len(ends)
-
-    def paint(e, c):
-        u, v = ends[e]
-        colour[e] = c
-        at[u][c] = at[v][c] = e
-        free[u].discard(c)
-        free[v].discard(c)
-
-    def scrape(e):
-        u, v = ends[e]
-        c = colour[e]
-        del at[u][c], at[v][c]
-        free[u].add(c)
-        free[v].add(c)
-        return c
-
-    for e, (u, v) in enumerate(ends):
-        a = min(free[u])                         # free at u: fewer than h edges coloured there
-        if a not in free[v]:
-            b = min(free[v])
-            path, x, c = [], v, a                # the path from v coloured a, b, a, ...
-            while c in at[x]:
-                f = at[x][c]
-                path.append(f)
-                x = ends[f][0] if ends[f][1] == x else ends[f][1]
-                c = b if c == a else a
-            swapped = [(f, b if scrape(f) == a else a) for f in path]
-            for f, c in swapped:
-                paint(f, c)
-        paint(e, a)
-    return colour
-
-
-def color_bipartite_multigraph(graph) -> dict:
-    """An edge colouring of a bipartite multigraph with exactly as many colours as its maximum degree.
-
-    König's theorem: a bipartite multigraph of maximum degree h has a proper
-    h-edge-colouring (no two edges at a node share a colour).  The proof is
-    the algorithm: colour the edges one at a time.  For an edge (u, v), some
-    colour a is free at u and some colour b at v, since fewer than h of their
-    edges are coloured yet.  If a is free at v too, use it.  Otherwise follow
-    the path from v whose edges alternate a, b, a, ... and swap the two
-    colours along it; the path cannot end at u (it enters u's side only along
-    a-edges, and u has none), so afterwards a is free at both ends.  Time
-    O(|E| (h + |V|)).
-
-    Parameters
-    ----------
-    graph : networkx.MultiGraph
-        Nodes carry ``bipartite`` = 0 or 1, as from :func:`h_relation_multigraph`.
-
-    Returns
-    -------
-    dict
-        ``{(left, right, key): colour}`` with colours 0 .. h-1, ``left`` the
-        edge's node on side 0.
-
-    Examples
-    --------
-    >>> H = h_relation_multigraph([[0, 2, 1], [1, 0, 1], [1, 1, 0]])
-    >>> colours = color_bipartite_multigraph(H)
-    >>> sorted(set(colours.values()))          # h = 3
-    [0, 1, 2]
-    >>> check_edge_coloring(H, colours)
-    3
-    """
-    edges = _sides(graph)
-    number = {v: k for k, v in enumerate(graph.nodes)}
-    colours = _color_edges([(number[u], number[v]) for u, v, _ in edges], len(number),
-                           _max_degree(graph))
-    return dict(zip(edges, colours))
-
-
-def check_edge_coloring(graph, colouring) -> int:
-    """Check that ``colouring`` is a proper edge colouring of ``graph`` with exactly h colours.
-
-    Every edge must have a colour in 0 .. h-1 (h the maximum degree) and
-    each colour class must be a matching (no two edges of one colour meet at
-    a node); then a node of degree h uses all h colours, so the colouring has
-    exactly h.  Returns h; raises a ValueError naming the first violation.
-
-    Examples
-    --------
-    >>> H = h_relation_multigraph([[0, 2], [0, 0]])
-    >>> check_edge_coloring(H, {(("s", 0), ("r", 1), 0): 0, (("s", 0), ("r", 1), 1): 0})
-    Traceback (most recent call last):
-    ...
-    ValueError: colour 0 is used twice at node ('s', 0): ...
-    """
-    edges = _sides(graph)
-    h = _max_degree(graph)
-    if set(colouring) != set(edges):
-        missing = set(edges) - set(colouring)
-        raise ValueError(f"the colouring must colour exactly the edges of the graph; "
-                         f"missing {sorted(missing)[:3]}, extra {sorted(set(colouring) - set(edges))[:3]}")
-    seen = {}
-    for edge in edges:
-        c = colouring[edge]
-        if not isinstance(c, Integral) or not 0 <= c < h:
-            raise ValueError(f"edge {edge!r} has colour {c!r}, not one of 0..{h - 1}")
-        for node in edge[:2]:
-            if (node, c) in seen:
-                raise ValueError(f"colour {c} is used twice at node {node!r}: edges "
-                                 f"{seen[node, c]!r} and {edge!r}")
-            seen[node, c] = edge
-    return h          # a node of degree h sees all of the colours 0 .. h-1
-
-
-def _dummy_pairs(lack_out, lack_in) -> list:
-    """(src, dst) dummy packets that give every PE the missing sends and receives.
-
-    ``lack_out[i]`` and ``lack_in[i]`` are what PE i lacks of h as a sender
-    and as a receiver (both sum to D).  A PE k with lack_out[k] + lack_in[k]
-    > D first gets the excess as packets to itself (at most one PE can have
-    it); then the sender and the receiver of different PEs with the largest
-    lack_out + lack_in are paired, as many times as keeps every PE's
-    lack_out + lack_in <= D, which therefore never runs out of partners.
-    """
-    d = np.array(lack_out, dtype=np.int64)
-    e = np.array(lack_in, dtype=np.int64)
-    pairs = []
-
-    def add(i, j, count):
-        pairs.extend([(i, j)] * int(count))
-        d[i] -= count
-        e[j] -= count
-
-    total = int(d.sum())
-    if total:
-        k = int(np.argmax(d + e))
-        if d[k] + e[k] > total:                 # only PE k can take these: it idles
-            excess = int(d[k] + e[k]) - total
-            add(k, k, excess)
-            total -= excess
-    ranks = np.arange(len(d))
-    while total:
-        score = d + e
-        i = int(np.argmax(np.where(d > 0, score, -1)))
-        j = int(np.argmax(np.where((e > 0) & (ranks != i), score, -1)))
-        rest = np.delete(score, [i, j])
-        count = min(int(d[i]), int(e[j]), total - int(rest.max(initial=0)))
-        add(i, j, count)
-        total -= count
-    return pairs
-
-
-def pad_to_regular(graph) -> nx.MultiGraph:
-    """Complete an h-relation's multigraph to an h-regular one with dummy edges (h its maximum degree).
-
-    The step of König's proof that turns an edge colouring into perfect
-    matchings: sender i lacks h - deg(s_i) edges, receiver j lacks
-    h - deg(r_j), and both lacks add up to the same D.  Dummy edges
-    (attribute ``dummy=True``) fill them, between ``("s", i)`` and
-    ``("r", j)`` of different PEs i != j whenever that is possible; only a
-    PE whose two lacks together exceed D (at most one PE can) gets the
-    excess as dummy edges to itself, and in those steps it idles while every
-    other PE is busy.
-
-    Parameters
-    ----------
-    graph : networkx.MultiGraph
-        From :func:`h_relation_multigraph` (nodes ``("s", i)``, ``("r", i)``).
-
-    Examples
-    --------
-    >>> H = pad_to_regular(h_relation_multigraph([[0, 2, 0], [0, 0, 0], [0, 0, 0]]))
-    >>> sorted(d for _, d in H.degree())          # every node now has degree h = 2
-    [2, 2, 2, 2, 2, 2]
-    >>> sorted((u[1], v[1]) for u, v, dummy in H.edges(data="dummy") if dummy)
-    [(1, 2), (1, 2), (2, 0), (2, 0)]
-    >>> H = pad_to_regular(h_relation_multigraph([[0, 1, 0], [1, 0, 0], [0, 0, 0]]))
-    >>> sorted((u[1], v[1]) for u, v, dummy in H.edges(data="dummy") if dummy)   # PE 2 idles
-    [(2, 2)]
-    """
-    _sides(graph)
-    p = graph.number_of_nodes() // 2
-    if set(graph.nodes) != {(side, i) for side in "sr" for i in range(p)}:
-        raise ValueError("pad_to_regular needs the nodes ('s', i) and ('r', i), i = 0..p-1, "
-                         "of h_relation_multigraph")
-    h = _max_degree(graph)
-    pairs = _dummy_pairs([h - graph.degree(("s", i)) for i in range(p)],
-                         [h - graph.degree(("r", i)) for i in range(p)])
-    padded = graph.copy()
-    padded.add_edges_from((("s", i), ("r", j), {"dummy": True}) for i, j in pairs)
-    return padded
-
-
-class Transfer(NamedTuple):
-    """One packet of a schedule step: from PE ``src`` to PE ``dst``; ``dummy`` pads a step."""
-    src: int
-    dst: int
-    dummy: bool = False
-
-
-def coloring_schedule(sizes, unit: int = 1, pad: bool = False) -> list:
-    """The h-relation as h communication steps, from an h-edge-colouring of its multigraph.
-
-    Step c holds the packets (edges) of colour c: every PE is the ``src`` of
-    at most one and the ``dst`` of at most one, so in one step each PE sends
-    at most one packet and receives at most one (Sanders §13.6.3).  The
-    packets of one message are numbered in step order, so a receiver that
-    appends them as they come rebuilds the message.  Same colouring as
-    :func:`color_bipartite_multigraph` on :func:`h_relation_multigraph`
-    (or its :func:`pad_to_regular` completion).
-
-    Parameters
-    ----------
-    sizes : p x p matrix of non-negative ints
-        Message lengths in words (see :func:`message_sizes`).
-    unit : int, default 1
-        Words per packet; the schedule then has as many steps as the largest
-        number of packets a PE sends or receives (h for ``unit = 1``).
-    pad : bool, default False
-        Colour the :func:`pad_to_regular` completion instead, so that every PE
-        sends and receives a packet (maybe a dummy) in every step; the steps
-        in which one PE would only talk to itself come last.
-
-    Returns
-    -------
-    list of lists of Transfer
-        One sorted list per step.
-
-    Examples
-    --------
-    >>> steps = coloring_schedule([[0, 2, 0], [0, 0, 1], [1, 0, 0]])
-    >>> len(steps)                              # h = 2
-    2
-    >>> sorted((t.src, t.dst) for step in steps for t in step)
-    [(0, 1), (0, 1), (1, 2), (2, 0)]
-    >>> [len(step) for step in coloring_schedule([[0, 2, 0], [0, 0, 1], [1, 0, 0]], pad=True)]
-    [3, 3]
-    """
-    if not isinstance(pad, bool):
-        raise ValueError(f"pad must be True or False, got {pad!r}")
-    p = len(sizes)
-    packets = [Transfer(i, j) for i, j in _packets(sizes, unit)]
-    out_degree = np.bincount([t.src for t in packets], minlength=p)
-    in_degree = np.bincount([t.dst for t in packets], minlength=p)
-    h = int(max(out_degree.max(initial=0), in_degree.max(initial=0)))
-    if pad:
-        packets += [Transfer(i, j, True) for i, j in _dummy_pairs(h - out_degree, h - in_degree)]
-    colours = _color_edges([(t.src, p + t.dst) for t in packets], 2 * p, h)
-    steps = [[] for _ in range(h)]
-    for t, c in zip(packets, colours):
-        steps[c].append(t)
-    steps = [sorted(step) for step in steps]
-    return sorted(steps, key=lambda step: any(t.src == t.dst for t in step))   # idle steps last
-
-
 # -- delivering the schedule: alltoallv_edge_coloring ---------------------------------------
 
-_last_plan = {"rows": None, "plan": None}
+_last_plan = {"key": None, "p": None, "plan": None}
 
 
-def _shared_plan(rows):
-    """Per PE, the (dst, dst_is_dummy, src, src_is_dummy) of each step of the padded schedule.
+def _steps_plan(steps, p) -> list:
+    """Per PE, (dst, dst_is_dummy, src, src_is_dummy) of each step it takes part in.
 
-    Every PE computes the same schedule from the same gathered rows.  The
-    simulator runs all PEs in one process and they hold the very same row
-    objects (immutable tuples), so the plan of the last call is reused when
-    the rows are identical, instead of colouring the multigraph p times.
+    A PE paired with itself (a dummy) idles in that step; ``None`` marks a
+    direction the PE does not use.  A ValueError names a step in which a PE
+    is busy twice, a PE out of range, or a real packet to oneself.
     """
-    last = _last_plan["rows"]
-    if last is not None and len(last) == len(rows) and all(a is b for a, b in zip(last, rows)):
-        return _last_plan["plan"]
-    p = len(rows)
     plan = [[] for _ in range(p)]
-    for step in coloring_schedule(rows, pad=True):
-        sends, recvs = {}, {}
-        for t in step:
-            if t.src != t.dst:                  # a PE paired with itself idles
-                sends[t.src] = (t.dst, t.dummy)
-                recvs[t.dst] = (t.src, t.dummy)
-        for pe in set(sends) | set(recvs):
-            plan[pe].append((*sends.get(pe, (None, True)), *recvs.get(pe, (None, True))))
-    _last_plan.update(rows=rows, plan=plan)
+    for c, step in enumerate(steps):
+        sending, receiving = step_partners(step, c)
+        for t in sending.values():
+            if not all(isinstance(x, Integral) and 0 <= x < p for x in (t.src, t.dst)):
+                raise ValueError(f"step {c + 1} (colour {c}): the transfer {tuple(t)!r} names "
+                                 f"a PE outside 0..{p - 1}")
+            if t.src == t.dst and not t.dummy:
+                raise ValueError(f"step {c + 1} (colour {c}): PE {t.src} sends a packet to "
+                                 f"itself; a message to oneself stays local")
+        busy = {pe for pe, t in sending.items() if t.dst != pe}
+        busy |= {pe for pe, t in receiving.items() if t.src != pe}
+        for pe in sorted(busy):
+            out, into = sending.get(pe), receiving.get(pe)
+            out = (None, True) if out is None or out.dst == pe else (out.dst, out.dummy)
+            into = (None, True) if into is None or into.src == pe else (into.src, into.dummy)
+            plan[pe].append((*out, *into))
     return plan
+
+
+def _shared_plan(key, make_steps, p):
+    """The per-PE plans of the steps ``make_steps()``, computed once for all PEs.
+
+    Every PE holds the same ``key`` (the gathered rows of sizes, or the
+    schedule itself): the simulator runs all PEs in one process and they
+    hold the very same objects, so the plan of the last call is reused when
+    the key's items are identical, instead of being recomputed p times.
+    """
+    last = _last_plan["key"]
+    if (last is not None and _last_plan["p"] == p and len(last) == len(key)
+            and all(a is b for a, b in zip(last, key))):
+        return _last_plan["plan"]
+    plan = _steps_plan(make_steps(), p)
+    _last_plan.update(key=key, p=p, plan=plan)
+    return plan
+
+
+def _run_plan(me, p, messages, plan):
+    """Send and receive one word per step of ``plan`` (a PE's part of a schedule)."""
+    next_word = [0] * p
+    result = [[] for _ in range(p)]
+    for dst, dst_dummy, src, src_dummy in plan:
+        word = None
+        if not dst_dummy:
+            if next_word[dst] >= len(messages[dst]):
+                raise ValueError(f"the schedule makes PE {me} send more packets to PE {dst} "
+                                 f"than its message of {len(messages[dst])} words holds")
+            word = messages[dst][next_word[dst]]
+            next_word[dst] += 1
+        if dst is not None and src is not None:
+            got = yield sendrecv(dst, word, src, words=1)
+        elif dst is not None:
+            got = yield send(dst, word, words=1)
+        else:
+            got = yield recv(src)
+        if not src_dummy:
+            result[src].append(got)
+    short = [j for j in range(p) if j != me and next_word[j] != len(messages[j])]
+    if short:
+        raise ValueError(f"the schedule sends {next_word[short[0]]} packets from PE {me} to "
+                         f"PE {short[0]}, but its message has {len(messages[short[0]])} words")
+    result[me] = list(messages[me])
+    return result
+
+
+def deliver_schedule(me, p, data, steps):
+    """Deliver an h-relation of one-word packets in the steps of a given schedule.
+
+    Sanders et al. 2019, §13.6.3 and Exercise 13.12: ``steps[c]`` lists the
+    transfers of step c (:class:`~collective_lib.coloring.Transfer`, e.g.
+    from :func:`~collective_lib.coloring.coloring_to_schedule` of a
+    colouring); in each step a PE sends its next word to the ``dst`` of its
+    transfer and receives one from the ``src`` of another (``sendrecv``), so
+    every PE sends and receives at most one word per step, and a message's
+    words arrive in order.  Every PE is given the same ``steps``; a dummy
+    transfer carries a word that is thrown away.  A message to oneself stays
+    local.  Raises a ValueError naming the step or the PE where the schedule
+    breaks the rules or does not fit ``data``.
+
+    Time: exactly ``len(steps)`` (alpha + beta), i.e. h (alpha + beta) for
+    an h-colouring (:func:`edge_coloring_delivery_cost`), when the steps run
+    in lockstep: every step complete (each PE sends and receives, real or
+    dummy, as in a colouring of
+    :func:`~collective_lib.coloring.pad_to_regular`'s completion) except that
+    a PE may pair with itself in the last steps
+    (:func:`~collective_lib.coloring.idle_steps_last`).  Otherwise it can
+    take longer: sends are eager, so a PE idle in one step sends its next
+    packet early and may hold a receiver's port when another PE needs it.
+
+    Examples
+    --------
+    >>> from collective_lib import simulate, CostModel
+    >>> data = [[[], [1, 2], [3]], [[4], [], []], [[5, 6], [], []]]
+    >>> steps = coloring_schedule(message_sizes(data), pad=True)
+    >>> run = simulate(deliver_schedule, 3, data, steps=steps, model=CostModel(ts=1, tw=1))
+    >>> run.results[0], len(steps), run.time     # h = 3 steps of alpha + beta
+    ([[], [4], [5, 6]], 3, 6.0)
+    """
+    messages = _check_messages("deliver_schedule", data, p)
+    if not isinstance(steps, (list, tuple)):
+        raise ValueError(f"deliver_schedule needs steps=[[Transfer, ...], ...], got {steps!r:.80}")
+    plan = _shared_plan(steps, lambda: steps, p)[me]
+    return (yield from _run_plan(me, p, messages, plan))
 
 
 def edge_coloring_delivery_cost(h, model) -> float:
@@ -678,20 +428,5 @@ def alltoallv_edge_coloring(me, p, data):
     messages = _check_messages("alltoallv_edge_coloring", data, p)
     row = tuple(0 if j == me else size_in_words(x) for j, x in enumerate(messages))
     rows = yield from bruck_allgather(me, p, row)           # every PE learns every size
-    next_word = [0] * p
-    result = [[] for _ in range(p)]
-    for dst, dst_dummy, src, src_dummy in _shared_plan(rows)[me]:
-        word = None
-        if not dst_dummy:
-            word = messages[dst][next_word[dst]]
-            next_word[dst] += 1
-        if dst is not None and src is not None:
-            got = yield sendrecv(dst, word, src, words=1)
-        elif dst is not None:
-            got = yield send(dst, word, words=1)
-        else:
-            got = yield recv(src)
-        if not src_dummy:
-            result[src].append(got)
-    result[me] = list(messages[me])
-    return result
+    plan = _shared_plan(rows, lambda: coloring_schedule(rows, pad=True), p)[me]
+    return (yield from _run_plan(me, p, messages, plan))

@@ -56,8 +56,10 @@ from .broadcast import binomial_broadcast
 __all__ = [
     "elementwise", "add", "combine", "binomial_reduce", "binary_tree_reduce",
     "pipelined_binary_tree_reduce", "reduce_broadcast_allreduce", "hypercube_allreduce",
-    "rabenseifner_allreduce", "hypercube_prefix_sum", "binary_tree_prefix_sum", "barrier",
-    "barrier_cost", "binary_tree_prefix_sum_cost", "binary_tree_reduce_cost",
+    "rabenseifner_allreduce", "hypercube_prefix_sum", "binary_tree_prefix_sum",
+    "pipelined_binary_tree_prefix_sum", "barrier", "barrier_cost", "binary_tree_prefix_sum_cost",
+    "pipelined_binary_tree_prefix_sum_cost", "pipelined_binary_tree_prefix_sum_optimal_k",
+    "binary_tree_reduce_cost",
     "binomial_reduce_cost", "hypercube_allreduce_cost", "hypercube_prefix_sum_cost",
     "pipelined_binary_tree_reduce_cost", "pipelined_binary_tree_reduce_optimal_k",
     "rabenseifner_allreduce_cost", "reduce_broadcast_allreduce_cost",
@@ -535,6 +537,114 @@ def binary_tree_prefix_sum(me, p, data, op=add, exclusive=False):
     if node.right is not None:
         yield send(node.right, mine)
     return combine(op, ell, x) if exclusive else mine
+
+
+# -- pipelined prefix sums on the in-order binary tree --------------------------------------
+
+def _pipelined_prefix_held(state):
+    """The prefix packets known so far, glued; before the downward phase, the packets summed up."""
+    prefixes = state.locals.get("prefixes")
+    if prefixes and all(x is not None for x in prefixes):
+        return join_packets(prefixes)
+    return _pipelined_held(state)
+
+
+def pipelined_binary_tree_prefix_sum_cost(p, m, model, k=1, **_):
+    """(4L + 6(k-1))(alpha + beta ceil(m/k)): Lemmas 13.4 (up) and 13.2 (down); an upper bound.
+
+    Each phase is at most 2L + 3(k-1) packet steps on the in-order tree of
+    height L rooted at p // 2, and the downward phase starts when the upward
+    one has ended, so this bounds the time; it is attained when some PE has a
+    parent and two children (complete trees, p >= 7), and the best k gives
+    6 beta m + 4 alpha L + O(sqrt(alpha beta m L)) (Sanders Corollary 13.7).
+    """
+    k = check_positive_int("k", k)
+    if p == 1:
+        return 0.0
+    height = tree_height(p, _prefix_root(p))
+    return (4 * height + 6 * (k - 1)) * _step(model, packet_words(m, k))
+
+
+def pipelined_binary_tree_prefix_sum_optimal_k(p, m, model, **_):
+    """The number of packets in 1..m that minimizes :func:`pipelined_binary_tree_prefix_sum_cost`.
+
+    Close to the calculus optimum sqrt(beta m (4L - 6) / (6 alpha)) for long messages.
+
+    >>> from collective_lib import CostModel
+    >>> pipelined_binary_tree_prefix_sum_optimal_k(15, 6000, CostModel(ts=100, tw=1))  # L = 3: 7.7
+    8
+    """
+    return best_packet_count(pipelined_binary_tree_prefix_sum_cost, p, m, model)
+
+
+@register(operation="prefix_sum", cost=pipelined_binary_tree_prefix_sum_cost, exact=False,
+          ports="half-duplex", params={"op": add, "exclusive": False, "k": 1},
+          valid_m=check_packet_count, held=_pipelined_prefix_held,
+          optimal_k=pipelined_binary_tree_prefix_sum_optimal_k,
+          source="Sanders et al. 2019, §13.3, Fig. 13.8, Corollary 13.7 (pipelined as in "
+                 "Lemmas 13.2 and 13.4)")
+def pipelined_binary_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=1):
+    """Prefix sums of k packets on the in-order tree: a pipelined reduction, then a broadcast.
+
+    Sanders et al. 2019, §13.3, Fig. 13.8 and Corollary 13.7: the book omits
+    the pipelining and notes that the messages are those of a reduction
+    followed by a broadcast, which both pipeline.  Every PE cuts its message
+    into k packets (``packets.split_packets``); ``op`` must act word by word,
+    as any :func:`elementwise` operator does.  Upward, for each packet j as in
+    :func:`pipelined_binary_tree_reduce`: receive x_j from the left child,
+    z_j from the right child, send x_j op m_j op z_j to the parent.
+    Downward, for each packet j as in the pipelined broadcast: receive l_j
+    (the packet j of everything left of my range) from the parent, send l_j
+    to the left child and l_j op x_j op m_j, my prefix, to the right child.
+
+    The tree is the in-order tree of Fig. 13.5 rooted at p // 2, as in
+    :func:`binary_tree_prefix_sum`; any p, any associative ``op``.  The
+    neutral element sent to the leftmost subtree still travels as a packet of
+    its size.  Half-duplex: time at most (4L + 6(k-1))(alpha + beta ceil(n/k)),
+    L the tree height; with the best k, 6 beta n + 4 alpha L +
+    O(sqrt(alpha beta n L)) (Corollary 13.7).
+
+    Examples
+    --------
+    >>> from collective_lib import CostModel, simulate
+    >>> run = simulate(pipelined_binary_tree_prefix_sum, 7, [[4, 1], [3, 1], [1, 1], [7, 1],
+    ...                [8, 1], [4, 1], [5, 1]], k=2, model=CostModel(ports="half-duplex"))
+    >>> run.results                              # Fig. 13.9 in the first word, ranks in the second
+    [[4, 1], [7, 2], [8, 3], [15, 4], [23, 5], [27, 6], [32, 7]]
+    >>> run.time                                 # 4L + 6(k - 1) steps, L = 2
+    14.0
+    """
+    op = _check_op(op)
+    exclusive = _check_flag("exclusive", exclusive)
+    k = check_positive_int("k", k)
+    node = in_order_node(me, p, _prefix_root(p))
+    own = split_packets(data, k)                          # my packets m_j
+    packets = list(own)                                   # then my subtree's sums of them
+    left_sums = [None] * k                                # x_j: packet j of my left subtree
+    for j in range(k):                                    # upward phase: a pipelined reduction
+        if node.left is not None:
+            left_sums[j] = yield recv(node.left)
+        z = None
+        if node.right is not None:
+            z = yield recv(node.right)
+        packets[j] = combine(op, left_sums[j], own[j], z)
+        if node.parent is not None:
+            yield send(node.parent, packets[j])
+    prefixes = [None] * k
+    before = [None] * k                                   # l_j op x_j: the exclusive prefix
+    for j in range(k):                                    # downward phase: a pipelined broadcast
+        ell = None
+        if node.parent is not None:
+            ell = yield recv(node.parent)
+        if node.left is not None:
+            yield send(node.left, ell, words=size_in_words(own[j]))   # None: m_j's zeros
+        before[j] = combine(op, ell, left_sums[j])
+        prefixes[j] = combine(op, before[j], own[j])
+        if node.right is not None:
+            yield send(node.right, prefixes[j])
+    if exclusive:
+        return None if before[0] is None else join_packets(before)
+    return join_packets(prefixes)
 
 
 # -- barrier -------------------------------------------------------------------------------

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 from collective_lib import CostModel, catalog, compute, simulate
 from collective_lib.algorithms.reduce import (add, barrier, binary_tree_prefix_sum,
                                               binomial_reduce, combine, elementwise,
-                                              hypercube_prefix_sum)
+                                              hypercube_prefix_sum,
+                                              pipelined_binary_tree_prefix_sum)
 from collective_lib.trees import ceil_log2, tree_height
 
 CHAPTER_2 = ["binomial_reduce", "binary_tree_reduce", "pipelined_binary_tree_reduce",
              "reduce_broadcast_allreduce", "hypercube_allreduce", "rabenseifner_allreduce",
-             "hypercube_prefix_sum", "binary_tree_prefix_sum", "barrier"]
+             "hypercube_prefix_sum", "binary_tree_prefix_sum", "pipelined_binary_tree_prefix_sum",
+             "barrier"]
 COMBINING = [n for n in CHAPTER_2 if n != "barrier"]
 
 
@@ -302,6 +304,91 @@ def test_rabenseifner_keeps_the_message_type():
     assert run.results == ["acbd", "acbd"]
 
 
+# -- the pipelined prefix sum (Corollary 13.7) ------------------------------------------------
+
+def test_one_packet_sends_what_the_unpipelined_prefix_sum_sends():
+    for p in range(1, 40):
+        inputs = string_inputs(p, 3)
+        one = simulate(pipelined_binary_tree_prefix_sum, p, inputs, op=concat, k=1)
+        plain = simulate(binary_tree_prefix_sum, p, inputs, op=concat)
+        assert [(m.src, m.dst, m.start, m.words, m.payload) for m in one.messages] == \
+            [(m.src, m.dst, m.start, m.words, m.payload) for m in plain.messages]
+        assert one.results == plain.results
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.integers(1, 70), m=st.integers(1, 12), data=st.data(), exclusive=st.booleans(),
+       matrices=st.booleans())
+def test_pipelined_prefix_sum_is_in_rank_order_for_non_commutative_operators(p, m, data,
+                                                                             exclusive, matrices):
+    k = data.draw(st.integers(1, m))
+    seed = data.draw(st.integers(0, 10 ** 6))
+    inputs = matrix_inputs(p, m, seed) if matrices else [
+        [random.Random(seed + i).choice("abcdefgh") * (w % 3 + 1) for w in range(m)]
+        for i in range(p)]
+    op = matrix_product if matrices else concat
+    e = entry("pipelined_binary_tree_prefix_sum")
+    run = e.simulate(p, m, inputs=inputs, op=op, k=k, exclusive=exclusive, trace=False)
+    assert run.results == e.expected(inputs, op=op, exclusive=exclusive)
+
+
+@pytest.mark.parametrize("h", [3, 4, 5])
+def test_corollary_13_7_schedule_is_attained_on_complete_trees(h):
+    # The reduction's 2L + 3(k-1) steps, then the broadcast's 2L + 3(k-1).
+    p = 2 ** h - 1
+    e = entry("pipelined_binary_tree_prefix_sum")
+    for k in (1, 2, 3, 5):
+        run = e.simulate(p, 2 * k, k=k, trace=False)
+        assert run.time == 4 * (h - 1) + 6 * (k - 1) == e.predict(p, 2 * k, k=k)
+
+
+@pytest.mark.parametrize("p, per_packet", [(2, 2), (3, 4), (4, 4), (6, 6), (100, 6)])
+def test_steps_per_packet_where_no_pe_has_a_parent_and_two_children(p, per_packet):
+    # Each added packet costs 6 steps only where some PE receives twice and sends once in
+    # each phase; on 2 to 5 PEs the bound 4L + 6(k-1) is loose.
+    e = entry("pipelined_binary_tree_prefix_sum")
+    times = [e.simulate(p, 12, k=k, trace=False).time for k in (4, 5)]
+    assert times[1] - times[0] == per_packet
+
+
+def corollary_13_7_ratio(p, n, model):
+    e = entry("pipelined_binary_tree_prefix_sum")
+    k = e.optimal_k(p, n, model)
+    inputs = [np.full(n, i, dtype=np.int64) for i in range(p)]
+    run = e.simulate(p, n, model=model, inputs=inputs, op=np.add, k=k, trace=False)
+    assert all(np.array_equal(x, np.full(n, i * (i + 1) // 2)) for i, x in enumerate(run.results))
+    assert run.time <= e.predict(p, n, model, k=k)
+    return run.time / (6 * model.tw * n + 4 * model.ts * np.log2(p))
+
+
+@pytest.mark.parametrize("p", [7, 16, 100])
+def test_corollary_13_7_ratio_tends_to_one_as_the_message_grows(p):
+    # At the best k the time is 6 beta n + 4 alpha log p + O(sqrt(alpha beta n log p)).
+    model = CostModel(ts=10.0, tw=1.0, ports="half-duplex")
+    ratios = [corollary_13_7_ratio(p, n, model) for n in (100, 1_000, 10_000, 100_000)]
+    assert ratios == sorted(ratios, reverse=True)
+    assert 1.0 <= ratios[-1] < 1.04
+
+
+def test_corollary_13_7_optimal_k_is_near_the_calculus_optimum():
+    model = CostModel(ts=100.0, tw=1.0, ports="half-duplex")
+    for p, n in [(15, 6000), (255, 100_000), (1000, 10 ** 6)]:
+        L = tree_height(p, p // 2)
+        calculus = (n * (4 * L - 6) / (6 * 100.0)) ** 0.5
+        k = entry("pipelined_binary_tree_prefix_sum").optimal_k(p, n, model)
+        assert abs(k - calculus) <= 1 + 0.03 * calculus       # k is an integer, ceil(n/k) too
+
+
+def test_a_bad_number_of_packets_is_named_for_the_prefix_sum():
+    e = entry("pipelined_binary_tree_prefix_sum")
+    with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
+        e.simulate(4, 4, k=0)
+    with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
+        e.predict(4, 4, k=0)
+    with pytest.raises(ValueError, match="cannot cut a message of 3 words into k=5 packets"):
+        e.simulate(4, 3, k=5)
+
+
 # -- barrier -------------------------------------------------------------------------
 
 def late_arrivals(me, p, data, delays):
@@ -396,7 +483,8 @@ def test_rabenseifner_needs_at_least_p_words():
         e.predict(4, 3)
 
 
-@pytest.mark.parametrize("name", ["hypercube_prefix_sum", "binary_tree_prefix_sum"])
+@pytest.mark.parametrize("name", ["hypercube_prefix_sum", "binary_tree_prefix_sum",
+                                  "pipelined_binary_tree_prefix_sum"])
 def test_exclusive_must_be_a_bool(name):
     with pytest.raises(ValueError, match="exclusive must be True or False, got exclusive='yes'"):
         entry(name).simulate(4, 2, exclusive="yes")
