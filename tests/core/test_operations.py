@@ -161,9 +161,7 @@ def test_check_names_the_bad_value():
 # -- what a PE holds -------------------------------------------------------------------------
 
 # The algorithms whose tables of values show more than "the last payload received".
-HELD = ["binomial_reduce", "binary_tree_reduce", "pipelined_binary_tree_reduce",
-        "reduce_broadcast_allreduce", "hypercube_allreduce", "rabenseifner_allreduce",
-        "hypercube_prefix_sum", "binary_tree_prefix_sum", "barrier"]
+HELD = [name for name, entry in catalog().items() if entry.held is not None]
 STATE_ATTRIBUTES = {"result", "received", "heard"}      # what a name reads if not a local
 
 
