@@ -50,7 +50,7 @@ except ImportError:                       # run from a checkout without installi
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from collective_lib import CostModel, FullyConnected, catalog, multi, send, simulate
-from collective_lib.ops import Multi, Recv, Send, SendRecv
+from collective_lib.ops import Multi, Recv, Send, SendRecv, relay
 
 BENCHMARKS = Path(__file__).resolve().parent
 REPLAY_SCRIPT = BENCHMARKS / "simgrid_replay.py"
@@ -122,16 +122,12 @@ def differ_grid(ps=P_VALUES, ms=M_VALUES) -> list:
 def _logged(program, log):
     """``program`` wrapped so that ``log[me]`` lists the operations PE ``me`` issued."""
     def logged(me, p, data, **params):
-        ops = log[me] = []
-        gen = program(me, p, data, **params)
-        value = None
-        while True:
-            try:
-                op = gen.send(value)
-            except StopIteration as stop:
-                return stop.value
-            ops.append(op)
-            value = yield op
+        issued = log[me] = []
+
+        def record(op):
+            issued.append(op)
+            return op
+        return (yield from relay(program(me, p, data, **params), record))
     return logged
 
 

@@ -10,7 +10,7 @@ backend).
 """
 from __future__ import annotations
 
-from .ops import Compute, Multi, Recv, Send, SendRecv, multi, recv, send, sendrecv
+from .ops import Compute, Multi, Recv, Send, SendRecv, multi, recv, relay, send, sendrecv
 
 __all__ = ["in_group"]
 
@@ -55,14 +55,8 @@ def in_group(program, members, me, data, **params):
         raise ValueError(f"PE {me} runs a collective of the group {list(members)} it is not in")
     if len(set(members)) != len(members):
         raise ValueError(f"a group lists each PE once, got {list(members)}")
-    gen = program(members.index(me), len(members), data, **params)
-    value = None
-    while True:
-        try:
-            op = gen.send(value)
-        except StopIteration as done:
-            return done.value
-        value = yield _to_global(op, members)
+    steps = program(members.index(me), len(members), data, **params)
+    return (yield from relay(steps, lambda op: _to_global(op, members)))
 
 
 def _to_global(op, members):

@@ -11,12 +11,12 @@ simultaneous send and receive) is :func:`sendrecv`.
 from __future__ import annotations
 
 from numbers import Number
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 __all__ = [
     "Send", "Recv", "SendRecv", "Compute", "Multi",
     "send", "recv", "sendrecv", "exchange", "compute", "multi",
-    "size_in_words",
+    "size_in_words", "relay",
 ]
 
 
@@ -146,3 +146,38 @@ def multi(sends=(), recvs=()) -> Multi:
         else:
             raise ValueError(f"a send in multi() is (dst, data) or (dst, data, words), got {item!r}")
     return Multi(tuple(triples), tuple(recvs))
+
+
+def relay(steps, op: Callable | None = None, received: Callable | None = None):
+    """Run one PE's generator ``steps`` inside another program: ``yield from relay(...)``.
+
+    Every operation ``steps`` yields is passed on as ``op(operation)`` and
+    every result it is resumed with as ``received(result)`` (unchanged where
+    None); the value ``steps`` returns is returned.  Programs that wrap other
+    programs (a collective on a group of PEs, a grader that copies messages)
+    are written with it.
+
+    Examples
+    --------
+    >>> def twice(me, p, data):
+    ...     return 2 * (yield recv(1 - me))
+    >>> def from_the_other_side(me, p, data):
+    ...     return (yield from relay(twice(me, p, data), received=lambda x: -x))
+    >>> steps = from_the_other_side(0, 2, None)
+    >>> next(steps)
+    Recv(src=1)
+    >>> try:
+    ...     steps.send(21)
+    ... except StopIteration as done:
+    ...     print(done.value)
+    -42
+    """
+    result = None
+    while True:
+        try:
+            operation = steps.send(result)
+        except StopIteration as done:
+            return done.value
+        result = yield (operation if op is None else op(operation))
+        if received is not None:
+            result = received(result)

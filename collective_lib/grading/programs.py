@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from ..isolation import PEProcessError, isolated
 from ..model import CostModel
-from ..ops import Multi, Send, SendRecv
+from ..ops import Multi, Send, SendRecv, relay
 from ..simulator import Run, simulate
 from .guards import (WallClockLimitExceeded, _explain_exception, _format_value, _name, _quiet,
                      _same, wall_clock_limit)
@@ -58,17 +58,6 @@ def _copied(op):
     return op
 
 
-def _exchanging_copies(steps):
-    """Run the generator ``steps``, copying what it sends and what it receives."""
-    received = None
-    while True:
-        try:
-            op = steps.send(received)
-        except StopIteration as stop:
-            return stop.value
-        received = copy.deepcopy((yield _copied(op)))
-
-
 def _copying_messages(program: Callable) -> Callable:
     """``program`` with every message copied when it is sent and when it is received.
 
@@ -80,7 +69,9 @@ def _copying_messages(program: Callable) -> Callable:
     @functools.wraps(program)
     def copying(me, p, data, **params):
         steps = program(me, p, data, **params)
-        return _exchanging_copies(steps) if inspect.isgenerator(steps) else steps
+        if not inspect.isgenerator(steps):
+            return steps
+        return relay(steps, _copied, copy.deepcopy)
     return copying
 
 
