@@ -8,10 +8,13 @@ def test_route_cache_stays_bounded_after_a_cyclic_all_to_all_on_a_torus():
     torus = Mesh(12, 12, wrap=True)          # 144 * 143 = 20,592 distinct routes
     p = torus.p
     data = [[i * p + j for j in range(p)] for i in range(p)]
-    run = simulate(alltoall_cyclic, p, data, network=torus, trace=False,
-                   model=CostModel(ts=1.0, tw=0.0, ports="full-duplex"))
+    model = CostModel(ts=1.0, tw=0.0, ports="full-duplex")
+    run = simulate(alltoall_cyclic, p, data, network=torus, trace=False, model=model)
     assert run.results[5] == [i * p + 5 for i in range(p)]
-    info = torus._route.cache_info()
+    assert torus._route.cache_info().currsize == 0     # untraced runs route by link ids
+    traced = simulate(alltoall_cyclic, p, data, network=torus, model=model)
+    assert traced.link_load == run.link_load and len(traced.messages) == p * (p - 1)
+    info = torus._route.cache_info()         # the traced messages' paths
     assert info.misses > ROUTE_CACHE_SIZE
     assert info.currsize <= ROUTE_CACHE_SIZE
 
