@@ -400,7 +400,9 @@ class _Engine:
     State lives in flat lists indexed by rank or by link id, and in dicts keyed
     by the channel ``src * p + dst`` that hold only what is live (messages in
     flight, routes in use).  Every operation is a list of send parts and a list
-    of receive parts handled by the same inline code, with no call per event.
+    of receive parts handled by the same code in the loop, which calls a
+    function only to claim a transfer's resources; ``sendrecv``, the commonest
+    operation, is written out in full.
     """
 
     def __init__(self, gens, p, network, model, trace, max_ops):
@@ -427,10 +429,10 @@ class _Engine:
         p, gens, model, network = self.p, self.gens, self.model, self.network
         ts, tw, th = model.ts, model.tw, model.th
         cut_through = model.routing == "cut-through"
-        unit = ts + th                      # a one-hop transfer takes unit + tw * words
+        unit = ts + th                      # a sendrecv on a direct network: unit + tw * words
         use_ports = model.ports != "all"
         # Half-duplex: a PE receives only while it listens, so a send waits for the
-        # matching receive to be posted (see claim below).
+        # matching receive to be posted.
         listen_first = model.ports == "half-duplex"
         send_free = [0.0] * p               # when each port is free; half-duplex: one port
         recv_free = send_free if listen_first else [0.0] * p
@@ -484,14 +486,14 @@ class _Engine:
         def claim(src, dst, payload, words, t):
             """Claim the resources of one transfer that may start at t; return its end.
 
-            Used where a half-duplex receiver takes a waiting sender's message; the
-            send parts in the loop below do the same inline.
+            Trace it.  The sendrecv branch of the loop below does the same inline.
             """
             start = t
-            if send_free[src] > start:
-                start = send_free[src]
-            if recv_free[dst] > start:
-                start = recv_free[dst]
+            if use_ports:
+                if send_free[src] > start:
+                    start = send_free[src]
+                if recv_free[dst] > start:
+                    start = recv_free[dst]
             channel = src * p + dst
             if use_links:
                 route = routes.get(channel) or route_of(channel, src, dst)
@@ -499,15 +501,16 @@ class _Engine:
                     if link_free[link] > start:
                         start = link_free[link]
                 hops = len(route)
-                end = start + ts + th * hops + tw * words if cut_through else \
-                    start + ts + (tw * words + th) * hops
-                for link in route:
-                    link_free[link] = end
-                    link_load[link] += 1
             else:
-                end = start + unit + tw * words
+                route, hops = (), 1
                 link_load[channel] += 1
-            send_free[src] = recv_free[dst] = end
+            end = start + ts + th * hops + tw * words if cut_through else \
+                start + ts + (tw * words + th) * hops
+            for link in route:
+                link_free[link] = end
+                link_load[link] += 1
+            if use_ports:
+                send_free[src] = recv_free[dst] = end
             if emit is not None:
                 emit(_new(Message, (src, dst, start, end, words, payload, path_of(src, dst))))
             return end
@@ -555,15 +558,23 @@ class _Engine:
                             start = recv_free[dst]
                     if use_links:
                         route = routes.get(channel) or route_of(channel, pe, dst)
-                        for link in route:
+                        if len(route) == 1:         # a neighbour, as mostly: no loops
+                            link = route[0]
                             if link_free[link] > start:
                                 start = link_free[link]
-                        hops = len(route)
-                        end = start + ts + th * hops + tw * words if cut_through else \
-                            start + ts + (tw * words + th) * hops
-                        for link in route:
-                            link_free[link] = end
+                            end = link_free[link] = start + ts + th + tw * words \
+                                if cut_through else start + ts + (tw * words + th)
                             link_load[link] += 1
+                        else:
+                            for link in route:
+                                if link_free[link] > start:
+                                    start = link_free[link]
+                            hops = len(route)
+                            end = start + ts + th * hops + tw * words if cut_through else \
+                                start + ts + (tw * words + th) * hops
+                            for link in route:
+                                link_free[link] = end
+                                link_load[link] += 1
                     else:
                         end = start + unit + tw * words
                         link_load[channel] += 1
@@ -653,33 +664,7 @@ class _Engine:
                         _enqueue(deferred, channel, (payload, words))
                         left += 1
                         continue
-                    # The transfer: claim's body written out, as the hot path of every
-                    # send (a call per event would cost a fifth of the run).
-                    start = now
-                    if use_ports:
-                        if send_free[pe] > start:
-                            start = send_free[pe]
-                        if recv_free[dst] > start:
-                            start = recv_free[dst]
-                    if use_links:
-                        route = routes.get(channel) or route_of(channel, pe, dst)
-                        for link in route:
-                            if link_free[link] > start:
-                                start = link_free[link]
-                        hops = len(route)
-                        end = start + ts + th * hops + tw * words if cut_through else \
-                            start + ts + (tw * words + th) * hops
-                        for link in route:
-                            link_free[link] = end
-                            link_load[link] += 1
-                    else:
-                        end = start + unit + tw * words
-                        link_load[channel] += 1
-                    if use_ports:
-                        send_free[pe] = recv_free[dst] = end
-                    if emit is not None:
-                        emit(_new(Message, (pe, dst, start, end, words, payload,
-                                            path_of(pe, dst))))
+                    end = claim(pe, dst, payload, words, now)
                     if end > ready:
                         ready = end
                     # Deliver: to dst's posted receive, or into its inbox.
@@ -760,8 +745,8 @@ class _Engine:
         blocked = {pe: _describe(current[pe]) for pe in range(p) if finish[pe] is None}
         if blocked:
             raise DeadlockError(blocked, now)
-        unreceived = {divmod(channel, p): len(box) if type(box) is deque else 1
-                      for channel, box in inbox.items()}
+        unreceived = {divmod(channel, p): len(queue) if type(queue) is deque else 1
+                      for channel, queue in inbox.items()}
         if unreceived:
             raise UnreceivedMessageError(unreceived)
         if not use_links:

@@ -40,12 +40,21 @@ def reference(program, p, inputs, network, model):
         heapq.heappush(events, (t, seq, pe))
         seq += 1
 
-    def transfer(src, dst, payload, words, t):
+    def transfer(src, dst, payload, words, t, sendrecv=False):
         path = network.path(src, dst)
-        links = path if not (network.direct and use_ports) else ()
+        direct = network.direct and use_ports
+        links = () if direct else path
         start = max([t] + [link_free[link] for link in links]
                     + ([send_free[src], recv_free[dst]] if use_ports else []))
-        end = start + model.transfer_time(words, len(path))
+        hops = len(path)
+        # The sums in the order the simulator has always added them (floats do not
+        # associate): a sendrecv on a direct network as one step of ts + th.
+        if sendrecv and direct and not listen_first:
+            end = start + (ts + th) + tw * words
+        elif model.routing == "cut-through":
+            end = start + ts + th * hops + tw * words
+        else:
+            end = start + ts + (tw * words + th) * hops
         if use_ports:
             send_free[src] = recv_free[dst] = end
         for link in links:
@@ -69,16 +78,16 @@ def reference(program, p, inputs, network, model):
             current[pe] = None
             schedule(pe, ready_at[pe])
 
-    def post_send(src, dst, payload, words, t):
+    def post_send(src, dst, payload, words, t, sendrecv=False):
         if waiting[(src, dst)]:
             slot = waiting[(src, dst)].popleft()
-            end = transfer(src, dst, payload, words, t)
+            end = transfer(src, dst, payload, words, t, sendrecv)
             complete(dst, end, slot, payload)
             complete(src, end)
         elif listen_first:
             deferred[(src, dst)].append((payload, words))
         else:
-            end = transfer(src, dst, payload, words, t)
+            end = transfer(src, dst, payload, words, t, sendrecv)
             inbox[(src, dst)].append((end, payload))
             complete(src, end)
 
@@ -111,7 +120,7 @@ def reference(program, p, inputs, network, model):
             schedule(pe, now + op.time)
         elif isinstance(op, SendRecv):
             outstanding[pe] = 2
-            post_send(pe, op.dst, op.data, op.words, now)
+            post_send(pe, op.dst, op.data, op.words, now, sendrecv=True)
             post_recv(pe, op.src, -1, now)
         elif isinstance(op, Send):
             outstanding[pe] = 1
@@ -178,7 +187,7 @@ def random_program(p, seed):
 
 NETWORKS = [FullyConnected(6), Ring(6), LinearArray(5), Mesh(2, 3), Mesh(3, 3, wrap=True),
             Hypercube(3)]
-MODELS = [CostModel(ts=1, tw=0.5, th=0.25, ports=ports, routing=routing)
+MODELS = [CostModel(ts=1.1, tw=0.3, th=0.7, ports=ports, routing=routing)
           for ports in ("full-duplex", "half-duplex", "all")
           for routing in ("cut-through", "store-and-forward")]
 
