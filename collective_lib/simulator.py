@@ -55,9 +55,9 @@ DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
 
 _new = tuple.__new__                    # builds a record without its Python-level __new__
 
-#: Peak memory of a run per PE, measured once with ``benchmarks/scale.py`` (a
-#: binomial broadcast on 2**18 PEs without a trace: 830 bytes, of which about
-#: 500 are the program's own generator and lists), rounded up.
+#: Peak memory of a run per PE, measured with ``benchmarks/scale.py`` (a binomial
+#: broadcast on 2**20 PEs without a trace: 678 bytes, of which about 470 are the
+#: program's own generator and lists), rounded up.
 BYTES_PER_PE = 1000
 #: Memory per word of Python data: a list slot and an int object.
 BYTES_PER_WORD = 36
