@@ -5,6 +5,11 @@ crosses (:meth:`Network.path`).  The simulator lets one transfer at a time use
 a directed link, so two messages routed over the same link in the same
 direction are serialized: this is how contention (Grama Fig. 4.12) shows up.
 
+Each directed link also has an integer id in ``range(network.link_count)``
+(:meth:`Network.link_id`, :meth:`Network.link_pair`), computed from its ends:
+the simulator keeps the state of the links in flat lists indexed by these ids
+and routes as tuples of ids (:meth:`Network.link_ids`).
+
 PEs of a mesh are numbered row by row: PE ``r * cols + c`` sits in row ``r``,
 column ``c``.
 """
@@ -40,9 +45,33 @@ class Network:
     #: True when every pair of PEs is joined by a link of its own.
     direct = False
 
+    def __init__(self):
+        self._route = _bounded_cache(self._walk)
+
     def path(self, src: int, dst: int) -> tuple:
         """The directed links ``(u, v)`` a message from ``src`` to ``dst`` crosses."""
         return self._route(src, dst)
+
+    def _walk(self, src, dst):
+        return tuple(map(self.link_pair, self.link_ids(src, dst)))
+
+    def link_ids(self, src: int, dst: int) -> tuple:
+        """The links of ``path(src, dst)`` as integer ids (see :meth:`link_id`), computed
+        afresh on each call: the simulator keeps the routes it uses."""
+        raise NotImplementedError
+
+    @property
+    def link_count(self) -> int:
+        """Link ids lie in ``range(link_count)`` (some ids may name no link)."""
+        raise NotImplementedError
+
+    def link_id(self, u: int, v: int) -> int:
+        """The integer id of the directed link ``(u, v)``; :meth:`link_pair` inverts it."""
+        raise NotImplementedError
+
+    def link_pair(self, link: int) -> tuple:
+        """The directed link ``(u, v)`` whose id is ``link``."""
+        raise NotImplementedError
 
     def hops(self, src: int, dst: int) -> int:
         """Number of links between ``src`` and ``dst`` on the routed path."""
@@ -72,17 +101,33 @@ class FullyConnected(Network):
 
     >>> FullyConnected(4).path(0, 3)
     ((0, 3),)
+    >>> FullyConnected(4).link_ids(0, 3)
+    (3,)
     """
     direct = True
 
     def __init__(self, p: int):
         self.p = _check_count("p", p)
+        super().__init__()          # the cache only lets traced messages share paths
 
     def _key(self):
         return (self.p,)
 
-    def _route(self, src, dst):
+    def _walk(self, src, dst):
         return ((src, dst),)
+
+    def link_ids(self, src, dst):
+        return (src * self.p + dst,)
+
+    @property
+    def link_count(self):
+        return self.p * self.p
+
+    def link_id(self, u, v):
+        return u * self.p + v
+
+    def link_pair(self, link):
+        return divmod(link, self.p)
 
     def links(self):
         return [(u, v) for u in range(self.p) for v in range(self.p) if u != v]
@@ -97,14 +142,26 @@ class LinearArray(Network):
 
     def __init__(self, p: int):
         self.p = _check_count("p", p)
-        self._route = _bounded_cache(self._walk)
+        super().__init__()
 
     def _key(self):
         return (self.p,)
 
-    def _walk(self, src, dst):
-        step = 1 if dst > src else -1
-        return tuple((u, u + step) for u in range(src, dst, step))
+    def link_ids(self, src, dst):
+        if dst > src:
+            return tuple(range(2 * src, 2 * dst, 2))
+        return tuple(range(2 * src + 1, 2 * dst + 1, -2))
+
+    @property
+    def link_count(self):
+        return 2 * self.p
+
+    def link_id(self, u, v):
+        return 2 * u + (v < u)                 # even: rightwards, odd: leftwards
+
+    def link_pair(self, link):
+        u = link >> 1
+        return (u, u - 1 if link & 1 else u + 1)
 
     def links(self):
         return [(u, u + 1) for u in range(self.p - 1)] + [(u + 1, u) for u in range(self.p - 1)]
@@ -125,21 +182,28 @@ class Ring(Network):
 
     def __init__(self, p: int):
         self.p = _check_count("p", p)
-        self._route = _bounded_cache(self._walk)
+        super().__init__()
 
     def _key(self):
         return (self.p,)
 
-    def _walk(self, src, dst):
+    def link_ids(self, src, dst):
         p = self.p
         forward = (dst - src) % p
-        step = 1 if forward <= p - forward else -1
-        links, u = [], src
-        while u != dst:
-            v = (u + step) % p
-            links.append((u, v))
-            u = v
-        return tuple(links)
+        if forward <= p - forward:
+            return tuple(2 * (u % p) for u in range(src, src + forward))
+        return tuple(2 * (u % p) + 1 for u in range(src, src - (p - forward), -1))
+
+    @property
+    def link_count(self):
+        return 2 * self.p
+
+    def link_id(self, u, v):
+        return 2 * u + (v != (u + 1) % self.p)  # even: increasing way, odd: decreasing
+
+    def link_pair(self, link):
+        u = link >> 1
+        return (u, (u - 1 if link & 1 else u + 1) % self.p)
 
     def links(self):
         if self.p == 1:
@@ -168,36 +232,59 @@ class Mesh(Network):
             raise ValueError(f"wrap must be True or False, got {wrap!r}")
         self.wrap = wrap
         self.p = rows * cols
-        self._route = _bounded_cache(self._walk)
+        super().__init__()
 
     def _key(self):
         return (self.rows, self.cols, self.wrap)
 
-    def _steps(self, a, b, size):
-        """Coordinates visited going from a to b in one dimension."""
+    def _step(self, a, b, size):
+        """+1 or -1: the way from coordinate a to b in one dimension."""
         if self.wrap:
             forward = (b - a) % size
-            step = 1 if forward <= size - forward else -1
-        else:
-            step = 1 if b >= a else -1
-        out, u = [], a
-        while u != b:
-            u = (u + step) % size
-            out.append(u)
-        return out
+            return 1 if forward <= size - forward else -1
+        return 1 if b >= a else -1
 
-    def _walk(self, src, dst):
-        (r0, c0), (r1, c1) = divmod(src, self.cols), divmod(dst, self.cols)
-        links, u = [], src
-        for c in self._steps(c0, c1, self.cols):
-            v = r0 * self.cols + c
-            links.append((u, v))
-            u = v
-        for r in self._steps(r0, r1, self.rows):
-            v = r * self.cols + c1
-            links.append((u, v))
-            u = v
-        return tuple(links)
+    def link_ids(self, src, dst):
+        cols, rows = self.cols, self.rows
+        (r0, c0), (r1, c1) = divmod(src, cols), divmod(dst, cols)
+        ids = []
+        step = self._step(c0, c1, cols)
+        while c0 != c1:                        # along the row: directions 0 and 1
+            ids.append(4 * (r0 * cols + c0) + (step < 0))
+            c0 = (c0 + step) % cols
+        step = self._step(r0, r1, rows)
+        while r0 != r1:                        # down or up the column: 2 and 3
+            ids.append(4 * (r0 * cols + c1) + 2 + (step < 0))
+            r0 = (r0 + step) % rows
+        return tuple(ids)
+
+    def _ahead(self, a, size):
+        """The coordinate after ``a`` in one dimension (wrapping round on a torus)."""
+        return (a + 1) % size if self.wrap else a + 1
+
+    @property
+    def link_count(self):
+        return 4 * self.p
+
+    def link_id(self, u, v):
+        # 4u + direction: 0 along the row ahead, 1 back, 2 down the column, 3 up.
+        (r0, c0), (r1, c1) = divmod(u, self.cols), divmod(v, self.cols)
+        if r0 == r1:
+            return 4 * u + (c1 != self._ahead(c0, self.cols))
+        return 4 * u + 2 + (r1 != self._ahead(r0, self.rows))
+
+    def link_pair(self, link):
+        u, direction = divmod(link, 4)
+        r, c = divmod(u, self.cols)
+        if direction == 0:
+            c = self._ahead(c, self.cols)
+        elif direction == 1:
+            c = (c - 1) % self.cols
+        elif direction == 2:
+            r = self._ahead(r, self.rows)
+        else:
+            r = (r - 1) % self.rows
+        return (u, r * self.cols + c)
 
     def links(self):
         out = set()
@@ -232,7 +319,7 @@ class Hypercube(Network):
     def __init__(self, d: int):
         self.d = _check_count("d", d, least=0)
         self.p = 1 << d
-        self._route = _bounded_cache(self._walk)
+        super().__init__()
 
     @classmethod
     def of_size(cls, p: int) -> "Hypercube":
@@ -244,15 +331,24 @@ class Hypercube(Network):
     def _key(self):
         return (self.d,)
 
-    def _walk(self, src, dst):
-        links, u, diff, bit = [], src, src ^ dst, 1
-        while diff:
-            if diff & bit:
-                links.append((u, u ^ bit))
-                u ^= bit
-                diff ^= bit
-            bit <<= 1
-        return tuple(links)
+    def link_ids(self, src, dst):
+        ids, u, diff, d = [], src, src ^ dst, self.d
+        for i in range(diff.bit_length()):
+            if diff >> i & 1:
+                ids.append(u * d + i)
+                u ^= 1 << i
+        return tuple(ids)
+
+    @property
+    def link_count(self):
+        return self.p * self.d
+
+    def link_id(self, u, v):
+        return u * self.d + (u ^ v).bit_length() - 1    # d * u + the dimension crossed
+
+    def link_pair(self, link):
+        u, i = divmod(link, self.d)
+        return (u, u ^ (1 << i))
 
     def links(self):
         return [(u, u ^ (1 << i)) for u in range(self.p) for i in range(self.d)]

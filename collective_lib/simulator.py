@@ -34,6 +34,7 @@ Rules
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import inspect
 import os
@@ -44,7 +45,7 @@ from typing import Any, Callable, NamedTuple
 
 from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .model import CostModel
-from .networks import FullyConnected, Network
+from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network
 from .ops import Compute, Multi, Recv, Send, SendRecv
 
 __all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs",
@@ -52,9 +53,11 @@ __all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "st
 
 DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
 
-#: Peak memory of a run per PE, measured once with ``benchmarks/scale.py`` (a
-#: binomial broadcast on 2**18 PEs without a trace: 830 bytes, of which about
-#: 500 are the program's own generator and lists), rounded up.
+_new = tuple.__new__                    # builds a record without its Python-level __new__
+
+#: Peak memory of a run per PE, measured with ``benchmarks/scale.py`` (a binomial
+#: broadcast on 2**20 PEs without a trace: 678 bytes, of which about 470 are the
+#: program's own generator and lists), rounded up.
 BYTES_PER_PE = 1000
 #: Memory per word of Python data: a list slot and an int object.
 BYTES_PER_WORD = 36
@@ -84,7 +87,7 @@ class Run:
     finish_times : list of float
         When each PE returned.
     messages : list of Message
-        Every transfer in the order it was issued (empty when ``trace=False``).
+        Every transfer in the order it was issued (empty unless ``trace=True``).
     link_load : dict
         ``{(u, v): number of transfers}`` that crossed each directed link.
     p, network, model :
@@ -156,7 +159,8 @@ def _rank_check(pe: int, role: str, other, p: int):
 
 
 def simulate(program: Callable, p: int, inputs=None, *, network: Network | None = None,
-             model: CostModel | None = None, trace: bool = True, max_ops: int | None = None,
+             model: CostModel | None = None, trace: bool | Callable = True,
+             max_ops: int | None = None,
              **params) -> Run:
     """Run the SPMD ``program`` on ``p`` simulated PEs and return the :class:`Run`.
 
@@ -172,8 +176,12 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         Defaults to ``FullyConnected(p)``; its ``p`` must equal ``p``.
     model : CostModel, optional
         Defaults to ``CostModel(ts=1.0, tw=0.0)``, so that times count steps.
-    trace : bool
-        Record every message (switch off for large runs; ``link_load`` is kept).
+    trace : bool or callable
+        ``True``: record every message in ``Run.messages``.  ``False``: record
+        none (for large runs; ``link_load`` is kept).  A callable: stream the
+        trace, calling it with each :class:`Message` as its transfer is issued
+        (``Run.messages`` stays empty), so that a huge run can write its trace
+        to disk without holding it; see the second example.
     max_ops : int, optional
         Raise :class:`OperationLimitError` once the PEs together issued more
         operations than this (a guard against endless programs).  Defaults to
@@ -193,6 +201,16 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
     >>> run = simulate(ping, 2, ["hello", None])
     >>> run.results, run.time
     ([None, 'hello'], 1.0)
+
+    Streaming the trace, here into a CSV file of one line per message:
+
+    >>> import csv, io
+    >>> sink = io.StringIO()
+    >>> rows = csv.writer(sink)
+    >>> run = simulate(ping, 2, ["hello", None],
+    ...                trace=lambda m: rows.writerow((m.src, m.dst, m.start, m.end, m.words)))
+    >>> sink.getvalue().splitlines(), run.messages
+    (['0,1,0.0,1.0,5'], [])
     """
     if not isinstance(p, int) or isinstance(p, bool) or p < 1:
         raise ValueError(f"p must be an integer >= 1, got {p!r}")
@@ -206,6 +224,9 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         raise TypeError(f"model must be a CostModel, got {model!r}")
     if max_ops is not None and (not isinstance(max_ops, int) or max_ops < 1):
         raise ValueError(f"max_ops must be a positive integer, got {max_ops!r}")
+    if not (isinstance(trace, bool) or callable(trace)):
+        raise TypeError(f"trace must be True, False or a callable taking each Message, "
+                        f"got {trace!r}")
     check_memory(p)
     gens = start_programs(program, p, inputs, params)
     return _Engine(gens, p, network, model, trace, max_ops).run()
@@ -319,6 +340,31 @@ def _dequeue(queues: dict, channel: int):
     return queue
 
 
+def _post_slot(posted: dict, src, slot: int) -> None:
+    """Add a multi()'s receive from ``src`` into ``slot`` to its posted receives.
+
+    ``posted`` maps a source to one slot, or to a list of slots in FIFO order
+    when the multi() receives more than once from that source.
+    """
+    slots = posted.get(src)
+    if slots is None:
+        posted[src] = slot
+    elif type(slots) is list:
+        slots.append(slot)
+    else:
+        posted[src] = [slots, slot]
+
+
+def _take_slot(posted: dict, src) -> int:
+    """Remove and return the oldest slot posted for ``src`` (see _post_slot)."""
+    slots = posted.pop(src)
+    if type(slots) is not list:
+        return slots
+    if len(slots) > 1:
+        posted[src] = slots
+    return slots.pop(0)
+
+
 def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
     """One generator per PE: ``program(me, p, inputs[me], **params)``.
 
@@ -350,163 +396,137 @@ class _Engine:
     distinct time, and a heap holds the bucket times; within a bucket PEs run
     in the order their events were created, so the order is exactly that of a
     heap keyed on (time, sequence number) at a fraction of the cost.
+
+    State lives in flat lists indexed by rank or by link id, and in dicts keyed
+    by the channel ``src * p + dst`` that hold only what is live (messages in
+    flight, routes in use).  Every operation is a list of send parts and a list
+    of receive parts handled by the same code in the loop, which calls a
+    function only to claim a transfer's resources; ``sendrecv``, the commonest
+    operation, is written out in full.
     """
 
     def __init__(self, gens, p, network, model, trace, max_ops):
         self.gens, self.p, self.network, self.model = gens, p, network, model
-        self.trace = trace
+        # The trace: a list to fill, a callable to feed, or None.
+        self.trace = [] if trace is True else trace or None
         self.max_ops = default_max_ops(p) if max_ops is None else max_ops
         self.budget = "max_ops" if max_ops is not None else \
             f"the default budget default_max_ops({p}) = 10,000 + 4p operations per PE"
 
     def run(self) -> Run:
+        # The run itself makes no reference cycles, so the cyclic garbage collector
+        # would only scan its millions of live objects (generators, messages in
+        # flight, the trace) over and over, finding nothing to free.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._loop()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _loop(self) -> Run:
         p, gens, model, network = self.p, self.gens, self.model, self.network
         ts, tw, th = model.ts, model.tw, model.th
         cut_through = model.routing == "cut-through"
-        ports = model.ports
-        # Port resources: the time each becomes free.  Half-duplex shares one list.
-        send_free = [0.0] * p
-        recv_free = send_free if ports == "half-duplex" else [0.0] * p
-        use_ports = ports != "all"
-        # Links are resources of their own unless the network is direct and a port
-        # already serializes everything a link could carry.
-        use_links = not (network.direct and use_ports)
-        link_free = defaultdict(float)
-        link_load = defaultdict(int)
-        # Per-channel state lives in flat dicts keyed by an integer channel id
-        # (dst * p + src, or src * p + dst for pair_load) and a queue is dropped as
-        # soon as it drains, so memory follows what is live, not p or every pair used.
-        pair_load = defaultdict(int)                      # direct networks: src * p + dst -> n
-        path_of = network.path
+        unit = ts + th                      # a sendrecv on a direct network: unit + tw * words
+        use_ports = model.ports != "all"
         # Half-duplex: a PE receives only while it listens, so a send waits for the
         # matching receive to be posted.
-        listen_first = ports == "half-duplex"
+        listen_first = model.ports == "half-duplex"
+        send_free = [0.0] * p               # when each port is free; half-duplex: one port
+        recv_free = send_free if listen_first else [0.0] * p
+        # Links are resources of their own unless the network is direct and a port
+        # already serializes everything a link could carry; then a link is its
+        # channel and only its load is counted.
+        use_links = not (network.direct and use_ports)
+        link_order = None                   # link ids in the order of their first use
+        if not use_links:
+            link_free, link_load = None, defaultdict(int)          # channel -> transfers
+        elif network.link_count <= 8 * p + 65536:
+            link_free, link_load, link_order = [0.0] * network.link_count, \
+                [0] * network.link_count, []
+        else:                               # e.g. FullyConnected(p) under ports="all"
+            link_free, link_load = defaultdict(float), defaultdict(int)
+        routes = {}                         # channel -> link ids, at most ROUTE_CACHE_SIZE
+        link_ids, path_of = network.link_ids, network.path
 
-        # FIFO queues per channel (see _enqueue): a lone item is stored as is.
-        inbox = {}      # dst * p + src -> (end, payload): arrived, not yet received
-        deferred = {}   # dst * p + src -> (payload, words): half-duplex senders waiting
-        waiting = {}    # dst * p + src -> slot: posted receives; -1 a single receive,
-        #                 else the index in a multi()'s results
-        outstanding = [0] * p                  # parts of the current operation not yet done
-        ready_at = [0.0] * p                   # when the done parts of the current operation ended
-        got = [None] * p                       # payloads of a multi() operation
-        resume_value = [None] * p
-        current = [None] * p                   # the operation each PE is blocked on
+        def route_of(channel, src, dst):
+            """The link ids from src to dst, cached (the cache is emptied when full)."""
+            if len(routes) >= ROUTE_CACHE_SIZE:
+                routes.clear()
+            route = routes[channel] = link_ids(src, dst)
+            if link_order is not None:      # a link's first use is always a cache miss
+                link_order.extend(link for link in route if not link_load[link])
+            return route
+
+        # Per PE.  A PE is blocked on at most one operation; resume[pe] is what it is
+        # resumed with (after it returned: its result).
+        resume = [None] * p
+        current = [None] * p                # the operation each blocked PE waits on
+        outstanding = [0] * p               # parts of it not yet done
+        ready_at = [0.0] * p                # when its done parts ended
+        # waiting[pe]: the source of its posted receive, or for a multi() a dict
+        # {source: slot in the result list, or a list of slots in FIFO order}.
+        waiting = [None] * p
         finish = [None] * p
-        results = [None] * p
-        messages = [] if self.trace else None
+        # FIFO queues per channel (see _enqueue): a lone item is stored as is.
+        inbox = {}                          # channel -> (arrival, payload): not yet received
+        deferred = {}                       # channel -> (payload, words): half-duplex senders
+
+        trace = self.trace
+        messages = trace if type(trace) is list else []
+        emit = trace.append if type(trace) is list else trace
         buckets = {0.0: list(range(p))}
         times = [0.0]
         ops = 0
         max_ops = self.max_ops
         heappush, heappop = heapq.heappush, heapq.heappop
 
-        def transfer(src, dst, payload, words, t):
-            """Claim the resources of one transfer that may start at t; return its end."""
+        def claim(src, dst, payload, words, t):
+            """Claim the resources of one transfer that may start at t; return its end.
+
+            Trace it.  The sendrecv branch of the loop below does the same inline.
+            """
             start = t
             if use_ports:
                 if send_free[src] > start:
                     start = send_free[src]
                 if recv_free[dst] > start:
                     start = recv_free[dst]
+            channel = src * p + dst
             if use_links:
-                path = path_of(src, dst)
-                for link in path:
+                route = routes.get(channel) or route_of(channel, src, dst)
+                for link in route:
                     if link_free[link] > start:
                         start = link_free[link]
-                hops = len(path)
+                hops = len(route)
             else:
-                path = None
-                hops = 1
-            if cut_through:
-                end = start + ts + th * hops + tw * words
-            else:
-                end = start + ts + (tw * words + th) * hops
+                route, hops = (), 1
+                link_load[channel] += 1
+            end = start + ts + th * hops + tw * words if cut_through else \
+                start + ts + (tw * words + th) * hops
+            for link in route:
+                link_free[link] = end
+                link_load[link] += 1
             if use_ports:
-                send_free[src] = end
-                recv_free[dst] = end
-            if path is None:
-                pair_load[src * p + dst] += 1
-            else:
-                for link in path:
-                    link_free[link] = end
-                    link_load[link] += 1
-            if messages is not None:
-                messages.append(Message(src, dst, start, end, words, payload,
-                                        path if path is not None else ((src, dst),)))
+                send_free[src] = recv_free[dst] = end
+            if emit is not None:
+                emit(_new(Message, (src, dst, start, end, words, payload, path_of(src, dst))))
             return end
 
-        def complete(pe, end, slot=None, payload=None):
-            """One part of PE pe's current operation finished at time end.
-
-            A receive part stores its payload: slot -1 for a single receive,
-            else its index in the multi() result list.
-            """
-            if slot is not None:
-                if slot < 0:
-                    resume_value[pe] = payload
-                else:
-                    got[pe][slot] = payload
-            if end > ready_at[pe]:
-                ready_at[pe] = end
-            outstanding[pe] -= 1
-            if outstanding[pe] == 0:
-                if got[pe] is not None:
-                    resume_value[pe] = got[pe]
-                    got[pe] = None
-                current[pe] = None
-                schedule_resume(buckets, times, pe, ready_at[pe])
-
-        def post_send(src, dst, payload, words, t):
-            """Issue a send at t.  Eager, except that a half-duplex PE must be listening."""
-            channel = dst * p + src
-            slot = _dequeue(waiting, channel)
-            if slot is not None:                      # the receive is already posted
-                end = transfer(src, dst, payload, words, t)
-                complete(dst, end, slot, payload)
-                complete(src, end)
-            elif listen_first:                        # wait until dst posts the receive
-                _enqueue(deferred, channel, (payload, words))
-            else:                                     # eager: into dst's inbox
-                end = transfer(src, dst, payload, words, t)
-                _enqueue(inbox, channel, (end, payload))
-                complete(src, end)
-
-        def post_recv(pe, src, slot, t):
-            """Post a receive at t: match the inbox or a waiting sender, or wait."""
-            channel = pe * p + src
-            arrived = _dequeue(inbox, channel)
-            if arrived is not None:
-                end, payload = arrived
-                complete(pe, end if end > t else t, slot, payload)
-                return
-            sender = _dequeue(deferred, channel)
-            if sender is not None:                    # half-duplex: the sender was waiting
-                payload, words = sender
-                end = transfer(src, pe, payload, words, t)
-                complete(pe, end, slot, payload)
-                complete(src, end)
-                return
-            _enqueue(waiting, channel, slot)
-
-        fast = use_ports and not use_links and not listen_first
-        unit = ts + th
+        eager = not listen_first
         now = 0.0
         while times:
             now = heappop(times)
             bucket = buckets[now]
-            i = 0
-            while i < len(bucket):                    # the bucket may grow while we run it
-                pe = bucket[i]
-                i += 1
-                value = resume_value[pe]
-                resume_value[pe] = None
+            for pe in bucket:                       # the bucket may grow while we run it
                 try:
-                    op = gens[pe].send(value)
+                    op = gens[pe].send(resume[pe])
                 except StopIteration as stop:
                     finish[pe] = now
-                    results[pe] = stop.value
-                    gens[pe] = None                   # its frame is no longer needed
+                    resume[pe] = stop.value
+                    gens[pe] = current[pe] = None   # its frame is no longer needed
                     continue
                 except Exception as exc:
                     exc.add_note(f"raised by PE {pe} of {p} at simulated time {now:g}")
@@ -517,125 +537,225 @@ class _Engine:
                         f"the PEs issued more than max_ops={max_ops:,} operations "
                         f"({self.budget}); PE {pe} was issuing one at time {now:g}. "
                         "Is the program endless? If not, pass a larger max_ops to simulate()")
+                # Every operation is send parts (dst, data, ..., words) and receive
+                # parts (sources); a received payload goes to box[key].
                 kind = type(op)
-                ready_at[pe] = now
-                if kind is SendRecv and fast:
-                    dst, src = op.dst, op.src
-                    if type(dst) is not int or dst < 0 or dst >= p or dst == pe:
+                if kind is SendRecv and eager:
+                    # The commonest operation, written out: the same rules as the
+                    # loops below (its send part, then its receive part) without
+                    # their per-part overhead, a quarter of a ring all-gather's time.
+                    dst, payload, src, words = op
+                    if type(dst) is not int or dst == pe or not 0 <= dst < p:
                         _rank_check(pe, "destination", dst, p)
-                    if type(src) is not int or src < 0 or src >= p or src == pe:
+                    if type(src) is not int or src == pe or not 0 <= src < p:
                         _rank_check(pe, "source", src, p)
-                    current[pe] = op
-                    payload = op.data
-                    start = send_free[pe]
-                    if start < now:
-                        start = now
-                    if recv_free[dst] > start:
-                        start = recv_free[dst]
-                    end = start + unit + tw * op.words
-                    send_free[pe] = end
-                    recv_free[dst] = end
-                    pair_load[pe * p + dst] += 1
-                    if messages is not None:
-                        messages.append(Message(pe, dst, start, end, op.words, payload, ((pe, dst),)))
-                    # _dequeue and _enqueue written out for their lone-item case.
-                    channel = dst * p + pe
-                    slot = waiting.pop(channel, None)
-                    if type(slot) is deque:
-                        queue, slot = slot, slot.popleft()
-                        if queue:
-                            waiting[channel] = queue
-                    if slot is not None:
-                        complete(dst, end, slot, payload)
+                    channel = pe * p + dst
+                    start = now
+                    if use_ports:
+                        if send_free[pe] > start:
+                            start = send_free[pe]
+                        if recv_free[dst] > start:
+                            start = recv_free[dst]
+                    if use_links:
+                        route = routes.get(channel) or route_of(channel, pe, dst)
+                        if len(route) == 1:         # a neighbour, as mostly: no loops
+                            link = route[0]
+                            if link_free[link] > start:
+                                start = link_free[link]
+                            end = link_free[link] = start + ts + th + tw * words \
+                                if cut_through else start + ts + (tw * words + th)
+                            link_load[link] += 1
+                        else:
+                            for link in route:
+                                if link_free[link] > start:
+                                    start = link_free[link]
+                            hops = len(route)
+                            end = start + ts + th * hops + tw * words if cut_through else \
+                                start + ts + (tw * words + th) * hops
+                            for link in route:
+                                link_free[link] = end
+                                link_load[link] += 1
+                    else:
+                        end = start + unit + tw * words
+                        link_load[channel] += 1
+                    if use_ports:
+                        send_free[pe] = recv_free[dst] = end
+                    if emit is not None:
+                        emit(_new(Message, (pe, dst, start, end, words, payload,
+                                            path_of(pe, dst))))
+                    posted = waiting[dst]
+                    if posted == pe:
+                        waiting[dst] = None
+                        resume[dst] = payload
+                    elif type(posted) is dict and pe in posted:
+                        resume[dst][_take_slot(posted, pe)] = payload
+                        if not posted:
+                            waiting[dst] = None
                     elif channel in inbox:
                         _enqueue(inbox, channel, (end, payload))
-                    else:
+                        dst = None                  # nothing to complete
+                    else:                           # _enqueue written out: a lone item
                         inbox[channel] = (end, payload)
-                    channel = pe * p + src
+                        dst = None
+                    if dst is not None:
+                        if end > ready_at[dst]:
+                            ready_at[dst] = end
+                        outstanding[dst] -= 1
+                        if not outstanding[dst]:
+                            current[dst] = None
+                            t = ready_at[dst]
+                            later = buckets.get(t)
+                            if later is None:
+                                buckets[t] = [dst]
+                                heappush(times, t)
+                            else:
+                                later.append(dst)
+                    channel = src * p + pe
                     arrived = inbox.pop(channel, None)
+                    if arrived is None:
+                        waiting[pe] = src
+                        outstanding[pe] = 1
+                        ready_at[pe] = end
+                        current[pe] = op
+                        continue
                     if type(arrived) is deque:
                         queue, arrived = arrived, arrived.popleft()
                         if queue:
                             inbox[channel] = queue
-                    if arrived is not None:
-                        arrive, value = arrived
-                        if arrive < end:
-                            arrive = end
-                        resume_value[pe] = value
-                        current[pe] = None
-                        bucket2 = buckets.get(arrive)
-                        if bucket2 is None:
-                            buckets[arrive] = [pe]
-                            heappush(times, arrive)
-                        else:
-                            bucket2.append(pe)
+                    ready, resume[pe] = arrived
+                    if end > ready:
+                        ready = end
+                    later = buckets.get(ready)
+                    if later is None:
+                        buckets[ready] = [pe]
+                        heappush(times, ready)
                     else:
-                        outstanding[pe] = 1
-                        ready_at[pe] = end
-                        if channel in waiting:
-                            _enqueue(waiting, channel, -1)
-                        else:
-                            waiting[channel] = -1
-                elif kind is SendRecv:
-                    dst, src = op.dst, op.src
-                    if type(dst) is not int or dst < 0 or dst >= p or dst == pe:
-                        _rank_check(pe, "destination", dst, p)
-                    if type(src) is not int or src < 0 or src >= p or src == pe:
-                        _rank_check(pe, "source", src, p)
-                    outstanding[pe] = 2
-                    current[pe] = op
-                    post_send(pe, dst, op.data, op.words, now)
-                    post_recv(pe, src, -1, now)
+                        later.append(pe)
+                    continue
+                if kind is SendRecv:
+                    sends, sources, box, key = (op,), (op[2],), resume, pe
                 elif kind is Recv:
-                    src = op.src
-                    if type(src) is not int or src < 0 or src >= p or src == pe:
-                        _rank_check(pe, "source", src, p)
-                    outstanding[pe] = 1
-                    current[pe] = op
-                    post_recv(pe, src, -1, now)
+                    sends, sources, box, key = (), op, resume, pe
                 elif kind is Send:
-                    dst = op.dst
-                    if type(dst) is not int or dst < 0 or dst >= p or dst == pe:
-                        _rank_check(pe, "destination", dst, p)
-                    outstanding[pe] = 1
-                    current[pe] = op
-                    post_send(pe, dst, op.data, op.words, now)
-                elif kind is Compute:
-                    schedule_resume(buckets, times, pe, now + op.time)
+                    sends, sources = (op,), ()
+                    resume[pe] = None
                 elif kind is Multi:
-                    for dst, _, _ in op.sends:
-                        _rank_check(pe, "destination", dst, p)
-                    for src in op.recvs:
-                        _rank_check(pe, "source", src, p)
-                    # +1 keeps the operation open until every part has been issued.
-                    outstanding[pe] = len(op.sends) + len(op.recvs) + 1
-                    got[pe] = [None] * len(op.recvs)
-                    current[pe] = op
-                    for dst, payload, words in op.sends:
-                        post_send(pe, dst, payload, words, now)
-                    for slot, src in enumerate(op.recvs):
-                        post_recv(pe, src, slot, now)
-                    complete(pe, now)
+                    sends, sources, key = op[0], op[1], 0
+                    box = resume[pe] = [None] * len(sources)
+                elif kind is Compute:
+                    resume[pe] = None
+                    schedule_resume(buckets, times, pe, now + op[0])
+                    continue
                 else:
                     raise TypeError(f"PE {pe} yielded {op!r}, which is not an operation; "
                                     "yield send(...), recv(...), sendrecv(...), exchange(...), "
                                     "compute(...) or multi(...)")
+                ready = now                         # when the parts done so far end
+                left = 0                            # parts still to come
+                for part in sends:
+                    dst = part[0]
+                    if type(dst) is not int or dst == pe or not 0 <= dst < p:
+                        _rank_check(pe, "destination", dst, p)
+                    payload, words = part[1], part[-1]
+                    channel = pe * p + dst
+                    posted = waiting[dst]
+                    if listen_first and posted != pe and not (type(posted) is dict
+                                                              and pe in posted):
+                        _enqueue(deferred, channel, (payload, words))
+                        left += 1
+                        continue
+                    end = claim(pe, dst, payload, words, now)
+                    if end > ready:
+                        ready = end
+                    # Deliver: to dst's posted receive, or into its inbox.
+                    if posted == pe:
+                        waiting[dst] = None
+                        resume[dst] = payload
+                    elif type(posted) is dict and pe in posted:
+                        resume[dst][_take_slot(posted, pe)] = payload
+                        if not posted:
+                            waiting[dst] = None
+                    else:
+                        _enqueue(inbox, channel, (end, payload))
+                        continue
+                    if end > ready_at[dst]:
+                        ready_at[dst] = end
+                    outstanding[dst] -= 1
+                    if not outstanding[dst]:
+                        current[dst] = None
+                        t = ready_at[dst]
+                        later = buckets.get(t)
+                        if later is None:
+                            buckets[t] = [dst]
+                            heappush(times, t)
+                        else:
+                            later.append(dst)
+                for src in sources:
+                    if type(src) is not int or src == pe or not 0 <= src < p:
+                        _rank_check(pe, "source", src, p)
+                    channel = src * p + pe
+                    arrived = inbox.pop(channel, None)
+                    if arrived is not None:
+                        if type(arrived) is deque:
+                            queue, arrived = arrived, arrived.popleft()
+                            if queue:
+                                inbox[channel] = queue
+                        arrival, box[key] = arrived
+                        if arrival > ready:
+                            ready = arrival
+                    elif listen_first and channel in deferred:
+                        payload, words = _dequeue(deferred, channel)
+                        end = claim(src, pe, payload, words, now)
+                        box[key] = payload
+                        if end > ready:
+                            ready = end
+                        if kind is not Multi and not left:
+                            # A single receive completes its PE before the sender's
+                            # send completes, as in the order the parts finish.
+                            schedule_resume(buckets, times, pe, ready)
+                            left = -1
+                        if end > ready_at[src]:
+                            ready_at[src] = end
+                        outstanding[src] -= 1
+                        if not outstanding[src]:
+                            current[src] = None
+                            schedule_resume(buckets, times, src, ready_at[src])
+                    else:
+                        if kind is not Multi:
+                            waiting[pe] = src
+                        elif waiting[pe] is None:
+                            waiting[pe] = {src: key}
+                        else:
+                            _post_slot(waiting[pe], src, key)
+                        left += 1
+                    key += 1
+                if not left:
+                    later = buckets.get(ready)
+                    if later is None:
+                        buckets[ready] = [pe]
+                        heappush(times, ready)
+                    else:
+                        later.append(pe)
+                elif left > 0:
+                    outstanding[pe] = left
+                    ready_at[pe] = ready
+                    current[pe] = op
             del buckets[now]
 
         blocked = {pe: _describe(current[pe]) for pe in range(p) if finish[pe] is None}
         if blocked:
             raise DeadlockError(blocked, now)
-        unreceived = {divmod(channel, p)[::-1]: len(box) if type(box) is deque else 1
-                      for channel, box in inbox.items()}
+        unreceived = {divmod(channel, p): len(queue) if type(queue) is deque else 1
+                      for channel, queue in inbox.items()}
         if unreceived:
             raise UnreceivedMessageError(unreceived)
-        loads = dict(link_load)
-        del link_load
-        for pair, n in pair_load.items():
-            link = divmod(pair, p)
-            loads[link] = loads.get(link, 0) + n
-        del pair_load
-        return Run(results=results, time=max(finish), finish_times=finish,
-                   messages=messages if messages is not None else [],
-                   link_load=loads, p=p, network=network, model=model,
+        if not use_links:
+            loads = {divmod(channel, p): n for channel, n in link_load.items()}
+        elif link_order is None:
+            loads = {network.link_pair(link): n for link, n in link_load.items()}
+        else:
+            loads = {network.link_pair(link): link_load[link] for link in link_order}
+        del link_load, link_free, routes
+        return Run(results=resume, time=max(finish), finish_times=finish,
+                   messages=messages, link_load=loads, p=p, network=network, model=model,
                    operations=ops)

@@ -25,6 +25,7 @@ def test_the_bare_loop_and_the_simulator_agree(bench, p):
 def test_the_script_prints_rates_ratios_and_memory(bench, capsys):
     assert bench.main(["--p", "16", "--repeat", "1", "--broadcast-log-p", "8"]) == 0
     out = capsys.readouterr().out
-    assert "ours/bare" in out and "SimPy/ours" in out
+    assert "ours/bare" in out and "SimPy/ours" in out and "rows" in out
+    assert "trace on (ring all-gather, p = 16, Ring)" in out and "per recorded message" in out
     assert "p = 2**8 = 256" in out and "bytes per PE" in out
     assert "PASS  ours, the bare loop and SimPy" in out
