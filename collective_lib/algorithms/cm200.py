@@ -279,7 +279,7 @@ def d_cycles_broadcast(me, p, data, reorder=True):
     slots = [elements[i::d] for i in range(busy)]
     memory = list(slots)                      # slot i of row j at j * busy + i, as it arrived
     for u in range(p - 1):
-        partners = [me ^ link for link in links[u][:busy]]
+        partners = [me ^ link for _, link in zip(range(busy), links[u])]
         slots = yield multi(list(zip(partners, slots)), partners)    # pass on what came last
         memory += slots
     if not reorder:
@@ -330,22 +330,17 @@ def d_cycles_reduce(me, p, data, op=add, history=False):
     sent = set() if history else None
     snapshots = [_reduce_memory(messages, bounds, partial, sent)] if history else None
     for u in range(p - 1):
-        partners, sends, into = [], [], []
-        for i in range(busy):
-            partner = me ^ links[u][i]
-            j = me ^ send_offset[u][i]
-            if u:
-                out = partial.pop(j * d + i)         # came in in step u - 1
-            else:
-                start, stop = bounds[i]              # step 0: the cycle starts here
-                out = messages[j][start:stop]
-            partners.append(partner)
-            sends.append((partner, out))
-            into.append(me ^ recv_offset[u][i])
-            if history:
-                sent.add(j * d + i)
-        got = yield multi(sends, partners)
-        for i, j, incoming in zip(range(busy), into, got):
+        partners = [me ^ link for _, link in zip(range(busy), links[u])]
+        keys = [(me ^ offset) * d + i for i, offset in zip(range(busy), send_offset[u])]
+        if u:                                        # what came in in step u - 1
+            out = [partial.pop(key) for key in keys]
+        else:                                        # step 0: the cycles start here
+            out = [messages[key // d][start:stop] for key, (start, stop) in zip(keys, bounds)]
+        if history:
+            sent.update(keys)
+        got = yield multi(list(zip(partners, out)), partners)
+        for i, offset, incoming in zip(range(busy), recv_offset[u], got):
+            j = me ^ offset
             start, stop = bounds[i]
             partial[j * d + i] = op(incoming, messages[j][start:stop])
         if history:
