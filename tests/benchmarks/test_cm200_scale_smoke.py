@@ -22,4 +22,4 @@ def test_the_script_prints_one_agreeing_line_per_program_and_d(bench, capsys):
         ("one_cycle_broadcast", "2"), ("one_cycle_broadcast", "4"), ("d_cycles_broadcast", "2"),
         ("d_cycles_broadcast", "4"), ("one_cycle_reduce", "2"), ("d_cycles_reduce", "2")]
     assert all(row[6] == "yes" for row in rows)
-    assert rows[3][3:6] == ["60", "60", "60"]           # (2**4 - 1)(ts + tw ceil(4/4))
+    assert rows[3][3:6] == ["30", "30", "30"]           # (2**4 - 1)(ts + tw ceil(4/4))
