@@ -461,6 +461,17 @@ def _cube_of(p, what):
     return d
 
 
+def _broadcast_start(data, what):
+    """(data as an array, d, the result array with every node's own message filed)."""
+    data = np.asarray(data)
+    if data.ndim != 2:
+        raise ValueError(f"{what} needs one message per node, a 2-D array, got shape {data.shape}")
+    d = _cube_of(len(data), what)
+    out = np.empty((len(data),) + data.shape, data.dtype)
+    out[np.arange(len(data)), np.arange(len(data))] = data
+    return data, d, out
+
+
 def _ring_moves(d, step):
     """Yield the ring neighbour every node takes a message from, ``2**d - 1`` times.
 
@@ -484,12 +495,9 @@ def execute_one_cycle_broadcast(data) -> Executed:
     >>> execute_one_cycle_broadcast([[1, 2], [3, 4]]).results.tolist()
     [[[1, 2], [3, 4]], [[1, 2], [3, 4]]]
     """
-    data = np.asarray(data)
+    data, d, out = _broadcast_start(data, "execute_one_cycle_broadcast")
     n, m = data.shape
-    d = _cube_of(n, "execute_one_cycle_broadcast")
     nodes = np.arange(n)
-    out = np.empty((n, n, m), data.dtype)
-    out[nodes, nodes] = data
     holding, carried = nodes, data
     for source in _ring_moves(d, 1):
         holding, carried = holding[source], carried[source]
@@ -541,12 +549,9 @@ def execute_d_cycles_broadcast(data) -> Executed:
     >>> execute_d_cycles_broadcast([[1, 2], [3, 4]]).results.tolist()
     [[[1, 2], [3, 4]], [[1, 2], [3, 4]]]
     """
-    data = np.asarray(data)
+    data, d, out = _broadcast_start(data, "execute_d_cycles_broadcast")
     n, m = data.shape
-    d = _cube_of(n, "execute_d_cycles_broadcast")
     nodes = np.arange(n)
-    out = np.empty((n, n, m), data.dtype)
-    out[nodes, nodes] = data
     strided = data[:, np.concatenate([np.arange(i, m, d) for i in range(d)]).astype(int)] \
         if d else data
     bounds = subblock_bounds(m, d) if d else []      # slot i is as long as subblock i (Fig. 20)
