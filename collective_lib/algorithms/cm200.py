@@ -34,8 +34,11 @@ the local-memory index formulas of §4.1, §4.2.1 and §4.2.3, the schedule the
 programs follow, the numpy executors that check it for the real machine's
 d = 11, and the element-transfer counts of Table 2.
 
-The catalog entries of the four cycle programs accept p up to
-:data:`EVENT_MAX_P` (256): their event simulation grows as p^2 log p.
+The cycle programs move every element slot in each of the p - 1 steps,
+about p^2 d transfers in all (46 million for the CM-200's d = 11 with
+M' = d), so each step of a program does O(d) work besides its messages: the
+payloads are cut once, passed on by reference, and put in order once at the
+end (benchmarks/cm200_scale.py runs them on 2048 nodes).
 
 Closed forms count communication only, one element per word: with
 ``ts = 0, tw = 1`` a program's simulated time is the number of element
@@ -50,12 +53,15 @@ Connection Machine CM-200, Harvard TR-02-93 (1993), §3-§5.
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
 from ..catalog import register
 from ..cm200.gray import gray, gray_inverse
-from ..cm200.schedules import d_cycles_schedule, one_cycle_index, split_subblocks
+from ..cm200.schedules import (d_cycles_schedule, one_cycle_index, split_subblocks,
+                               subblock_bounds)
 from ..networks import Hypercube
 from ..ops import multi, sendrecv
 from ..validate import check_power_of_two
@@ -64,7 +70,7 @@ from .reduce import _check_op, add
 __all__ = [
     "one_cycle_broadcast", "one_cycle_reduce", "d_cycles_broadcast", "d_cycles_reduce",
     "butterfly_reduce_and_spread", "butterfly_cost", "reduce_and_spread", "send_and_spread",
-    "EVENT_MAX_P", "d_cycles_cost", "one_cycle_cost", "reduce_and_spread_cost",
+    "d_cycles_cost", "one_cycle_cost", "reduce_and_spread_cost",
     "send_and_spread_cost",
 ]
 
@@ -82,28 +88,13 @@ def _valid_cube(p):
     check_power_of_two("the CM-200 algorithms", p)
 
 
-#: The cycle programs move every element slot in each of the p - 1 steps, p (p - 1) d
-#: transfers in all; beyond this p the event simulator needs minutes.
-EVENT_MAX_P = 256
-
-
-def _valid_cycles(p):
-    """Catalog check of the cycle programs: a power of two that the event simulator handles."""
-    _valid_cube(p)
-    if p > EVENT_MAX_P:
-        raise ValueError(
-            f"the catalog simulates the cycle algorithms event by event, about p^2 log p "
-            f"transfers, which takes minutes for p > {EVENT_MAX_P}; got p={p}. Check the d-cycles "
-            f"schedules of larger cubes (up to the CM-200's d = 11) with run_d_cycles_broadcast(d) "
-            f"and run_d_cycles_reduce(d) of collective_lib.cm200.schedules, or call simulate() "
-            f"on the program directly")
-
-
 def _elements(algorithm, message) -> list:
-    """The elements of one message, as a list."""
+    """The elements of one message, as a list (a list itself, not a copy: only read)."""
+    if isinstance(message, list):
+        return message
     if isinstance(message, np.ndarray):
         return message.tolist()
-    if isinstance(message, (list, tuple)):
+    if isinstance(message, tuple):
         return list(message)
     raise ValueError(f"{algorithm} moves messages element by element and needs a list, tuple "
                      f"or 1-D array, got {type(message).__name__} {message!r:.60}")
@@ -128,9 +119,12 @@ def _messages(algorithm, data, p) -> list:
     return messages
 
 
-def _interleave(slots, m):
-    """Inverse of ``elements[i::d]``: address k*d + i holds ``slots[i][k]``."""
-    d = len(slots)
+def _interleave(slots, m, d=None):
+    """Inverse of ``elements[i::d]``: address k*d + i holds ``slots[i][k]``.
+
+    ``d`` defaults to ``len(slots)``; pass it when the empty slots are left out.
+    """
+    d = len(slots) if d is None else d
     out = [None] * m
     for i, part in enumerate(slots):
         out[i::d] = part
@@ -144,9 +138,25 @@ def _step(model, words):
 
 @lru_cache(maxsize=16)
 def _program_schedule(d: int):
-    """The schedule as Python lists, for the SPMD programs (one look-up per step)."""
+    """The schedule of :func:`d_cycles_schedule` as the SPMD programs read it, shared by all PEs.
+
+    ``links[u][i] = 2**dims[u, i]`` (PA's partner for slot i in step u is
+    ``PA XOR links[u][i]``); ``send_offset`` and ``recv_offset`` as lists;
+    ``row_of[x, i]`` the row j with ``arrival[j, i] = x`` (sh^i o G is one to one),
+    the inverse of §4.2.1's index formula used to reorder by source.
+    """
     s = d_cycles_schedule(d)
-    return s.dims.tolist(), s.arrival.tolist(), s.send_offset.tolist(), s.recv_offset.tolist()
+    row_of = np.empty_like(s.arrival)
+    row_of[s.arrival, np.arange(d)] = np.arange(1 << d)[:, None]
+    row_of.setflags(write=False)
+    return (np.left_shift(1, s.dims).tolist(), s.send_offset.tolist(), s.recv_offset.tolist(),
+            row_of)
+
+
+@lru_cache(maxsize=16)
+def _gray_codes(d: int) -> list:
+    """``G(q)`` for q = 0 .. 2**d - 1: the node at ring position q, shared by all PEs."""
+    return gray(np.arange(1 << d)).tolist()
 
 
 # -- one Hamiltonian cycle (§4.1) ---------------------------------------------------------------
@@ -158,7 +168,7 @@ def one_cycle_cost(p, m, model, **_):
 
 
 @register(operation="allgather", cost=one_cycle_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cycles,
+          network=Hypercube.of_size, valid_p=_valid_cube,
           source="Mathur and Johnsson 1993, §4.1, Figs. 5 and 7")
 def one_cycle_broadcast(me, p, data, reorder=True):
     """All-to-all broadcast by 2**d - 1 left cyclic shifts along the Gray code cycle.
@@ -187,13 +197,13 @@ def one_cycle_broadcast(me, p, data, reorder=True):
     if not reorder:
         return memory
     result = [None] * p
-    for s, x in enumerate(memory):
-        result[one_cycle_index(me, s, d)] = x
+    for x, index in zip(memory, one_cycle_index(me, np.arange(p), d).tolist()):   # Fig. 7
+        result[index] = x
     return result
 
 
 @register(operation="all_to_all_reduction", cost=one_cycle_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cycles, params={"op": add},
+          network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True, source="Mathur and Johnsson 1993, §4.1, Fig. 6")
 def one_cycle_reduce(me, p, data, op=add, history=False):
     """All-to-all reduction by 2**d - 1 right cyclic shifts along the Gray code cycle.
@@ -211,17 +221,18 @@ def one_cycle_reduce(me, p, data, op=add, history=False):
 
     Model: d-cube, p = 2**d; time (p - 1)(ts + tw M').
     """
-    _cube_d("one_cycle_reduce", p)
+    d = _cube_d("one_cycle_reduce", p)
     op = _check_op(op)
     if not isinstance(data, (list, tuple)) or len(data) != p:
         raise ValueError(f"one_cycle_reduce needs a list of p={p} messages on every PE (one per "
                          f"destination), got {data!r:.80}")
-    memory = list(data)
-    snapshots = [list(memory)]
+    memory = list(data)                                  # sent-on messages become None
+    snapshots = [list(memory)] if history else None
     q = gray_inverse(me)
-    left, right = gray((q - 1) % p), gray((q + 1) % p)
+    node = _gray_codes(d)                                # ring position -> node
+    left, right = node[(q - 1) % p], node[(q + 1) % p]
     for s in range(1, p):
-        out, into = gray((q - s) % p), gray((q - 1 - s) % p)
+        out, into = node[(q - s) % p], node[(q - 1 - s) % p]
         partial = yield sendrecv(right, memory[out], left)
         memory[out] = None                               # sent on
         memory[into] = op(partial, memory[into])
@@ -239,7 +250,7 @@ def d_cycles_cost(p, m, model, **_):
 
 
 @register(operation="allgather", cost=d_cycles_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cycles,
+          network=Hypercube.of_size, valid_p=_valid_cube,
           source="Mathur and Johnsson 1993, §4.2.1, Figs. 8-11 (after Johnsson and Ho 1989)")
 def d_cycles_broadcast(me, p, data, reorder=True):
     """All-to-all broadcast over d edge-disjoint Hamiltonian cycles, all d links at once.
@@ -262,29 +273,30 @@ def d_cycles_broadcast(me, p, data, reorder=True):
     elements = _elements("d_cycles_broadcast", data)
     m = len(elements)
     if d == 0:
-        return [data] if reorder else [elements]
-    dims, arrival, _, _ = _program_schedule(d)
-    slots = [elements[i::d] for i in range(d)]
-    busy = [i for i in range(d) if slots[i]]
-    rows = [slots]
+        return [data] if reorder else [list(elements)]
+    links, _, _, row_of = _program_schedule(d)
+    busy = min(m, d)                          # slots i >= M' are empty: their links stay idle
+    slots = [elements[i::d] for i in range(busy)]
+    memory = list(slots)                      # slot i of row j at j * busy + i, as it arrived
     for u in range(p - 1):
-        partners = [me ^ (1 << dims[u][i]) for i in busy]
-        got = yield multi(list(zip(partners, (slots[i] for i in busy))), partners)
-        slots = [[] for _ in range(d)]
-        for i, x in zip(busy, got):
-            slots[i] = x
-        rows.append(slots)
+        partners = [me ^ link for _, link in zip(range(busy), links[u])]
+        slots = yield multi(list(zip(partners, slots)), partners)    # pass on what came last
+        memory += slots
     if not reorder:
-        return [_interleave(row, m) for row in rows]
-    parts = [[None] * d for _ in range(p)]
-    for j, row in enumerate(rows):                      # full indirect addressing
-        for i in range(d):
-            parts[me ^ arrival[j][i]][i] = row[i]
-    return [_like(_interleave(x, m), data) for x in parts]
+        return [_interleave(memory[j * busy:(j + 1) * busy], m, d) for j in range(p)]
+    # Full indirect addressing: element k of slot i of source PA XOR sh^i(G(j)) is in row j
+    # (§4.2.1), and row j's slots lie end to end from j * M' in ``flat``.
+    flat = list(chain.from_iterable(memory))
+    address = np.arange(m)
+    starts = np.cumsum([0] + [len(slot) for slot in memory[:busy - 1]])   # the same in every row
+    within = starts[address % d] + address // d
+    rows = row_of[me ^ np.arange(p)][:, address % d]
+    ordered = itemgetter(*(rows * m + within).ravel().tolist())(flat)
+    return [_like(ordered[source * m:(source + 1) * m], data) for source in range(p)]
 
 
 @register(operation="all_to_all_reduction", cost=d_cycles_cost, exact=True, ports="all",
-          network=Hypercube.of_size, valid_p=_valid_cycles, params={"op": add},
+          network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True,
           source="Mathur and Johnsson 1993, §4.2.2-4.2.4, Figs. 12-20")
 def d_cycles_reduce(me, p, data, op=add, history=False):
@@ -308,26 +320,41 @@ def d_cycles_reduce(me, p, data, op=add, history=False):
     messages = _messages("d_cycles_reduce", data, p)
     if d == 0:
         return (data[0], [[messages[0]]]) if history else data[0]
-    dims, _, send_offset, recv_offset = _program_schedule(d)
-    memory = [split_subblocks(x, d) for x in messages]
-    busy = [i for i in range(d) if memory[0][i]]
-    snapshots = [[list(block) for block in memory]] if history else None
+    links, send_offset, recv_offset, _ = _program_schedule(d)
+    bounds = subblock_bounds(len(messages[0]), d)
+    busy = min(len(messages[0]), d)                  # empty subblocks leave their link idle
+    # Slot i of block j holds the node's own subblock until a partial sum for it comes in,
+    # which the node sends on in the next step (the receiver of step u is the sender of step
+    # u + 1), so at most d partial sums are held at a time and a subblock is cut when needed.
+    partial = {}                                     # j * d + i -> partial sum held
+    sent = set() if history else None
+    snapshots = [_reduce_memory(messages, bounds, partial, sent)] if history else None
     for u in range(p - 1):
-        partners, sends, into = [], [], []
-        for i in busy:
-            partner = me ^ (1 << dims[u][i])
-            j = me ^ send_offset[u][i]
-            partners.append(partner)
-            sends.append((partner, memory[j][i]))
-            memory[j][i] = None                          # sent on
-            into.append(me ^ recv_offset[u][i])
-        got = yield multi(sends, partners)
-        for i, j, partial in zip(busy, into, got):
-            memory[j][i] = op(partial, memory[j][i])
+        partners = [me ^ link for _, link in zip(range(busy), links[u])]
+        keys = [(me ^ offset) * d + i for i, offset in zip(range(busy), send_offset[u])]
+        if u:                                        # what came in in step u - 1
+            out = [partial.pop(key) for key in keys]
+        else:                                        # step 0: the cycles start here
+            out = [messages[key // d][start:stop] for key, (start, stop) in zip(keys, bounds)]
         if history:
-            snapshots.append([list(block) for block in memory])
-    result = _like([x for sub in memory[me] for x in sub], data[me])
+            sent.update(keys)
+        got = yield multi(list(zip(partners, out)), partners)
+        for i, offset, incoming in zip(range(busy), recv_offset[u], got):
+            j = me ^ offset
+            start, stop = bounds[i]
+            partial[j * d + i] = op(incoming, messages[j][start:stop])
+        if history:
+            snapshots.append(_reduce_memory(messages, bounds, partial, sent))
+    result = _like(list(chain.from_iterable(partial[me * d + i] for i in range(busy))), data[me])
     return (result, snapshots) if history else result
+
+
+def _reduce_memory(messages, bounds, partial, sent):
+    """:func:`d_cycles_reduce`'s local memory as ``memory[j][i]``: the own subblock, the
+    partial sum held, or None once sent on (for ``history=True``)."""
+    d = len(bounds)
+    return [[None if j * d + i in sent else partial.get(j * d + i, message[start:stop])
+             for i, (start, stop) in enumerate(bounds)] for j, message in enumerate(messages)]
 
 
 # -- alternatives of §5 ----------------------------------------------------------------------------

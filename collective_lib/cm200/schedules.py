@@ -15,6 +15,11 @@ module holds the analysis of Mathur and Johnsson around them:
   the data of the d-cycles schedules with numpy, step by step, and check link
   use, completeness and the formulas, fast enough for the real machine's
   d = 11 (:class:`CyclesCheck`);
+* the numpy executors (:func:`execute_one_cycle_broadcast`,
+  :func:`execute_one_cycle_reduce`, :func:`execute_d_cycles_broadcast`,
+  :func:`execute_d_cycles_reduce`), which move real data the way the four
+  cycle programs do, so that the event simulator's results and times can be
+  compared with them up to d = 11 (benchmarks/cm200_scale.py);
 * :func:`element_transfers`, the element transfers in sequence of a program
   (the quantity of the paper's Table 2), counted by the simulator.
 
@@ -35,11 +40,12 @@ from ..validate import check_positive_int
 from .gray import gray, gray_inverse, sh, transition_sequence
 
 __all__ = [
-    "ORDERS", "split_subblocks",
+    "ORDERS", "subblock_bounds", "split_subblocks",
     "one_cycle_index", "d_cycles_source", "d_cycles_broadcast_index", "d_cycles_reduce_start",
     "d_cycles_reduce_nodes", "d_cycles_reduce_blocks",
     "DCyclesSchedule", "d_cycles_schedule", "CyclesCheck", "run_d_cycles_broadcast",
-    "run_d_cycles_reduce", "element_transfers",
+    "run_d_cycles_reduce", "Executed", "execute_one_cycle_broadcast", "execute_one_cycle_reduce",
+    "execute_d_cycles_broadcast", "execute_d_cycles_reduce", "element_transfers",
 ]
 
 #: How the array is laid on the nodes: by binary node address or by Gray code (§3).
@@ -50,6 +56,23 @@ def _check_order(order):
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got order={order!r}")
     return order
+
+
+def subblock_bounds(m: int, d: int) -> list:
+    """(start, stop) of the d subblocks of an m-element block (Fig. 20, :func:`split_subblocks`).
+
+    >>> subblock_bounds(7, 3)
+    [(0, 3), (3, 5), (5, 7)]
+    """
+    d = check_positive_int("d", d)
+    beta = -(-m // d)
+    gamma = m - d * (beta - 1)
+    bounds, start = [], 0
+    for i in range(d):
+        size = beta if i < gamma else beta - 1
+        bounds.append((start, start + size))
+        start += size
+    return bounds
 
 
 def split_subblocks(elements, d: int) -> list:
@@ -66,17 +89,7 @@ def split_subblocks(elements, d: int) -> list:
     >>> split_subblocks([0, 1], 3)
     [[0], [1], []]
     """
-    d = check_positive_int("d", d)
-    m = len(elements)
-    beta = -(-m // d)
-    gamma = m - d * (beta - 1)
-    out, start = [], 0
-    for i in range(d):
-        size = beta if i < gamma else beta - 1
-        out.append(list(elements[start:start + size]))
-        start += size
-    return out
-
+    return [list(elements[start:stop]) for start, stop in subblock_bounds(len(elements), d)]
 
 
 # -- index formulas (§4.1, §4.2.1, §4.2.3) --------------------------------------------------
@@ -342,6 +355,36 @@ def _contribution(pa, block, slot, d):
     return _mix(((pa * n + block) * d + slot).astype(np.uint64))
 
 
+def _reduce_start(d):
+    """``block[PA, i]``: the block whose partial sum slot i of PA sends first in the reduction.
+
+    The block that arrived last in the broadcast (Mathur and Johnsson §4.2.2).
+    """
+    n = 1 << d
+    last = np.repeat(np.arange(n)[:, None], d, axis=1)
+    for _, _, last in _broadcast_moves(d):
+        pass
+    return last.copy()
+
+
+def _reduce_moves(d):
+    """Yield (step, partner, sent, received) of the d-cycles reduction, moved by exchanges only.
+
+    Step v exchanges across the dimensions of broadcast step 2**d - 2 - v;
+    ``sent[PA, i]`` is the block whose partial sum slot i of PA sends,
+    ``received[PA, i]`` the block of the partial sum it gets from ``partner[PA, i]``.
+    """
+    n = 1 << d
+    nodes = np.arange(n)[:, None]
+    slot = np.arange(d)[None, :]
+    dims = d_cycles_schedule(d).dims
+    block = _reduce_start(d)
+    for v in range(n - 1):
+        partner = nodes ^ (1 << dims[n - 2 - v])[None, :]
+        sent, block = block, block[partner, slot]
+        yield v, partner, sent, block
+
+
 def run_d_cycles_reduce(d: int) -> CyclesCheck:
     """Move the d-cycles reduction's data with numpy and check the sums (seconds for d = 11).
 
@@ -360,23 +403,19 @@ def run_d_cycles_reduce(d: int) -> CyclesCheck:
     nodes = np.arange(n)
     slot = np.arange(d)[None, :]
     sched = d_cycles_schedule(d)
-    last = np.repeat(nodes[:, None], d, axis=1)
-    for _, _, last in _broadcast_moves(d):
-        pass
-    block = last.copy()                                     # block whose partial PA sends next
+    block = _reduce_start(d)
     partial = _contribution(nodes[:, None], block, slot, d)
     has = np.zeros(d * n * n, bool)                         # has[i, PA, block]
     base = (np.arange(d)[None, :] * n + nodes[:, None]) * n
     has[base + block] = True
     duplicates = mismatches = max_uses = 0
     totals = np.zeros(d, np.int64)
-    for v in range(n - 1):
-        partner = nodes[:, None] ^ (1 << sched.dims[n - 2 - v])[None, :]
+    for v, partner, sent, block in _reduce_moves(d):
         uses = _link_uses(sched.dims[n - 2 - v], d)
         totals += uses
         max_uses = max(max_uses, int(uses.max()))
-        mismatches += int(np.count_nonzero(block != nodes[:, None] ^ sched.send_offset[v]))
-        block, partial = block[partner, slot], partial[partner, slot]
+        mismatches += int(np.count_nonzero(sent != nodes[:, None] ^ sched.send_offset[v]))
+        partial = partial[partner, slot]
         mismatches += int(np.count_nonzero(block != nodes[:, None] ^ sched.recv_offset[v]))
         partial = partial + _contribution(nodes[:, None], block, slot, d)
         duplicates += int(np.count_nonzero(has[base + block]))
@@ -388,6 +427,171 @@ def run_d_cycles_reduce(d: int) -> CyclesCheck:
                 and bool(np.array_equal(partial, expected)) and bool(has.all())
                 and duplicates == 0)
     return CyclesCheck(d, n - 1, max_uses, int(totals.max(initial=0)), complete, mismatches)
+
+
+# -- the cycle programs' data moved with numpy ---------------------------------------------------
+
+class Executed(NamedTuple):
+    """What a numpy executor computed.
+
+    Attributes
+    ----------
+    results : ndarray
+        What every node returns: ``(p, p, M')`` (the messages by source) for
+        the broadcasts, ``(p, M')`` (the node's sums) for the reductions.
+    steps : int
+        Exchange steps (``2**d - 1``).
+    words : int
+        The most elements one link carries in one step, so that a step takes
+        ``model.transfer_time(words, hops=1)`` and the run ``steps`` times that.
+    """
+    results: np.ndarray
+    steps: int
+    words: int
+
+    def time(self, model: CostModel) -> float:
+        """The run's time under ``model``: every step one neighbour transfer of ``words``."""
+        return self.steps * model.transfer_time(self.words, hops=1) if self.steps else 0.0
+
+
+def _cube_of(p, what):
+    d = p.bit_length() - 1
+    if p < 1 or p != 1 << d:
+        raise ValueError(f"{what} needs 2**d nodes (one row each), got {p} rows")
+    return d
+
+
+def _broadcast_start(data, what):
+    """(data as an array, d, the result array with every node's own message filed)."""
+    data = np.asarray(data)
+    if data.ndim != 2:
+        raise ValueError(f"{what} needs one message per node, a 2-D array, got shape {data.shape}")
+    d = _cube_of(len(data), what)
+    out = np.empty((len(data),) + data.shape, data.dtype)
+    out[np.arange(len(data)), np.arange(len(data))] = data
+    return data, d, out
+
+
+def _ring_moves(d, step):
+    """Yield the ring neighbour every node takes a message from, ``2**d - 1`` times.
+
+    ``step = 1``: from ring position q + 1 (the left shifts of the broadcast,
+    §4.1); ``step = -1``: from position q - 1 (the reduction's right shifts).
+    """
+    n = 1 << d
+    node = gray(np.arange(n))
+    source = node[(gray_inverse(np.arange(n)) + step) % n]
+    for _ in range(n - 1):
+        yield source
+
+
+def execute_one_cycle_broadcast(data) -> Executed:
+    """The one-cycle broadcast (§4.1, Fig. 5) moved with numpy: ``data[PA]`` is node PA's message.
+
+    Every step each node takes the message its right ring neighbour got last,
+    together with the number of the node it comes from, and files it under
+    that number.
+
+    >>> execute_one_cycle_broadcast([[1, 2], [3, 4]]).results.tolist()
+    [[[1, 2], [3, 4]], [[1, 2], [3, 4]]]
+    """
+    data, d, out = _broadcast_start(data, "execute_one_cycle_broadcast")
+    n, m = data.shape
+    nodes = np.arange(n)
+    holding, carried = nodes, data
+    for source in _ring_moves(d, 1):
+        holding, carried = holding[source], carried[source]
+        out[nodes, holding] = carried
+    return Executed(out, n - 1, m if n > 1 else 0)
+
+
+def execute_one_cycle_reduce(data) -> Executed:
+    """The one-cycle reduction (§4.1, Fig. 6) moved with numpy, summing with ``+``.
+
+    ``data[PA, j]`` is node PA's message for node j.  Every node starts with
+    its message for the ring position behind it; each step it takes the
+    partial sum (and the number of its block) from its left neighbour and
+    adds its own message for that block.
+
+    >>> execute_one_cycle_reduce([[[1], [2]], [[10], [20]]]).results.tolist()
+    [[11], [22]]
+    """
+    data = np.asarray(data)
+    n, _, m = data.shape
+    d = _cube_of(n, "execute_one_cycle_reduce")
+    nodes = np.arange(n)
+    block = gray((gray_inverse(nodes) - 1) % n)
+    partial = data[nodes, block]
+    for source in _ring_moves(d, -1):
+        block, partial = block[source], partial[source]
+        partial = partial + data[nodes, block]
+    out = np.empty((n, m), data.dtype)
+    out[block] = partial
+    return Executed(out, n - 1, m if n > 1 else 0)
+
+
+def _slots(data, d, bounds):
+    """``data[..., M']`` as ``[..., d, beta]``: slot i in row i, padded with zeros."""
+    beta = max((stop - start for start, stop in bounds), default=0)
+    out = np.zeros(data.shape[:-1] + (d, beta), data.dtype)
+    for i, (start, stop) in enumerate(bounds):
+        out[..., i, :stop - start] = data[..., start:stop]
+    return out, beta
+
+
+def execute_d_cycles_broadcast(data) -> Executed:
+    """The d-cycles broadcast (§4.2.1) moved with numpy: ``data[PA]`` is node PA's message.
+
+    Slot i (addresses k d + i) of every node crosses dimension ``dims[u, i]``
+    in step u (:func:`d_cycles_schedule`); each slot travels with the number
+    of its source node and is filed under it.
+
+    >>> execute_d_cycles_broadcast([[1, 2], [3, 4]]).results.tolist()
+    [[[1, 2], [3, 4]], [[1, 2], [3, 4]]]
+    """
+    data, d, out = _broadcast_start(data, "execute_d_cycles_broadcast")
+    n, m = data.shape
+    nodes = np.arange(n)
+    strided = data[:, np.concatenate([np.arange(i, m, d) for i in range(d)]).astype(int)] \
+        if d else data
+    bounds = subblock_bounds(m, d) if d else []      # slot i is as long as subblock i (Fig. 20)
+    carried, beta = _slots(strided, d, bounds)
+    slot = np.arange(d)[None, :]
+    for _, partner, holding in _broadcast_moves(d):
+        carried = carried[partner, slot]
+        for i, (start, stop) in enumerate(bounds):
+            out[nodes, holding[:, i], i::d] = carried[:, i, :stop - start]
+    return Executed(out, n - 1, beta)
+
+
+def execute_d_cycles_reduce(data) -> Executed:
+    """The d-cycles reduction (§4.2.2-4.2.4) moved with numpy, summing with ``+``.
+
+    ``data[PA, j]`` is node PA's message for node j, cut into the d
+    subblocks of Fig. 20.  The partial sums move by the exchanges of
+    :func:`run_d_cycles_reduce`, each with the number of its block; every
+    node adds its own subblock of that block.
+
+    >>> execute_d_cycles_reduce([[[1], [2]], [[10], [20]]]).results.tolist()
+    [[11], [22]]
+    """
+    data = np.asarray(data)
+    n, _, m = data.shape
+    d = _cube_of(n, "execute_d_cycles_reduce")
+    if d == 0:
+        return Executed(data[:, 0].copy(), 0, 0)
+    nodes = np.arange(n)[:, None]
+    slot = np.arange(d)[None, :]
+    bounds = subblock_bounds(m, d)
+    own, beta = _slots(data, d, bounds)                # own[PA, j, i]: subblock i of block j
+    block = _reduce_start(d)
+    partial = own[nodes, block, slot]
+    for _, partner, _, block in _reduce_moves(d):
+        partial = partial[partner, slot] + own[nodes, block, slot]
+    out = np.empty((n, m), data.dtype)
+    for i, (start, stop) in enumerate(bounds):
+        out[block[:, i], start:stop] = partial[:, i, :stop - start]
+    return Executed(out, n - 1, beta)
 
 
 # -- element transfers in sequence (Table 2) ----------------------------------------------------

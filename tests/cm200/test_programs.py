@@ -112,12 +112,11 @@ def test_one_cycle_reduce_history_is_figure_6():
     assert operator.eq(results[0][1][0], [f"Y{gray_inverse(x)}" for x in range(4)])
 
 
-def test_the_catalog_caps_the_event_simulation_of_the_cycle_programs():
+def test_the_catalog_accepts_the_cycle_programs_at_the_machines_size():
+    """No cap below the CM-200's 2048 nodes (benchmarks/cm200_scale.py runs them there)."""
     for name in ["one_cycle_broadcast", "one_cycle_reduce", "d_cycles_broadcast", "d_cycles_reduce"]:
         entry = catalog()[name]
-        assert entry.valid(cm200.EVENT_MAX_P) and not entry.valid(2 * cm200.EVENT_MAX_P)
-        with pytest.raises(ValueError, match="p=512.*run_d_cycles_broadcast"):
-            entry.simulate(512, 1)
+        assert entry.valid(512) and entry.valid(2048) and not entry.valid(1536)
     assert catalog()["send_and_spread"].valid(1024)
 
 

@@ -1,0 +1,25 @@
+"""The CM-200 scale benchmark runs, and its event simulation agrees with numpy, at small d."""
+import importlib.util
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def bench(repo_root):
+    path = repo_root / "benchmarks" / "cm200_scale.py"
+    spec = importlib.util.spec_from_file_location("cm200_scale_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_script_prints_one_agreeing_line_per_program_and_d(bench, capsys):
+    assert bench.main(["--d", "2", "4", "--reduce-max-d", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS  the event simulator, the numpy executors" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("one_cycle", "d_cycles"))]
+    assert [(row[0], row[1]) for row in rows] == [
+        ("one_cycle_broadcast", "2"), ("one_cycle_broadcast", "4"), ("d_cycles_broadcast", "2"),
+        ("d_cycles_broadcast", "4"), ("one_cycle_reduce", "2"), ("d_cycles_reduce", "2")]
+    assert all(row[6] == "yes" for row in rows)
+    assert rows[3][3:6] == ["30", "30", "30"]           # (2**4 - 1)(ts + tw ceil(4/4))
