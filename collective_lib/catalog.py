@@ -21,7 +21,7 @@ import numpy as np
 from .model import CostModel
 from .networks import FullyConnected, Network
 from .operations import operations
-from .simulator import Run, check_memory, simulate
+from .simulator import Run, check_memory, default_max_ops, simulate
 
 __all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "ALGORITHMS_PACKAGE"]
 
@@ -174,10 +174,13 @@ class Algorithm:
             # Refuse before building inputs that alone would not fit.
             check_memory(p, operations()[self.operation].input_words(p, m))
             inputs = self.make_inputs(p, m, seed, **params)
+        # A pipelined algorithm issues a few operations per packet and PE, so k
+        # packets widen the default budget, which is meant for endless programs.
+        max_ops = default_max_ops(p) + 8 * p * params.get("k", 0)
         return simulate(self.program, p, inputs,
                         network=self.network(p) if network is None else network,
                         model=self.default_model() if model is None else model,
-                        trace=trace, **params)
+                        trace=trace, max_ops=max_ops, **params)
 
     def predict(self, p: int, m: int, model: CostModel | None = None, **params) -> float:
         """The closed-form time for ``p`` PEs and ``m`` words."""

@@ -10,6 +10,7 @@ import random
 import pytest
 
 from collective_lib import CostModel, catalog
+from collective_lib.simulator import default_max_ops
 
 SMALL_P = range(1, 65)
 LARGE_P = [128, 256, 512, 1024]
@@ -149,3 +150,11 @@ def test_the_library_writes_nothing_to_stderr_or_stdout(capfd):
 def test_an_all_to_all_on_a_million_pes_is_refused_with_an_estimate():
     with pytest.raises(MemoryError, match=r"p=1,000,000 PEs with 1,000,000,000,000 words"):
         catalog()["alltoall_cyclic"].simulate(10**6, 1)
+
+
+def test_many_packets_widen_the_operation_budget():
+    # 2 x 30,000 operations on p = 2: far above default_max_ops(2), but k asked for them
+    entry = catalog()["linear_pipeline_broadcast"]
+    run = entry.simulate(2, 90_000, k=30_000, model=CostModel(ts=0.01, tw=1.0), trace=False)
+    assert run.operations == 60_000
+    assert run.operations > default_max_ops(2)
