@@ -17,9 +17,13 @@ much less so).
   in a fresh child process: peak memory per PE (Python's allocations under
   ``tracemalloc``, and the growth of the peak resident set from
   ``resource.getrusage``) and the CPU time.
+* The CM-200's one-cycle and d-cycles all-to-all broadcasts (Mathur and Johnsson
+  1993) on the machine's 2048 nodes (d = 11) in the event simulator, against the
+  numpy executors and the closed forms (``cm200_scale.py``, which also runs the
+  reductions).
 
     python benchmarks/scale.py                   # p = 256 and 2048, broadcast on 2**20
-    python benchmarks/scale.py --p 64 128 --broadcast-log-p 14     # a quick run
+    python benchmarks/scale.py --p 64 128 --broadcast-log-p 14 --cm200-d 6   # a quick run
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ except ImportError:                       # run from a checkout without installi
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # ring_allgather.py beside us
 
+from cm200_scale import cm200_lines  # noqa: E402
 from ring_allgather import expected_results, ring_allgather, run_simpy  # noqa: E402
 
 from collective_lib import CostModel, FullyConnected, Ring, catalog, simulate  # noqa: E402
@@ -214,6 +219,9 @@ def main(argv=None) -> int:
     parser.add_argument("--simpy-repeat", type=int, default=1, help="SimPy runs, best counts")
     parser.add_argument("--broadcast-log-p", type=int, default=20,
                         help="log2 of the broadcast's p (default 20)")
+    parser.add_argument("--cm200-d", type=int, nargs="*", default=[11],
+                        help="cube dimensions of the CM-200 broadcasts (default 11, the "
+                             "machine's 2048 nodes; none to skip)")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child is not None:
@@ -224,8 +232,12 @@ def main(argv=None) -> int:
     agree = speed_table(args.p, args.repeat, args.simpy_repeat)
     trace_line(min(args.p), args.repeat)
     memory_line(args.broadcast_log_p)
+    if args.cm200_d:
+        lines, cm200_agree = cm200_lines(args.cm200_d, reduce_max_d=0)
+        print("\n".join(lines))
+        agree &= cm200_agree
     print(f"{'PASS' if agree else 'FAIL'}  ours, the bare loop and SimPy return the same "
-          "results, makespan and operation count")
+          "results, makespan and operation count; the CM-200 programs agree with numpy")
     return 0 if agree else 1
 
 
