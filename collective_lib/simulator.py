@@ -448,12 +448,15 @@ class _Engine:
                 [0] * network.link_count, []
         else:                               # e.g. FullyConnected(p) under ports="all"
             link_free, link_load = defaultdict(float), defaultdict(int)
-        routes = {}                         # channel -> link ids, at most ROUTE_CACHE_SIZE
+        # channel -> link ids.  Room for two routes per link, so the channels a run
+        # reuses (a hypercube's d neighbours per PE) stay cached, within 16 x 4096.
+        routes = {}
+        route_cap = min(max(ROUTE_CACHE_SIZE, 2 * network.link_count), 16 * ROUTE_CACHE_SIZE)
         link_ids, path_of = network.link_ids, network.path
 
         def route_of(channel, src, dst):
             """The link ids from src to dst, cached (the cache is emptied when full)."""
-            if len(routes) >= ROUTE_CACHE_SIZE:
+            if len(routes) >= route_cap:
                 routes.clear()
             route = routes[channel] = link_ids(src, dst)
             if link_order is not None:      # a link's first use is always a cache miss

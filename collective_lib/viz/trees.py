@@ -14,7 +14,7 @@ whatever the width of its Axes.
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
+import matplotlib
 
 from ..embeddings import link_usage, tree_children, tree_depth
 from ..networks import Mesh
@@ -275,7 +275,7 @@ def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
         if u < v:
             (ru, cu), (rv, cv) = divmod(u, cols), divmod(v, cols)
             ax.plot([cu, cv], [-ru, -rv], color=LINK_COLOUR, lw=0.8, zorder=0)
-    colours = plt.get_cmap("viridis")
+    colours = matplotlib.colormaps["viridis"]
     usage = link_usage(parent, net)
     drawn = {}                                   # how many edges already lie on a connection
     for v in range(net.p):
