@@ -42,7 +42,6 @@ from collective_lib.cm200.schedules import (d_cycles_broadcast_index, d_cycles_r
 
 CHAPTER = Path(__file__).resolve().parents[2] / "book" / "ch6_cm200.ipynb"
 PICTURE_TAGS = {"remove-input", "hide-input"}
-pytestmark = pytest.mark.xdist_group("ch6_cm200")     # one worker runs the chapter's code once
 
 
 @pytest.fixture(scope="module")

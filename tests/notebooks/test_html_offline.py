@@ -33,7 +33,6 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-pytestmark = pytest.mark.xdist_group("html")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIG = REPO_ROOT / "_config.yml"
