@@ -13,6 +13,7 @@ import copy
 import functools
 import inspect
 import math
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -81,6 +82,16 @@ def _endless_loop_text(what: str, limit_s: float, running: str = "") -> str:
     return (f"{what} did not finish within {limit_s:g} s of real time{during}. Is there an "
             "endless loop that never yields an operation (such as `while True: pass`, or a "
             "loop whose condition never changes)?")
+
+
+@contextmanager
+def _cases_time_limit(name: str, time_limit_s: float):
+    """The real-time limit of a check over many cases; yields ``state``, whose
+    ``"context"`` names the case being run for the endless-loop message."""
+    state = {"context": "the first run"}
+    with wall_clock_limit(time_limit_s,
+                          lambda: _endless_loop_text(name, time_limit_s, state["context"])):
+        yield state
 
 
 def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | None = None,
@@ -273,12 +284,7 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
     params = dict(params or {})
     rng = np.random.default_rng(seed)
     name = _name(program)
-    state = {"context": "the first run"}
-
-    def expired():
-        return _endless_loop_text(name, time_limit_s, state["context"])
-
-    with wall_clock_limit(time_limit_s, expired):
+    with _cases_time_limit(name, time_limit_s) as state:
         for p in ps:
             root_0_right = False   # right for root 0, wrong for another: no root translation
             for root in _root_list(roots, p):
@@ -533,12 +539,7 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
     model = CostModel(ts=1.0, tw=0.0) if model is None else model
     rng = np.random.default_rng(seed)
     name = _name(program)
-    state = {"context": "the first run"}
-
-    def expired():
-        return _endless_loop_text(name, time_limit_s, state["context"])
-
-    with wall_clock_limit(time_limit_s, expired):
+    with _cases_time_limit(name, time_limit_s) as state:
         for p, params, context, inputs, want in _prepared_cases(cases, make_inputs, expected,
                                                                 rng, state):
             original = copy.deepcopy(inputs)
@@ -627,11 +628,6 @@ def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Calla
     model = CostModel(ts=1.0, tw=0.0) if model is None else model
     rng = np.random.default_rng(seed)
     name = _name(program)
-    state = {"context": "the first run"}
-
-    def expired():
-        return _endless_loop_text(name, time_limit_s, state["context"])
-
     def results_of(runner, p, inputs, context, params) -> tuple:
         """``(results, None)`` of one run, or ``(None, the AssertionError)``."""
         try:
@@ -645,7 +641,7 @@ def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Calla
         finally:
             apart.close()        # a failed run leaves PE processes behind
 
-    with wall_clock_limit(time_limit_s, expired), \
+    with _cases_time_limit(name, time_limit_s) as state, \
             isolated(program, time_limit_s=time_limit_s) as apart:
         for p, params, context, inputs, want in _prepared_cases(cases, make_inputs, expected,
                                                                 rng, state):
