@@ -75,27 +75,35 @@ class _CellTimeout(BaseException):
     """A graded cell ran longer than the checker allows one cell."""
 
 
+_ARMED = {"now": False}                # whether a cell's deadline is in force
+
+
+def _expire(signum, frame):
+    if _ARMED["now"]:
+        _ARMED["now"] = False
+        raise _CellTimeout()
+
+
 @contextlib.contextmanager
 def _deadline(seconds: float):
-    """Interrupt the main thread after ``seconds`` (independent of SIGALRM, which the
-    grading library's own time limits use)."""
-    fired = []
+    """Stop the main thread's work after ``seconds``.
 
-    def interrupt():
-        # a real SIGINT to the main thread, which also breaks a blocking wait for a
-        # student's answer (_thread.interrupt_main would wait for the wait to end)
-        fired.append(True)
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-
-    timer = threading.Timer(seconds, interrupt)
+    A timer thread sends the main thread SIGUSR1, whose handler is ours: the
+    signal breaks a blocking wait for a student's answer. It is not SIGINT,
+    which a checker may not be able to catch: a process started from a Jupyter
+    kernel inherits SIGINT ignored. SIGALRM stays the grading library's. The
+    handler stays installed and does nothing once disarmed, so a signal still
+    on its way when the cell ends cannot stop the process.
+    """
+    signal.signal(signal.SIGUSR1, _expire)
+    timer = threading.Timer(seconds, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGUSR1))
+    _ARMED["now"] = True
     timer.start()
     try:
         yield
-    except KeyboardInterrupt:
-        if fired:
-            raise _CellTimeout() from None
-        raise
     finally:
+        _ARMED["now"] = False
         timer.cancel()
 
 

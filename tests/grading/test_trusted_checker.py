@@ -8,6 +8,7 @@ sandboxed processes (this suite runs as root, as the grader does).
 
 import inspect
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -160,6 +161,24 @@ def test_an_endless_function_is_stopped_by_the_grading_time_limit():
             "guarded_call(f, 1, time_limit_s=1)\n")
     verdict = _verdicts(student, test)["t0"]
     assert not verdict["passed"] and "did not return within" in verdict["message"]
+
+
+def test_an_endless_function_is_stopped_by_the_cell_deadline_even_with_sigint_ignored():
+    # a checker started from a Jupyter kernel inherits SIGINT ignored: the cell's
+    # deadline must still break the wait for the student's answer (whose own limit
+    # is 120 s and would give another message)
+    student = "def f(x):\n    while True:\n        pass\n"
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with sandbox.SandboxUser(61500, 8) if ROOT else _nothing() as user:
+            job = _job(student, "f(1)\n", "assert 1 + 1 == 2\n")
+            job["uid"], job["cell_timeout_s"] = user.uid, 1
+            verdicts = check_notebook(job)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert not verdicts["t0"]["passed"]
+    assert "took longer than 1 s and were stopped" in verdicts["t0"]["message"]
+    assert verdicts["t1"]["passed"], verdicts["t1"]     # the next cell is graded as usual
 
 
 def test_used_names_follow_the_students_helpers_and_strings():
