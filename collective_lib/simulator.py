@@ -498,20 +498,27 @@ class _Engine:
                 if recv_free[dst] > start:
                     start = recv_free[dst]
             channel = src * p + dst
-            if use_links:
-                route = routes.get(channel) or route_of(channel, src, dst)
+            if not use_links:
+                end = start + ts + th + tw * words if cut_through else \
+                    start + ts + (tw * words + th)
+                link_load[channel] += 1
+            elif len(route := routes.get(channel) or route_of(channel, src, dst)) == 1:
+                link = route[0]                 # a neighbour, as mostly: no loops
+                if link_free[link] > start:
+                    start = link_free[link]
+                end = link_free[link] = start + ts + th + tw * words if cut_through else \
+                    start + ts + (tw * words + th)
+                link_load[link] += 1
+            else:
                 for link in route:
                     if link_free[link] > start:
                         start = link_free[link]
                 hops = len(route)
-            else:
-                route, hops = (), 1
-                link_load[channel] += 1
-            end = start + ts + th * hops + tw * words if cut_through else \
-                start + ts + (tw * words + th) * hops
-            for link in route:
-                link_free[link] = end
-                link_load[link] += 1
+                end = start + ts + th * hops + tw * words if cut_through else \
+                    start + ts + (tw * words + th) * hops
+                for link in route:
+                    link_free[link] = end
+                    link_load[link] += 1
             if use_ports:
                 send_free[src] = recv_free[dst] = end
             if emit is not None:
