@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from numbers import Number
 
+import numpy as np
+
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.patches import FancyArrowPatch
@@ -194,12 +196,34 @@ def _draw_transfer(ax, lay: _Layout, msg, text, font) -> None:
     ax.add_patch(FancyArrowPatch(path=Path(verts), arrowstyle="-|>", mutation_scale=11,
                                  color=ARROW_COLOUR, lw=1.5, zorder=3, gid="message"))
     if text:
-        # Slightly before the middle and further right: labels of opposite transfers separate.
-        (x, y), d = _point_along(verts, 0.45)
-        x, y = x + 0.3 * lay.radius * d[1], y - 0.3 * lay.radius * d[0]
+        x, y = _label_spot(lay, verts)
         ax.text(x, y, text, fontsize=font, ha="center", va="center", zorder=6, gid="label",
                 color=ARROW_COLOUR,
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
+
+
+# Where a label may go, best first, as (fraction of the arrow, offset to its right in
+# node radii): slightly before the middle and a little to the right, so that the labels
+# of opposite transfers separate; then further along, on the left, and further out.
+_LABEL_SPOTS = [(fraction, side * offset) for offset in (0.3, 1.0, 1.7)
+                for fraction in (0.45, 0.3, 0.6) for side in (1, -1)]
+_LABEL_CLEARANCE = 1.6                  # node radii from a label's centre to any node's
+
+
+def _label_spot(lay: _Layout, verts) -> tuple:
+    """The first spot beside the arrow ``verts`` whose label covers no node's number.
+
+    On a crowded ring an arrow passes close to the PEs between its ends, and a
+    label at its middle would hide one of them.
+    """
+    first = None
+    for fraction, offset in _LABEL_SPOTS:
+        (x, y), d = _point_along(verts, fraction)
+        spot = (x + offset * lay.radius * d[1], y - offset * lay.radius * d[0])
+        first = first or spot
+        if np.hypot(*(lay.xy - spot).T).min() >= _LABEL_CLEARANCE * lay.radius:
+            return spot
+    return first
 
 
 def payload_sources(payload) -> list:

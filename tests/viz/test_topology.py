@@ -54,6 +54,24 @@ def test_routed_message_is_one_arrow_along_its_path():
     assert labels(ax) == ["4 (0)"]
 
 
+@pytest.mark.parametrize("name, p", [("binomial_scatter", 23), ("binomial_gather", 11),
+                                     ("binomial_broadcast", 32)])
+def test_labels_keep_clear_of_every_node(name, p):
+    # on a crowded ring an arrow passes close to the PEs between its ends: its label
+    # must not hide their numbers
+    run = catalog()[name].simulate(p=p)
+    for step in range(1, len(run.step_starts()) + 1):
+        ax = viz.draw_step(run, step)
+        nodes = by_gid(ax, "node")
+        placed = [t.get_position() for t in ax.texts if t.get_gid() == "label"]
+        assert len(placed) == len(run.step(step))
+        for x, y in placed:
+            closest = min(((x - c.center[0]) ** 2 + (y - c.center[1]) ** 2) ** 0.5
+                          for c in nodes)
+            assert closest >= 1.5 * nodes[0].radius, (step, (x, y))
+        plt.close(ax.figure)
+
+
 def test_custom_and_no_labels():
     run = catalog()["binomial_broadcast"].simulate(p=4)
     ax = viz.draw_step(run, 2, label=lambda m, s: f"{m.src}->{m.dst}")
