@@ -134,13 +134,13 @@ def interleaved(runners, repeat, simpy_repeat):
     """{name: (least CPU time, last outcome)}, the runners taking turns ``repeat`` times.
 
     Round r runs each runner once, so a change of load or clock speed during
-    the run touches every column alike instead of one (SimPy runs only in
-    the first ``simpy_repeat`` rounds).
+    the run touches every column alike instead of one (SimPy takes part in
+    ``simpy_repeat`` rounds, the others in ``repeat``).
     """
     best = {}
-    for round_ in range(repeat):
+    for round_ in range(max(repeat, simpy_repeat)):
         for name, fn in runners.items():
-            if name == "SimPy" and round_ >= simpy_repeat:
+            if round_ >= (simpy_repeat if name == "SimPy" else repeat):
                 continue
             seconds, outcome = _timed(fn)
             if name not in best or seconds < best[name][0]:
@@ -236,7 +236,7 @@ def broadcast_memory(log_p):
     tracemalloc.start()
     gens = [entry.program(me, p, "m" if me == 0 else None) for me in range(p)]
     for gen in gens:
-        next(gen)
+        next(gen, None)
     programs = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     del gens
