@@ -214,9 +214,11 @@ def broadcast_memory(log_p):
     entry = catalog()["binomial_broadcast"]
     network, model = entry.network(p), entry.default_model()
 
+    def data(me):
+        return "m" if me == 0 else None
+
     def run_it():
-        run = simulate(entry.program, p, lambda me: "m" if me == 0 else None,
-                       network=network, model=model, trace=False)
+        run = simulate(entry.program, p, data, network=network, model=model, trace=False)
         assert run.results == ["m"] * p and run.time == log_p
 
     gc.collect()
@@ -234,7 +236,7 @@ def broadcast_memory(log_p):
     # started and waiting on its first operation (the yielded records not kept).
     gc.collect()
     tracemalloc.start()
-    gens = [entry.program(me, p, "m" if me == 0 else None) for me in range(p)]
+    gens = [entry.program(me, p, data(me)) for me in range(p)]
     for gen in gens:
         next(gen, None)
     programs = tracemalloc.get_traced_memory()[0]

@@ -498,17 +498,20 @@ class _Engine:
                 if recv_free[dst] > start:
                     start = recv_free[dst]
             channel = src * p + dst
-            if not use_links:
+            if not use_links or len(route := routes.get(channel)
+                                    or route_of(channel, src, dst)) == 1:
+                # One hop, as mostly: the channel itself, or a neighbour's link (no loops).
+                if use_links:
+                    link = route[0]
+                    if link_free[link] > start:
+                        start = link_free[link]
                 end = start + ts + th + tw * words if cut_through else \
                     start + ts + (tw * words + th)
-                link_load[channel] += 1
-            elif len(route := routes.get(channel) or route_of(channel, src, dst)) == 1:
-                link = route[0]                 # a neighbour, as mostly: no loops
-                if link_free[link] > start:
-                    start = link_free[link]
-                end = link_free[link] = start + ts + th + tw * words if cut_through else \
-                    start + ts + (tw * words + th)
-                link_load[link] += 1
+                if use_links:
+                    link_free[link] = end
+                    link_load[link] += 1
+                else:
+                    link_load[channel] += 1
             else:
                 for link in route:
                     if link_free[link] > start:

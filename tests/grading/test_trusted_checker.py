@@ -31,9 +31,10 @@ def _job(student, *tests, trusted=()):
     return {"cells": cells, "hide": [], "uid": 61500 if ROOT else None}
 
 
-def _verdicts(student, *tests, trusted=()):
+def _verdicts(student, *tests, trusted=(), **options):
+    """The checker's verdicts; ``options`` are more entries of the job (``cell_timeout_s``)."""
     with sandbox.SandboxUser(61500, 8) if ROOT else _nothing() as user:
-        job = _job(student, *tests, trusted=trusted)
+        job = {**_job(student, *tests, trusted=trusted), **options}
         if ROOT:
             job["uid"] = user.uid
         return check_notebook(job)
@@ -170,10 +171,7 @@ def test_an_endless_function_is_stopped_by_the_cell_deadline_even_with_sigint_ig
     student = "def f(x):\n    while True:\n        pass\n"
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        with sandbox.SandboxUser(61500, 8) if ROOT else _nothing() as user:
-            job = _job(student, "f(1)\n", "assert 1 + 1 == 2\n")
-            job["uid"], job["cell_timeout_s"] = user.uid, 1
-            verdicts = check_notebook(job)
+        verdicts = _verdicts(student, "f(1)\n", "assert 1 + 1 == 2\n", cell_timeout_s=1)
     finally:
         signal.signal(signal.SIGINT, previous)
     assert not verdicts["t0"]["passed"]
