@@ -162,11 +162,12 @@ class Algorithm:
 
     def simulate(self, p: int, m: int = 1, *, model: CostModel | None = None,
                  network: Network | None = None, seed: int = 0, inputs: list | None = None,
-                 trace: bool = True, **params) -> Run:
+                 trace: bool | Callable = True, **params) -> Run:
         """Simulate this algorithm on random ``m``-word inputs (or on ``inputs``).
 
         The network defaults to the one the closed form is stated for and the
-        model to ``CostModel(ts=1, tw=0)`` with this entry's port model.
+        model to ``CostModel(ts=1, tw=0)`` with this entry's port model;
+        ``trace`` is :func:`~collective_lib.simulate`'s (a callable streams it).
         """
         self.valid_p(p)
         params = {**self.params, **params}
