@@ -247,8 +247,9 @@ def default_max_ops(p: int) -> int:
 
 
 def _available_memory() -> int | None:
-    """Bytes of memory the machine can still give: MemAvailable on Linux, else the
-    free (or, on macOS, the physical) pages; None where neither can be read (Windows)."""
+    """Bytes of memory the machine can still give: MemAvailable on Linux, the
+    available physical memory on Windows, else the free (or, on macOS, the
+    physical) pages; None where none of these can be read."""
     try:
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:
@@ -256,12 +257,38 @@ def _available_memory() -> int | None:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
+    windows = _windows_available_memory()
+    if windows is not None:
+        return windows
     for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
         try:
             return os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):
             continue
     return None
+
+
+def _windows_available_memory() -> int | None:
+    """``ullAvailPhys`` of Windows' GlobalMemoryStatusEx, or None off Windows."""
+    import ctypes
+    windll = getattr(ctypes, "windll", None)
+    if windll is None:
+        return None
+
+    class MemoryStatusEx(ctypes.Structure):
+        _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
+                    ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
+                    ("ullTotalPageFile", ctypes.c_ulonglong),
+                    ("ullAvailPageFile", ctypes.c_ulonglong),
+                    ("ullTotalVirtual", ctypes.c_ulonglong),
+                    ("ullAvailVirtual", ctypes.c_ulonglong),
+                    ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
+
+    status = MemoryStatusEx()
+    status.dwLength = ctypes.sizeof(MemoryStatusEx)
+    if not windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
+        return None
+    return status.ullAvailPhys
 
 
 def memory_estimate(p: int, words: int = 0) -> int:
