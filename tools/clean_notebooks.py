@@ -12,7 +12,9 @@ exactly those and removes everything that changes from one run to the next:
   the code cells so it is the same after every run;
 * per-cell execution metadata (timestamps added by nbclient / JupyterLab);
 * notebook-level widget state and interpreter version details;
-* widget views inside kept outputs (they refer to a kernel that is gone).
+* widget views inside kept outputs (they refer to a kernel that is gone);
+* the split of a kept cell's printed text into stream outputs, which depends on
+  when the kernel flushed: consecutive outputs of one stream become one.
 
 Usage::
 
@@ -81,6 +83,20 @@ def clean_output(output, count):
     return output
 
 
+def merge_streams(outputs: list) -> list:
+    """``outputs`` with consecutive stream outputs of the same stream joined into one."""
+    merged = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and previous is not None
+                and previous.get("output_type") == "stream"
+                and previous.get("name") == output.get("name")):
+            previous["text"] = previous["text"] + output["text"]
+        else:
+            merged.append(output)
+    return merged
+
+
 def clean_notebook(nb) -> None:
     """Clean ``nb`` in place."""
     position = 0
@@ -94,7 +110,7 @@ def clean_notebook(nb) -> None:
             continue
         position += 1
         outputs = [clean_output(o, position) for o in cell.outputs] if is_checked(cell) else []
-        cell.outputs = [o for o in outputs if o is not None]
+        cell.outputs = merge_streams([o for o in outputs if o is not None])
         cell.execution_count = position if cell.outputs else None
     for key in VOLATILE_NOTEBOOK_KEYS:
         nb.metadata.pop(key, None)

@@ -69,3 +69,16 @@ def test_check_reports_a_notebook_with_a_comment_marker(tmp_path):
     proc = subprocess.run([sys.executable, str(TOOL), "--check", str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
+
+
+def test_printed_text_split_by_the_kernel_is_kept_as_one_output():
+    tool = load_tool()
+    cell = printing_cell("print(1); slow(); print(2)", tags=[tool.CHECK_TAG])
+    cell.outputs = [new_output("stream", name="stdout", text="1\n"),
+                    new_output("stream", name="stdout", text="2\n"),
+                    new_output("stream", name="stderr", text="warning\n"),
+                    new_output("stream", name="stdout", text="3\n")]
+    nb = new_notebook(cells=[cell])
+    tool.clean_notebook(nb)
+    assert [(o.name, o.text) for o in nb.cells[0].outputs] == [
+        ("stdout", "1\n2\n"), ("stderr", "warning\n"), ("stdout", "3\n")]
