@@ -21,7 +21,8 @@ import numpy as np
 from .model import CostModel
 from .networks import FullyConnected, Network
 from .operations import operations
-from .simulator import Run, check_memory, default_max_ops, simulate
+from .limits import check_memory, default_max_ops
+from .simulator import Run, simulate
 
 __all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "ALGORITHMS_PACKAGE"]
 

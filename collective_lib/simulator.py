@@ -37,30 +37,23 @@ from __future__ import annotations
 import gc
 import heapq
 import inspect
-import os
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any, Callable, NamedTuple
 
 from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
+from .limits import check_memory, default_max_ops
 from .model import CostModel
 from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network
 from .ops import Compute, Multi, Recv, Send, SendRecv
 
-__all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs",
-           "default_max_ops", "memory_estimate", "check_memory", "BYTES_PER_PE", "BYTES_PER_WORD"]
+__all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
 
 DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
 
 _new = tuple.__new__                    # builds a record without its Python-level __new__
-
-#: Peak memory of a run per PE, measured with ``benchmarks/scale.py`` (a binomial
-#: broadcast on 2**20 PEs without a trace: 678 bytes, of which about 470 are the
-#: program's own generator and lists), rounded up.
-BYTES_PER_PE = 1000
-#: Memory per word of Python data: a list slot and an int object.
-BYTES_PER_WORD = 36
+_MULTI = object()                       # waiting[pe] of a PE that issued a multi()
 
 
 class Message(NamedTuple):
@@ -185,8 +178,9 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
     max_ops : int, optional
         Raise :class:`OperationLimitError` once the PEs together issued more
         operations than this (a guard against endless programs).  Defaults to
-        :func:`default_max_ops` ``(p)``, which every catalog program stays far
-        below; pass a larger value for a program that legitimately issues more.
+        :func:`~collective_lib.limits.default_max_ops` ``(p)``, which every
+        catalog program stays far below; pass a larger value for a program that
+        legitimately issues more.
     **params
         Passed to every PE's program (``root``, ``k``, ``op``, ...).
 
@@ -230,96 +224,6 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
     check_memory(p)
     gens = start_programs(program, p, inputs, params)
     return _Engine(gens, p, network, model, trace, max_ops).run()
-
-
-def default_max_ops(p: int) -> int:
-    """The operation budget of :func:`simulate` when the caller passes no ``max_ops``.
-
-    Every PE may issue 10,000 operations plus 4 per PE of the run: room for an
-    all-to-all's p - 1 sends and p - 1 receives twice over, and for pipelines
-    of thousands of packets, while an endless program on a few PEs stops
-    within a second or so.
-
-    >>> default_max_ops(8)
-    80256
-    """
-    return p * (10_000 + 4 * p)
-
-
-def _available_memory() -> int | None:
-    """Bytes of memory the machine can still give: MemAvailable on Linux, the
-    available physical memory on Windows, else the free (or, on macOS, the
-    physical) pages; None where none of these can be read."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    windows = _windows_available_memory()
-    if windows is not None:
-        return windows
-    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
-        try:
-            return os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            continue
-    return None
-
-
-def _windows_available_memory() -> int | None:
-    """``ullAvailPhys`` of Windows' GlobalMemoryStatusEx, or None off Windows."""
-    import ctypes
-    windll = getattr(ctypes, "windll", None)
-    if windll is None:
-        return None
-
-    class MemoryStatusEx(ctypes.Structure):
-        _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
-                    ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
-                    ("ullTotalPageFile", ctypes.c_ulonglong),
-                    ("ullAvailPageFile", ctypes.c_ulonglong),
-                    ("ullTotalVirtual", ctypes.c_ulonglong),
-                    ("ullAvailVirtual", ctypes.c_ulonglong),
-                    ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
-
-    status = MemoryStatusEx()
-    status.dwLength = ctypes.sizeof(MemoryStatusEx)
-    if not windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
-        return None
-    return status.ullAvailPhys
-
-
-def memory_estimate(p: int, words: int = 0) -> int:
-    """Bytes a run of ``p`` PEs holding ``words`` words of data needs at least (no trace).
-
-    >>> memory_estimate(2**20) / 2**30 < 1
-    True
-    """
-    return p * BYTES_PER_PE + words * BYTES_PER_WORD
-
-
-def check_memory(p: int, words: int = 0) -> None:
-    """Refuse, before anything starts, a run that cannot fit into this machine's memory.
-
-    Raises MemoryError naming ``p`` (and ``words``), the estimate of
-    :func:`memory_estimate` and the memory available.  Where the available
-    memory cannot be read the check passes.
-
-    >>> check_memory(10**6, words=10**12)
-    Traceback (most recent call last):
-    ...
-    MemoryError: simulating p=1,000,000 PEs with 1,000,000,000,000 words of data needs about 33,528.5 GiB ...
-    """
-    need = memory_estimate(p, words)
-    available = _available_memory()
-    if available is not None and need > available:
-        data = f" with {words:,} words of data" if words else ""
-        raise MemoryError(
-            f"simulating p={p:,} PEs{data} needs about {need / 2**30:,.1f} GiB "
-            f"({BYTES_PER_PE} bytes per PE, {BYTES_PER_WORD} per word), more than the "
-            f"{available / 2**30:,.1f} GiB this machine has available; choose a smaller p or m")
 
 
 def schedule_resume(buckets: dict, times: list, pe: int, t: float) -> None:
@@ -367,29 +271,17 @@ def _dequeue(queues: dict, channel: int):
     return queue
 
 
-def _post_slot(posted: dict, src, slot: int) -> None:
-    """Add a multi()'s receive from ``src`` into ``slot`` to its posted receives.
+def _oldest_slot(slots: dict, channel: int, posted) -> int:
+    """The oldest slot of ``posted``, just popped from ``slots[channel]``.
 
-    ``posted`` maps a source to one slot, or to a list of slots in FIFO order
-    when the multi() receives more than once from that source.
+    A multi() that receives on one channel more than once posts a list of slots
+    in FIFO order; the slots it still waits for go back into ``slots``.
     """
-    slots = posted.get(src)
-    if slots is None:
-        posted[src] = slot
-    elif type(slots) is list:
-        slots.append(slot)
-    else:
-        posted[src] = [slots, slot]
-
-
-def _take_slot(posted: dict, src) -> int:
-    """Remove and return the oldest slot posted for ``src`` (see _post_slot)."""
-    slots = posted.pop(src)
-    if type(slots) is not list:
-        return slots
-    if len(slots) > 1:
-        posted[src] = slots
-    return slots.pop(0)
+    if type(posted) is not list:
+        return posted
+    if len(posted) > 1:
+        slots[channel] = posted
+    return posted.pop(0)
 
 
 def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
@@ -427,9 +319,11 @@ class _Engine:
     State lives in flat lists indexed by rank or by link id, and in dicts keyed
     by the channel ``src * p + dst`` that hold only what is live (messages in
     flight, routes in use).  Every operation is a list of send parts and a list
-    of receive parts handled by the same code in the loop, which calls a
-    function only to claim a transfer's resources; ``sendrecv``, the commonest
-    operation, is written out in full.
+    of receive parts handled by the same code in the loop; ``sendrecv``, the
+    commonest operation, is written out in full.  Both claim a PE's own
+    transfers inline, without a call: a call per transfer cost the ``multi()``
+    programs of the CM-200 7% of their time.  ``claim()`` serves the one other
+    case, a half-duplex receive that starts a deferred send.
     """
 
     def __init__(self, gens, p, network, model, trace, max_ops):
@@ -496,9 +390,12 @@ class _Engine:
         current = [None] * p                # the operation each blocked PE waits on
         outstanding = [0] * p               # parts of it not yet done
         ready_at = [0.0] * p                # when its done parts ended
-        # waiting[pe]: the source of its posted receive, or for a multi() a dict
-        # {source: slot in the result list, or a list of slots in FIFO order}.
+        # waiting[pe]: the source of its posted receive, or _MULTI once it issued a
+        # multi(), whose posted receives are in ``slots``: channel -> the slot of
+        # the result list the message fills (a list of slots, oldest first, when
+        # the multi() receives on that channel more than once).
         waiting = [None] * p
+        slots = {}
         finish = [None] * p
         # FIFO queues per channel (see _enqueue): a lone item is stored as is.
         inbox = {}                          # channel -> (arrival, payload): not yet received
@@ -516,7 +413,8 @@ class _Engine:
         def claim(src, dst, payload, words, t):
             """Claim the resources of one transfer that may start at t; return its end.
 
-            Trace it.  The sendrecv branch of the loop below does the same inline.
+            Trace it.  The loop below does the same inline for a PE's own sends
+            (see the class docstring); this serves deferred half-duplex sends.
             """
             start = t
             if use_ports:
@@ -627,10 +525,8 @@ class _Engine:
                     if posted == pe:
                         waiting[dst] = None
                         resume[dst] = payload
-                    elif type(posted) is dict and pe in posted:
-                        resume[dst][_take_slot(posted, pe)] = payload
-                        if not posted:
-                            waiting[dst] = None
+                    elif posted is _MULTI and (slot := slots.pop(channel, None)) is not None:
+                        resume[dst][_oldest_slot(slots, channel, slot)] = payload
                     elif channel in inbox:
                         _enqueue(inbox, channel, (end, payload))
                         dst = None                  # nothing to complete
@@ -673,7 +569,7 @@ class _Engine:
                         later.append(pe)
                     continue
                 if kind is SendRecv:
-                    sends, sources, box, key = (op,), (op[2],), resume, pe
+                    sends, sources, box, key = ((op[0], op[1], op[3]),), (op[2],), resume, pe
                 elif kind is Recv:
                     sends, sources, box, key = (), op, resume, pe
                 elif kind is Send:
@@ -682,6 +578,7 @@ class _Engine:
                 elif kind is Multi:
                     sends, sources, key = op[0], op[1], 0
                     box = resume[pe] = [None] * len(sources)
+                    waiting[pe] = _MULTI
                 elif kind is Compute:
                     resume[pe] = None
                     schedule_resume(buckets, times, pe, now + op[0])
@@ -692,31 +589,64 @@ class _Engine:
                                     "compute(...) or multi(...)")
                 ready = now                         # when the parts done so far end
                 left = 0                            # parts still to come
-                for part in sends:
-                    dst = part[0]
+                for dst, payload, words in sends:       # a Send is such a triple too
                     if type(dst) is not int or dst == pe or not 0 <= dst < p:
                         _rank_check(pe, "destination", dst, p)
-                    payload, words = part[1], part[-1]
                     channel = pe * p + dst
                     posted = waiting[dst]
-                    if listen_first and posted != pe and not (type(posted) is dict
-                                                              and pe in posted):
+                    if listen_first and posted != pe and not (posted is _MULTI
+                                                              and channel in slots):
                         _enqueue(deferred, channel, (payload, words))
                         left += 1
                         continue
-                    end = claim(pe, dst, payload, words, now)
+                    # claim(pe, dst, payload, words, now), written out (see the class docstring)
+                    start = now
+                    if use_ports:
+                        if send_free[pe] > start:
+                            start = send_free[pe]
+                        if recv_free[dst] > start:
+                            start = recv_free[dst]
+                    if not use_links or len(route := routes.get(channel)
+                                            or route_of(channel, pe, dst)) == 1:
+                        if use_links:
+                            link = route[0]
+                            if link_free[link] > start:
+                                start = link_free[link]
+                        end = start + ts + th + tw * words if cut_through else \
+                            start + ts + (tw * words + th)
+                        if use_links:
+                            link_free[link] = end
+                            link_load[link] += 1
+                        else:
+                            link_load[channel] += 1
+                    else:
+                        for link in route:
+                            if link_free[link] > start:
+                                start = link_free[link]
+                        hops = len(route)
+                        end = start + ts + th * hops + tw * words if cut_through else \
+                            start + ts + (tw * words + th) * hops
+                        for link in route:
+                            link_free[link] = end
+                            link_load[link] += 1
+                    if use_ports:
+                        send_free[pe] = recv_free[dst] = end
+                    if emit is not None:
+                        emit(_new(Message, (pe, dst, start, end, words, payload, path_of(pe, dst))))
                     if end > ready:
                         ready = end
                     # Deliver: to dst's posted receive, or into its inbox.
-                    if posted == pe:
+                    if posted is _MULTI and (slot := slots.pop(channel, None)) is not None:
+                        resume[dst][slot if type(slot) is not list
+                                    else _oldest_slot(slots, channel, slot)] = payload
+                    elif posted == pe:
                         waiting[dst] = None
                         resume[dst] = payload
-                    elif type(posted) is dict and pe in posted:
-                        resume[dst][_take_slot(posted, pe)] = payload
-                        if not posted:
-                            waiting[dst] = None
-                    else:
+                    elif channel in inbox:
                         _enqueue(inbox, channel, (end, payload))
+                        continue
+                    else:                           # _enqueue written out: a lone item
+                        inbox[channel] = (end, payload)
                         continue
                     if end > ready_at[dst]:
                         ready_at[dst] = end
@@ -763,10 +693,12 @@ class _Engine:
                     else:
                         if kind is not Multi:
                             waiting[pe] = src
-                        elif waiting[pe] is None:
-                            waiting[pe] = {src: key}
-                        else:
-                            _post_slot(waiting[pe], src, key)
+                        elif (slot := slots.setdefault(channel, key)) != key:
+                            # This multi() receives on the channel again: FIFO.
+                            if type(slot) is list:
+                                slot.append(key)
+                            else:
+                                slots[channel] = [slot, key]
                         left += 1
                     key += 1
                 if not left:

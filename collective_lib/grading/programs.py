@@ -39,7 +39,7 @@ def _describe_model(model: CostModel) -> str:
 def _default_max_ops(p: int) -> int:
     """The operation budget of a graded run: 64 per PE and tree level, plus 1,000.
 
-    Far below the simulator's general :func:`~collective_lib.simulator.default_max_ops`
+    Far below the simulator's general :func:`~collective_lib.limits.default_max_ops`
     (10,000 + 4p per PE) on purpose: every exercise program is a collective of
     O(p log p) operations, so a student's endless yield loop is stopped within a
     fraction of a second with a message about endless loops, rather than after

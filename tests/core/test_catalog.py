@@ -10,7 +10,7 @@ import random
 import pytest
 
 from collective_lib import CostModel, catalog
-from collective_lib.simulator import default_max_ops
+from collective_lib.limits import default_max_ops
 
 SMALL_P = range(1, 65)
 LARGE_P = [128, 256, 512, 1024]

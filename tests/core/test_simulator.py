@@ -379,31 +379,3 @@ def test_a_run_too_large_for_the_memory_is_refused_before_it_starts():
         simulate(never_started, 10**12)
 
 
-
-def test_the_memory_check_reads_windows_available_memory(monkeypatch):
-    """Without /proc/meminfo, Windows' GlobalMemoryStatusEx gives the memory available."""
-    import builtins
-    import ctypes
-    from collective_lib import simulator
-
-    class FakeKernel32:
-        def GlobalMemoryStatusEx(self, pointer):        # noqa: N802 (the Windows name)
-            status = pointer._obj
-            assert status.dwLength == ctypes.sizeof(status)
-            status.ullAvailPhys = 3 * 2**30
-            return 1
-
-    real_open = builtins.open
-
-    def no_meminfo(path, *args, **kwargs):
-        if path == "/proc/meminfo":
-            raise FileNotFoundError(path)
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", no_meminfo)
-    monkeypatch.setattr(ctypes, "windll", type("WinDLL", (), {"kernel32": FakeKernel32()})(),
-                        raising=False)
-    assert simulator._available_memory() == 3 * 2**30
-    simulator.check_memory(2**20)                       # about 1 GiB fits in 3
-    with pytest.raises(MemoryError, match=r"p=4,000,000 PEs .* more than the 3\.0 GiB"):
-        simulator.check_memory(4 * 10**6)

@@ -1,0 +1,110 @@
+"""How much a simulated run may use: its operation budget and its memory.
+
+Both limits turn a slow failure into a clear error before or early in a run:
+an endless program stops at :func:`default_max_ops` operations with a message
+naming a PE, and :func:`check_memory` refuses a run whose estimated memory
+(:func:`memory_estimate`) exceeds what the machine has available, before any
+PE starts.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+__all__ = ["default_max_ops", "memory_estimate", "check_memory", "BYTES_PER_PE", "BYTES_PER_WORD"]
+
+#: Peak memory of a run per PE, measured with ``benchmarks/scale.py`` (a binomial
+#: broadcast on 2**20 PEs without a trace: 678 bytes, of which about 470 are the
+#: program's own generator and lists), rounded up.
+BYTES_PER_PE = 1000
+#: Memory per word of Python data: a list slot and an int object.
+BYTES_PER_WORD = 36
+
+
+def default_max_ops(p: int) -> int:
+    """The operation budget of :func:`~collective_lib.simulate` without a ``max_ops``.
+
+    Every PE may issue 10,000 operations plus 4 per PE of the run: room for an
+    all-to-all's p - 1 sends and p - 1 receives twice over, and for pipelines
+    of thousands of packets, while an endless program on a few PEs stops
+    within a second or so.
+
+    >>> default_max_ops(8)
+    80256
+    """
+    return p * (10_000 + 4 * p)
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory the machine can still give: MemAvailable on Linux, the
+    available physical memory on Windows, else the free (or, on macOS, the
+    physical) pages; None where none of these can be read."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    windows = _windows_available_memory()
+    if windows is not None:
+        return windows
+    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
+        try:
+            return os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            continue
+    return None
+
+
+def _windows_available_memory() -> int | None:
+    """``ullAvailPhys`` of Windows' GlobalMemoryStatusEx, or None off Windows."""
+    windll = getattr(ctypes, "windll", None)
+    if windll is None:
+        return None
+
+    class MemoryStatusEx(ctypes.Structure):
+        _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
+                    ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
+                    ("ullTotalPageFile", ctypes.c_ulonglong),
+                    ("ullAvailPageFile", ctypes.c_ulonglong),
+                    ("ullTotalVirtual", ctypes.c_ulonglong),
+                    ("ullAvailVirtual", ctypes.c_ulonglong),
+                    ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
+
+    status = MemoryStatusEx()
+    status.dwLength = ctypes.sizeof(MemoryStatusEx)
+    if not windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
+        return None
+    return status.ullAvailPhys
+
+
+def memory_estimate(p: int, words: int = 0) -> int:
+    """Bytes a run of ``p`` PEs holding ``words`` words of data needs at least (no trace).
+
+    >>> memory_estimate(2**20) / 2**30 < 1
+    True
+    """
+    return p * BYTES_PER_PE + words * BYTES_PER_WORD
+
+
+def check_memory(p: int, words: int = 0) -> None:
+    """Refuse, before anything starts, a run that cannot fit into this machine's memory.
+
+    Raises MemoryError naming ``p`` (and ``words``), the estimate of
+    :func:`memory_estimate` and the memory available.  Where the available
+    memory cannot be read the check passes.
+
+    >>> check_memory(10**6, words=10**12)
+    Traceback (most recent call last):
+    ...
+    MemoryError: simulating p=1,000,000 PEs with 1,000,000,000,000 words of data needs about 33,528.5 GiB ...
+    """
+    need = memory_estimate(p, words)
+    available = _available_memory()
+    if available is not None and need > available:
+        data = f" with {words:,} words of data" if words else ""
+        raise MemoryError(
+            f"simulating p={p:,} PEs{data} needs about {need / 2**30:,.1f} GiB "
+            f"({BYTES_PER_PE} bytes per PE, {BYTES_PER_WORD} per word), more than the "
+            f"{available / 2**30:,.1f} GiB this machine has available; choose a smaller p or m")
