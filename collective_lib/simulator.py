@@ -369,19 +369,22 @@ class _Engine:
                 [0] * network.link_count, []
         else:                               # e.g. FullyConnected(p) under ports="all"
             link_free, link_load = defaultdict(float), defaultdict(int)
-        # channel -> link ids.  Room for two routes per link, so the channels a run
-        # reuses (a hypercube's d neighbours per PE) stay cached, within 16 x 4096.
+        # channel -> its route: the link id of a one-hop route (one object fewer to
+        # fetch per transfer than a tuple: on 2048 nodes most fetches miss the cache),
+        # else the tuple of link ids.  Room for two routes per link, so the channels a
+        # run reuses (a hypercube's d neighbours per PE) stay cached, within 16 x 4096.
         routes = {}
         route_cap = min(max(ROUTE_CACHE_SIZE, 2 * network.link_count), 16 * ROUTE_CACHE_SIZE)
         link_ids, path_of = network.link_ids, network.path
 
         def route_of(channel, src, dst):
-            """The link ids from src to dst, cached (the cache is emptied when full)."""
+            """The route from src to dst (see ``routes``), cached; the cache is emptied when full."""
             if len(routes) >= route_cap:
                 routes.clear()
-            route = routes[channel] = link_ids(src, dst)
+            route = link_ids(src, dst)
             if link_order is not None:      # a link's first use is always a cache miss
                 link_order.extend(link for link in route if not link_load[link])
+            route = routes[channel] = route[0] if len(route) == 1 else route
             return route
 
         # Per PE.  A PE is blocked on at most one operation; resume[pe] is what it is
@@ -423,11 +426,12 @@ class _Engine:
                 if recv_free[dst] > start:
                     start = recv_free[dst]
             channel = src * p + dst
-            if not use_links or len(route := routes.get(channel)
-                                    or route_of(channel, src, dst)) == 1:
+            if use_links and (route := routes.get(channel)) is None:
+                route = route_of(channel, src, dst)
+            if not use_links or type(route) is int:
                 # One hop, as mostly: the channel itself, or a neighbour's link (no loops).
                 if use_links:
-                    link = route[0]
+                    link = route
                     if link_free[link] > start:
                         start = link_free[link]
                 end = start + ts + th + tw * words if cut_through else \
@@ -495,9 +499,11 @@ class _Engine:
                         if recv_free[dst] > start:
                             start = recv_free[dst]
                     if use_links:
-                        route = routes.get(channel) or route_of(channel, pe, dst)
-                        if len(route) == 1:         # a neighbour, as mostly: no loops
-                            link = route[0]
+                        route = routes.get(channel)
+                        if route is None:
+                            route = route_of(channel, pe, dst)
+                        if type(route) is int:      # a neighbour, as mostly: no loops
+                            link = route
                             if link_free[link] > start:
                                 start = link_free[link]
                             end = link_free[link] = start + ts + th + tw * words \
@@ -606,10 +612,11 @@ class _Engine:
                             start = send_free[pe]
                         if recv_free[dst] > start:
                             start = recv_free[dst]
-                    if not use_links or len(route := routes.get(channel)
-                                            or route_of(channel, pe, dst)) == 1:
+                    if use_links and (route := routes.get(channel)) is None:
+                        route = route_of(channel, pe, dst)
+                    if not use_links or type(route) is int:
                         if use_links:
-                            link = route[0]
+                            link = route
                             if link_free[link] > start:
                                 start = link_free[link]
                         end = start + ts + th + tw * words if cut_through else \
