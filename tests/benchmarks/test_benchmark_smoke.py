@@ -1,16 +1,6 @@
 """The ring all-gather benchmark's two versions agree (results only; speed is not tested here)."""
-import importlib.util
 
-import pytest
-
-
-@pytest.fixture(scope="module")
-def bench(repo_root):
-    path = repo_root / "benchmarks" / "ring_allgather.py"
-    spec = importlib.util.spec_from_file_location("ring_allgather_benchmark", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+BENCHMARK = "ring_allgather"   # benchmarks/ring_allgather.py, loaded by the bench fixture
 
 
 def test_ours_and_simpy_agree_at_p16(bench):

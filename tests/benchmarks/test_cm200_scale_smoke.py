@@ -1,16 +1,6 @@
 """The CM-200 scale benchmark runs, and its event simulation agrees with numpy, at small d."""
-import importlib.util
 
-import pytest
-
-
-@pytest.fixture(scope="module")
-def bench(repo_root):
-    path = repo_root / "benchmarks" / "cm200_scale.py"
-    spec = importlib.util.spec_from_file_location("cm200_scale_benchmark", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+BENCHMARK = "cm200_scale"   # benchmarks/cm200_scale.py, loaded by the bench fixture
 
 
 def test_the_script_prints_one_agreeing_line_per_program_and_d(bench, capsys):

@@ -1,18 +1,10 @@
 """The scale benchmark's bare loop agrees with the simulator, and the script prints its table."""
-import importlib.util
 
 import pytest
 
 from collective_lib import FullyConnected, Ring
 
-
-@pytest.fixture(scope="module")
-def bench(repo_root):
-    path = repo_root / "benchmarks" / "scale.py"
-    spec = importlib.util.spec_from_file_location("scale_benchmark", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+BENCHMARK = "scale"   # benchmarks/scale.py, loaded by the bench fixture
 
 
 @pytest.mark.parametrize("p", [2, 3, 16])

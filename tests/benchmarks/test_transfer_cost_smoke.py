@@ -1,16 +1,6 @@
 """The per-transfer benchmark runs, and its lock-step loop agrees with simulate, at small d."""
-import importlib.util
 
-import pytest
-
-
-@pytest.fixture(scope="module")
-def bench(repo_root):
-    path = repo_root / "benchmarks" / "transfer_cost.py"
-    spec = importlib.util.spec_from_file_location("transfer_cost_benchmark", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+BENCHMARK = "transfer_cost"   # benchmarks/transfer_cost.py, loaded by the bench fixture
 
 
 def test_the_lock_step_loop_returns_what_simulate_returns(bench):

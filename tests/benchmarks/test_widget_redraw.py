@@ -1,16 +1,6 @@
 """The widget redraw benchmark finds the book's demos and measures them (no speed is tested)."""
-import importlib.util
 
-import pytest
-
-
-@pytest.fixture(scope="module")
-def bench(repo_root):
-    path = repo_root / "benchmarks" / "widget_redraw.py"
-    spec = importlib.util.spec_from_file_location("widget_redraw_benchmark", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+BENCHMARK = "widget_redraw"   # benchmarks/widget_redraw.py, loaded by the bench fixture
 
 
 def test_it_finds_every_factory_the_chapters_call(bench):
