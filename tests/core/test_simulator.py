@@ -377,5 +377,3 @@ def test_a_run_too_large_for_the_memory_is_refused_before_it_starts():
         yield
     with pytest.raises(MemoryError, match=r"p=1,000,000,000,000 PEs needs about .* GiB"):
         simulate(never_started, 10**12)
-
-
