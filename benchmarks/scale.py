@@ -22,6 +22,9 @@ much less so).
   1993) on the machine's 2048 nodes (d = 11) in the event simulator, against the
   numpy executors and the closed forms (``cm200_scale.py``, which also runs the
   reductions).
+* The multi-port path next to ``sendrecv`` at d = 8: the simulator's own cost per
+  transfer of the d-cycles broadcast (``multi``) and of the one-cycle broadcast
+  (``sendrecv``), and their ratio (goal 1; ``transfer_cost.py`` has the split).
 
     python benchmarks/scale.py                   # p = 256 and 2048, broadcast on 2**20
     python benchmarks/scale.py --p 64 128 --broadcast-log-p 14 --cm200-d 6   # a quick run
@@ -47,6 +50,7 @@ except ImportError:                       # run from a checkout without installi
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # ring_allgather.py beside us
 
 from cm200_scale import cm200_lines  # noqa: E402
+from transfer_cost import measure as transfer_cost  # noqa: E402
 from ring_allgather import expected_results, ring_allgather, run_simpy  # noqa: E402
 
 from collective_lib import CostModel, FullyConnected, Ring, catalog, simulate  # noqa: E402
@@ -258,6 +262,17 @@ def memory_line(log_p):
           f"{figures['programs'] / p:,.0f} bytes per PE")
 
 
+def transfer_line(d, repeat):
+    """Print the simulator's own cost per transfer, multi() against sendrecv; return agreement."""
+    best, agree = transfer_cost(d, repeat)
+    own = {name: simulated - alone for name, (alone, simulated) in best.items()}
+    multi, single = own["d_cycles_broadcast"], own["one_cycle_broadcast"]
+    print(f"multi-port path, d = {d}: the simulator's own cost per transfer {multi:.0f} ns "
+          f"(d_cycles_broadcast, multi) against {single:.0f} ns (one_cycle_broadcast, "
+          f"sendrecv), ratio {multi / single:.2f} (goal 1)")
+    return agree
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--p", type=int, nargs="+", default=[256, 2048],
@@ -269,6 +284,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cm200-d", type=int, nargs="*", default=[11],
                         help="cube dimensions of the CM-200 broadcasts (default 11, the "
                              "machine's 2048 nodes; none to skip)")
+    parser.add_argument("--transfer-d", type=int, default=8,
+                        help="cube dimension of the multi / sendrecv line (default 8)")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child is not None:
@@ -283,8 +300,10 @@ def main(argv=None) -> int:
         lines, cm200_agree = cm200_lines(args.cm200_d, reduce_max_d=0)
         print("\n".join(lines))
         agree &= cm200_agree
+    agree &= transfer_line(args.transfer_d, args.repeat)
     print(f"{'PASS' if agree else 'FAIL'}  ours, the bare loop and SimPy return the same "
-          "results, makespan and operation count; the CM-200 programs agree with numpy")
+          "results, makespan and operation count; the CM-200 programs agree with numpy "
+          "and with a lock-step loop")
     return 0 if agree else 1
 
 
