@@ -265,7 +265,7 @@ def memory_line(log_p):
 def transfer_line(d, repeat):
     """Print the simulator's own cost per transfer, multi() against sendrecv; return agreement."""
     best, agree = transfer_cost(d, repeat)
-    own = {name: simulated - alone for name, (alone, simulated) in best.items()}
+    own = {name: simulated - alone for name, (alone, simulated, _) in best.items()}
     multi, single = own["d_cycles_broadcast"], own["one_cycle_broadcast"]
     print(f"multi-port path, d = {d}: the simulator's own cost per transfer {multi:.0f} ns "
           f"(d_cycles_broadcast, multi) against {single:.0f} ns (one_cycle_broadcast, "

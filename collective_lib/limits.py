@@ -57,23 +57,22 @@ def _available_memory() -> int | None:
     return None
 
 
+class _MemoryStatusEx(ctypes.Structure):
+    """Windows' MEMORYSTATUSEX, filled in by GlobalMemoryStatusEx."""
+    _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
+                ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
+                ("ullTotalPageFile", ctypes.c_ulonglong), ("ullAvailPageFile", ctypes.c_ulonglong),
+                ("ullTotalVirtual", ctypes.c_ulonglong), ("ullAvailVirtual", ctypes.c_ulonglong),
+                ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
+
+
 def _windows_available_memory() -> int | None:
     """``ullAvailPhys`` of Windows' GlobalMemoryStatusEx, or None off Windows."""
     windll = getattr(ctypes, "windll", None)
     if windll is None:
         return None
-
-    class MemoryStatusEx(ctypes.Structure):
-        _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
-                    ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
-                    ("ullTotalPageFile", ctypes.c_ulonglong),
-                    ("ullAvailPageFile", ctypes.c_ulonglong),
-                    ("ullTotalVirtual", ctypes.c_ulonglong),
-                    ("ullAvailVirtual", ctypes.c_ulonglong),
-                    ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
-
-    status = MemoryStatusEx()
-    status.dwLength = ctypes.sizeof(MemoryStatusEx)
+    status = _MemoryStatusEx()
+    status.dwLength = ctypes.sizeof(_MemoryStatusEx)
     if not windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
         return None
     return status.ullAvailPhys
