@@ -14,6 +14,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOL = REPO_ROOT / "tools" / "clean_notebooks.py"
+# Characters of code a built page shows without a scroll bar: 89 at 1366 px (measured in
+# Chromium), one to spare.
+CODE_COLUMN = 88
 
 
 def load_tool():
@@ -35,6 +38,20 @@ def test_chapter_notebooks_are_clean():
                           capture_output=True, text=True)
     assert proc.returncode == 0, ("run tools/clean_notebooks.py on these notebooks:\n"
                                   + proc.stdout + proc.stderr)
+
+
+def test_visible_code_fits_the_code_column():
+    too_long = []
+    for path in sorted((REPO_ROOT / "book").glob("*.ipynb")):
+        for number, cell in enumerate(nbformat.read(path, as_version=4).cells, 1):
+            tags = cell.metadata.get("tags", [])
+            if cell.cell_type != "code" or "remove-input" in tags or "remove-cell" in tags:
+                continue
+            too_long += [f"{path.name}, cell {number}: {len(line)} characters: {line.strip()}"
+                         for line in cell.source.splitlines() if len(line) > CODE_COLUMN]
+    assert not too_long, (f"{len(too_long)} lines of code the reader sees are longer than "
+                          f"{CODE_COLUMN} characters, the page's code column; wrap them:\n"
+                          + "\n".join(too_long))
 
 
 def test_comment_marker_becomes_the_tag_once():
