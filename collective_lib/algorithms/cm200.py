@@ -196,8 +196,8 @@ def one_cycle_broadcast(me, p, data, reorder=True):
         memory.append(msg)
     if not reorder:
         return memory
-    result = [None] * p
-    for x, index in zip(memory, one_cycle_index(me, np.arange(p), d).tolist()):   # Fig. 7
+    result = [None] * p                     # Fig. 7: file each message by its source
+    for x, index in zip(memory, one_cycle_index(me, np.arange(p), d).tolist()):
         result[index] = x
     return result
 
@@ -275,20 +275,22 @@ def d_cycles_broadcast(me, p, data, reorder=True):
     if d == 0:
         return [data] if reorder else [list(elements)]
     links, _, _, row_of = _program_schedule(d)
-    busy = min(m, d)                          # slots i >= M' are empty: their links stay idle
+    busy = min(m, d)                # slots i >= M' are empty: their links stay idle
     slots = [elements[i::d] for i in range(busy)]
-    memory = list(slots)                      # slot i of row j at j * busy + i, as it arrived
+    memory = list(slots)            # slot i of row j at j * busy + i, as it arrived
     for u in range(p - 1):
         partners = [me ^ link for _, link in zip(range(busy), links[u])]
-        slots = yield multi(list(zip(partners, slots)), partners)    # pass on what came last
+        # pass on what came last
+        slots = yield multi(list(zip(partners, slots)), partners)
         memory += slots
     if not reorder:
         return [_interleave(memory[j * busy:(j + 1) * busy], m, d) for j in range(p)]
-    # Full indirect addressing: element k of slot i of source PA XOR sh^i(G(j)) is in row j
-    # (§4.2.1), and row j's slots lie end to end from j * M' in ``flat``.
+    # Full indirect addressing: element k of slot i of source PA XOR sh^i(G(j)) is in
+    # row j (§4.2.1), and row j's slots lie end to end from j * M' in ``flat``.
     flat = list(chain.from_iterable(memory))
     address = np.arange(m)
-    starts = np.cumsum([0] + [len(slot) for slot in memory[:busy - 1]])   # the same in every row
+    # where each slot starts within a row: the same in every row
+    starts = np.cumsum([0] + [len(slot) for slot in memory[:busy - 1]])
     within = starts[address % d] + address // d
     rows = row_of[me ^ np.arange(p)][:, address % d]
     ordered = itemgetter(*(rows * m + within).ravel().tolist())(flat)

@@ -618,10 +618,10 @@ def pipelined_binary_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=1):
     exclusive = _check_flag("exclusive", exclusive)
     k = check_positive_int("k", k)
     node = in_order_node(me, p, _prefix_root(p))
-    own = split_packets(data, k)                          # my packets m_j
-    packets = list(own)                                   # then my subtree's sums of them
-    left_sums = [None] * k                                # x_j: packet j of my left subtree
-    for j in range(k):                                    # upward phase: a pipelined reduction
+    own = split_packets(data, k)                   # my packets m_j
+    packets = list(own)                            # then my subtree's sums of them
+    left_sums = [None] * k                         # x_j: packet j of my left subtree
+    for j in range(k):                             # upward: a pipelined reduction
         if node.left is not None:
             left_sums[j] = yield recv(node.left)
         z = None
@@ -631,13 +631,14 @@ def pipelined_binary_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=1):
         if node.parent is not None:
             yield send(node.parent, packets[j])
     prefixes = [None] * k
-    before = [None] * k                                   # l_j op x_j: the exclusive prefix
-    for j in range(k):                                    # downward phase: a pipelined broadcast
+    before = [None] * k                            # l_j op x_j: the exclusive prefix
+    for j in range(k):                             # downward: a pipelined broadcast
         ell = None
         if node.parent is not None:
             ell = yield recv(node.parent)
         if node.left is not None:
-            yield send(node.left, ell, words=size_in_words(own[j]))   # None: m_j's zeros
+            # ell is None left of everything: it stands for m_j's zeros
+            yield send(node.left, ell, words=size_in_words(own[j]))
         before[j] = combine(op, ell, left_sums[j])
         prefixes[j] = combine(op, before[j], own[j])
         if node.right is not None:

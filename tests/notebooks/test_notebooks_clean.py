@@ -40,18 +40,46 @@ def test_chapter_notebooks_are_clean():
                                   + proc.stdout + proc.stderr)
 
 
-def test_visible_code_fits_the_code_column():
-    too_long = []
+def chapter_code_cells(hidden):
+    """(notebook name, cell number, cell) of every chapter code cell that ``hidden`` lets show."""
     for path in sorted((REPO_ROOT / "book").glob("*.ipynb")):
         for number, cell in enumerate(nbformat.read(path, as_version=4).cells, 1):
-            tags = cell.metadata.get("tags", [])
-            if cell.cell_type != "code" or "remove-input" in tags or "remove-cell" in tags:
+            if cell.cell_type == "code" and not set(hidden) & set(cell.metadata.get("tags", [])):
+                yield path.name, number, cell
+
+
+def too_long(where, lines):
+    return [f"{where}: {len(line)} characters: {line.strip()}"
+            for line in lines if len(line) > CODE_COLUMN]
+
+
+def test_visible_code_fits_the_code_column():
+    found = []
+    for name, number, cell in chapter_code_cells(hidden=("remove-input", "remove-cell")):
+        found += too_long(f"{name}, cell {number}", cell.source.splitlines())
+    assert not found, (f"{len(found)} lines of code the reader sees are longer than "
+                       f"{CODE_COLUMN} characters, the page's code column; wrap them:\n"
+                       + "\n".join(found))
+
+
+def test_printed_outputs_fit_the_page():
+    """Text a chapter prints (nbval keeps it) is as wide as the code column at most.
+
+    HTML and images lay themselves out; printed text does not wrap on the page.
+    """
+    found = []
+    for name, number, cell in chapter_code_cells(hidden=("remove-cell",)):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if output.output_type == "stream":
+                text = output.text
+            elif "text/html" in data or "image/png" in data:
                 continue
-            too_long += [f"{path.name}, cell {number}: {len(line)} characters: {line.strip()}"
-                         for line in cell.source.splitlines() if len(line) > CODE_COLUMN]
-    assert not too_long, (f"{len(too_long)} lines of code the reader sees are longer than "
-                          f"{CODE_COLUMN} characters, the page's code column; wrap them:\n"
-                          + "\n".join(too_long))
+            else:
+                text = data.get("text/plain", "")
+            found += too_long(f"{name}, output of cell {number}", text.splitlines())
+    assert not found, (f"{len(found)} printed lines are longer than {CODE_COLUMN} "
+                       "characters and get a scroll bar on the page:\n" + "\n".join(found))
 
 
 def test_comment_marker_becomes_the_tag_once():
