@@ -271,17 +271,25 @@ def _dequeue(queues: dict, channel: int):
     return queue
 
 
-def _oldest_slot(slots: dict, channel: int, posted) -> int:
-    """The oldest slot of ``posted``, just popped from ``slots[channel]``.
+def _queue_or_match(inbox: dict, channel: int, held, message):
+    """Put ``message`` on a channel whose entry ``held`` was just popped from ``inbox``.
 
-    A multi() that receives on one channel more than once posts a list of slots
-    in FIFO order; the slots it still waits for go back into ``slots``.
+    ``held`` is either messages not yet received (a tuple, or a deque of them):
+    the message joins them and None is returned; or the slots a ``multi()``
+    posted on the channel, oldest first (a list, as it receives there more than
+    once): the oldest slot is returned for the message to fill, and the others
+    go back.
     """
-    if type(posted) is not list:
-        return posted
-    if len(posted) > 1:
-        slots[channel] = posted
-    return posted.pop(0)
+    if type(held) is list:
+        slot = held.pop(0)
+        inbox[channel] = held if len(held) > 1 else held[0]
+        return slot
+    if type(held) is deque:
+        held.append(message)
+    else:
+        held = deque((held, message))
+    inbox[channel] = held
+    return None
 
 
 def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
@@ -394,14 +402,17 @@ class _Engine:
         outstanding = [0] * p               # parts of it not yet done
         ready_at = [0.0] * p                # when its done parts ended
         # waiting[pe]: the source of its posted receive, or _MULTI once it issued a
-        # multi(), whose posted receives are in ``slots``: channel -> the slot of
-        # the result list the message fills (a list of slots, oldest first, when
-        # the multi() receives on that channel more than once).
+        # multi(), whose posted receives wait in ``inbox`` (below).
         waiting = [None] * p
-        slots = {}
         finish = [None] * p
         # FIFO queues per channel (see _enqueue): a lone item is stored as is.
-        inbox = {}                          # channel -> (arrival, payload): not yet received
+        # inbox[channel]: the messages sent but not yet received, (arrival, payload)
+        # each; or, while the receiver's multi() waits on the channel, the slot of its
+        # result list that the next message fills (an int; a list of them, oldest
+        # first, if it receives there more than once).  Never both: a message that
+        # finds a slot fills it.  One dict for both costs a multi() transfer one
+        # lookup fewer than a dict of slots beside the inbox.
+        inbox = {}
         deferred = {}                       # channel -> (payload, words): half-duplex senders
 
         trace = self.trace
@@ -527,18 +538,19 @@ class _Engine:
                     if emit is not None:
                         emit(_new(Message, (pe, dst, start, end, words, payload,
                                             path_of(pe, dst))))
-                    posted = waiting[dst]
-                    if posted == pe:
+                    if waiting[dst] == pe:
                         waiting[dst] = None
                         resume[dst] = payload
-                    elif posted is _MULTI and (slot := slots.pop(channel, None)) is not None:
-                        resume[dst][_oldest_slot(slots, channel, slot)] = payload
-                    elif channel in inbox:
-                        _enqueue(inbox, channel, (end, payload))
-                        dst = None                  # nothing to complete
-                    else:                           # _enqueue written out: a lone item
+                    elif (held := inbox.pop(channel, None)) is None:
                         inbox[channel] = (end, payload)
+                        dst = None                  # nothing to complete
+                    elif type(held) is int:         # a slot of dst's multi()
+                        resume[dst][held] = payload
+                    elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) \
+                            is None:
                         dst = None
+                    else:
+                        resume[dst][slot] = payload
                     if dst is not None:
                         if end > ready_at[dst]:
                             ready_at[dst] = end
@@ -600,8 +612,8 @@ class _Engine:
                         _rank_check(pe, "destination", dst, p)
                     channel = pe * p + dst
                     posted = waiting[dst]
-                    if listen_first and posted != pe and not (posted is _MULTI
-                                                              and channel in slots):
+                    if listen_first and posted != pe and type(inbox.get(channel)) not in \
+                            (int, list):            # dst does not listen for pe yet
                         _enqueue(deferred, channel, (payload, words))
                         left += 1
                         continue
@@ -643,18 +655,19 @@ class _Engine:
                     if end > ready:
                         ready = end
                     # Deliver: to dst's posted receive, or into its inbox.
-                    if posted is _MULTI and (slot := slots.pop(channel, None)) is not None:
-                        resume[dst][slot if type(slot) is not list
-                                    else _oldest_slot(slots, channel, slot)] = payload
-                    elif posted == pe:
+                    if posted is not _MULTI and posted == pe:
                         waiting[dst] = None
                         resume[dst] = payload
-                    elif channel in inbox:
-                        _enqueue(inbox, channel, (end, payload))
-                        continue
-                    else:                           # _enqueue written out: a lone item
+                    elif (held := inbox.pop(channel, None)) is None:
                         inbox[channel] = (end, payload)
                         continue
+                    elif type(held) is int:         # a slot of dst's multi()
+                        resume[dst][held] = payload
+                    elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) \
+                            is None:
+                        continue
+                    else:
+                        resume[dst][slot] = payload
                     if end > ready_at[dst]:
                         ready_at[dst] = end
                     outstanding[dst] -= 1
@@ -672,7 +685,7 @@ class _Engine:
                         _rank_check(pe, "source", src, p)
                     channel = src * p + pe
                     arrived = inbox.pop(channel, None)
-                    if arrived is not None:
+                    if type(arrived) is tuple or type(arrived) is deque:
                         if type(arrived) is deque:
                             queue, arrived = arrived, arrived.popleft()
                             if queue:
@@ -697,15 +710,16 @@ class _Engine:
                         if not outstanding[src]:
                             current[src] = None
                             schedule_resume(buckets, times, src, ready_at[src])
-                    else:
+                    else:                           # nothing came: post the receive
                         if kind is not Multi:
                             waiting[pe] = src
-                        elif (slot := slots.setdefault(channel, key)) != key:
-                            # This multi() receives on the channel again: FIFO.
-                            if type(slot) is list:
-                                slot.append(key)
-                            else:
-                                slots[channel] = [slot, key]
+                        elif arrived is None:
+                            inbox[channel] = key
+                        elif type(arrived) is int:  # this multi() receives here again
+                            inbox[channel] = [arrived, key]
+                        else:
+                            arrived.append(key)
+                            inbox[channel] = arrived
                         left += 1
                     key += 1
                 if not left:
