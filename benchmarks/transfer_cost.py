@@ -14,8 +14,11 @@ transfer (CPU time, best of ``--repeat`` interleaved runs):
   d-cycles / one-cycle (issue 14's goal: the multi-port path as fast as
   ``sendrecv``, a ratio of 1).
 
-Both drivers must return the same results.  It exits with 1 if they do not;
-never on speed.
+Every figure is measured in a process of its own, the four of a round taking
+turns: at d >= 9 a run's time depends on the heap it starts in, and in one
+process each run would inherit the heap the run before it left behind.  Both
+drivers must return the same results.  It exits with 1 if they do not; never
+on speed.
 
     python benchmarks/transfer_cost.py                 # d = 8, 9, 10 (about 2 min)
     python benchmarks/transfer_cost.py --d 5 --repeat 1     # a quick run
@@ -24,6 +27,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -82,22 +88,46 @@ def _cpu(fn):
         gc.enable()
 
 
-def measure(d, repeat):
-    """{program: (ns per transfer alone, ns per transfer in simulate, transfers)}, and whether
-    the two drivers agree."""
+def run_once(driver, name, d):
+    """{"seconds", "transfers", "digest"} of one run of ``name`` on d-cube by ``driver``.
+
+    ``driver`` is "alone" (:func:`lock_step`) or "simulate"; the digest of the
+    results lets runs in different processes be compared.
+    """
     p = 1 << d
     inputs = [[float(me * d + k) for k in range(d)] for me in range(p)]
+    program = catalog()[name].program
+    if driver == "alone":
+        seconds, (results, transfers) = _cpu(lambda: lock_step(program, p, inputs))
+    else:
+        seconds, run = _cpu(lambda: simulate(program, p, inputs, network=Hypercube(d),
+                                             model=MODEL, trace=False))
+        results, transfers = run.results, sum(run.link_load.values())
+    digest = hashlib.sha256(repr(results).encode()).hexdigest()
+    return {"seconds": seconds, "transfers": transfers, "digest": digest}
+
+
+def _in_new_process(driver, name, d):
+    """run_once(driver, name, d) in a fresh Python process."""
+    done = subprocess.run([sys.executable, __file__, "--child", driver, name, str(d)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def measure(d, repeat):
+    """{program: (ns per transfer alone, ns per transfer in simulate, transfers)}, and whether
+    the two drivers agree (same results, same number of transfers)."""
     best, agree = {}, True
     for _ in range(repeat):
         for name in PROGRAMS:
-            program = catalog()[name].program
-            alone, (results, transfers) = _cpu(lambda: lock_step(program, p, inputs))
-            simulated, run = _cpu(lambda: simulate(program, p, inputs, network=Hypercube(d),
-                                                   model=MODEL, trace=False))
-            agree &= run.results == results and sum(run.link_load.values()) == transfers
+            alone, simulated = (_in_new_process(driver, name, d)
+                                for driver in ("alone", "simulate"))
+            agree &= alone["digest"] == simulated["digest"] and \
+                alone["transfers"] == simulated["transfers"]
+            transfers = alone["transfers"]
             old = best.get(name, (float("inf"), float("inf"), transfers))
-            best[name] = (min(old[0], alone / transfers * 1e9),
-                          min(old[1], simulated / transfers * 1e9), transfers)
+            best[name] = (min(old[0], alone["seconds"] / transfers * 1e9),
+                          min(old[1], simulated["seconds"] / transfers * 1e9), transfers)
     return best, agree
 
 
@@ -106,9 +136,15 @@ def main(argv=None) -> int:
     parser.add_argument("--d", type=int, nargs="+", default=[8, 9, 10],
                         help="cube dimensions (default 8 9 10)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure, best counts")
+    parser.add_argument("--child", nargs=3, metavar=("DRIVER", "PROGRAM", "D"),
+                        help=argparse.SUPPRESS)          # one run, for measure()
     args = parser.parse_args(argv)
+    if args.child:
+        driver, name, d = args.child
+        print(json.dumps(run_once(driver, name, int(d))))
+        return 0
     print("CM-200 all-to-all broadcasts on Hypercube(d), ports='all', trace off: "
-          f"ns of CPU per transfer, best of {args.repeat} interleaved runs")
+          f"ns of CPU per transfer, best of {args.repeat} interleaved runs, each in a new process")
     print(f"{'d':>3} {'program':<20} {'transfers':>11} {'alone':>7} {'simulate':>9} "
           f"{'own':>6} {'own, multi / sendrecv':>22}")
     agree = True
