@@ -7,7 +7,10 @@ remembers its time, so that redrawing the same curves costs no simulation.
 """
 from __future__ import annotations
 
+import math
+
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ..catalog import catalog
 from ..model import CostModel
@@ -140,7 +143,8 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
     matplotlib.axes.Axes
         One line per drawn entry (``gid`` ``"<name>:formula"``) and one marker
         series (``gid`` ``"<name>:simulated"``).  An entry whose formula is an
-        upper bound, not an equality, has "(bound)" in its legend label.
+        upper bound, not an equality, has "(bound)" in its legend label.  When
+        no entry runs at any of the points, the axes say so in their middle.
 
     Examples
     --------
@@ -170,6 +174,13 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
             ax.plot(sim_x, sim_t, "o", color=colour, ms=4, label="_nolegend_",
                     gid=f"{entry.name}:simulated")
     _finish_cost_axes(ax, vary, values, m, p, model, simulate)
+    if not ax.get_lines():
+        where = (f"on p = {p}" if vary == "m" else
+                 f"for p from {min(values)} to {max(values)}" if values else "at these points")
+        ax.text(0.5, 0.5, f"none of these algorithms runs {where}", ha="center",
+                va="center", transform=ax.transAxes, color="0.3")
+        ax.set(xticks=[], yticks=[])
+        ax.minorticks_off()
     return ax
 
 
@@ -179,6 +190,12 @@ def _finish_cost_axes(ax, vary, values, m, p, model, simulate) -> None:
         # a time of 0 (one PE) is left out there.
         ax.set_xscale("log", base=2 if vary == "p" else 10)
         ax.set_yscale("log", nonpositive="mask")
+    if ax.get_yscale() == "log":
+        _label_enough_log_ticks(ax)
+    else:
+        # Times of 10^5 and more as "1e5" beside the axis, not as six-digit labels
+        # that push the axis title off the figure.
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
     ax.set_xlabel("p (number of PEs)" if vary == "p" else "m (words)")
     ax.set_ylabel("time (units of the model)")
     times = "ts = 1, tw = 0" if model is None else f"ts = {model.ts:g}, tw = {model.tw:g}"
@@ -191,3 +208,16 @@ def _finish_cost_axes(ax, vary, values, m, p, model, simulate) -> None:
     if handles:
         ax.legend(handles, labels, fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
+
+
+def _label_enough_log_ticks(ax) -> None:
+    """Label 1, 2 and 5 in each decade when fewer than two powers of ten are in view.
+
+    Curves that span one decade or less would otherwise show a single labelled
+    tick on a log axis, and no value could be read off.
+    """
+    low, high = (v for v in ax.get_ylim())
+    if low <= 0 or math.floor(math.log10(high)) - math.ceil(math.log10(low)) >= 1:
+        return
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))

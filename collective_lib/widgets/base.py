@@ -98,7 +98,8 @@ def _animation_html(anim) -> str:
 
 
 def _fmt(t: float) -> str:
-    return f"{t:.4g}"
+    """Four significant digits; up to 10^9 without an exponent (21550, not 2.155e+04)."""
+    return f"{t:.0f}" if 1e4 <= abs(t) < 1e9 else f"{t:.4g}"
 
 
 class _Demo:

@@ -188,17 +188,25 @@ class CostExplorer(_Demo):
         s = self._settings()
         axis = (f"p from 1 to {s['p']} with m = {s['m']}" if s["vary"] == "p"
                 else f"m from 1 to {s['m']} words with p = {s['p']}")
+        ps = self._values(s) if s["vary"] == "p" else [s["p"]]
+        absent = [name for name, entry in self.entries.items()
+                  if not any(entry.valid(p) for p in ps)]
+        where = f"on p = {s['p']}" if s["vary"] == "m" else f"on any p up to {s['p']}"
+        missing = f" Not drawn, as they do not run {where}: {', '.join(absent)}." \
+            if absent else ""
         budget = ("" if self.simulation_budget is None else
                   f", and, the smallest points first, as many new ones as one redraw can "
                   f"simulate in {_fmt(self.simulation_budget)} s (times once simulated are "
                   "remembered)")
+        dots = (" Dots: simulated times, only where a simulation is quick: p at most "
+                f"{MAX_SIMULATED_P}, the PEs' inputs together at most "
+                f"{MAX_SIMULATED_WORDS:,} words, p k at most {MAX_SIMULATED_PACKETS:,} "
+                f"packets{budget}." if s["simulate"] else "")
         return (f"{self.operation}, {axis}, ts = {_fmt(s['model'].ts)}, "
-                f"tw = {_fmt(s['model'].tw)}. Lines: closed forms; dots: simulated times; "
-                "(bound): the formula is an upper bound. Pipelined algorithms use their "
-                "optimal number of packets k at every point; each algorithm keeps its own "
-                "port model. Dots only where a simulation is quick: p at most "
-                f"{MAX_SIMULATED_P}, the PEs' inputs together at most {MAX_SIMULATED_WORDS:,} "
-                f"words, p k at most {MAX_SIMULATED_PACKETS:,} packets{budget}.")
+                f"tw = {_fmt(s['model'].tw)}.{missing} Lines: closed forms; (bound): the "
+                "formula is an upper bound. Pipelined algorithms use their optimal number of "
+                "packets k at every point; each algorithm keeps its own port model."
+                + dots)
 
     def _resimulate(self) -> None:
         self._redraw()

@@ -155,7 +155,9 @@ class LockPlayer(_Demo):
         fig = Figure(figsize=(6.8, 0.3 * self.run.p + 1.9))
         memory_timeline(self.run, ax=fig.add_subplot(), cursor=t)
         _show_png(self.image, _png(fig))
-        self.state.value = ('<pre style="font-size:11px;line-height:1.3;white-space:pre-wrap">'
+        # word-break: JupyterLab breaks a <pre> anywhere, even inside a word.
+        self.state.value = ('<pre style="font-size:11px;line-height:1.3;white-space:pre-wrap;'
+                            'word-break:normal">'
                             + html.escape("\n".join(self.state_lines(t))) + "</pre>")
 
     def fallback_html(self) -> str:

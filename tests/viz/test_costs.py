@@ -85,3 +85,34 @@ def test_cost_curves_skip_sizes_an_entry_refuses():
                          model=CostModel(1.0, 0.1), simulate=False)
     (line,) = [l for l in ax.get_lines() if l.get_gid() == "rabenseifner_allreduce:formula"]
     assert list(line.get_xdata()) == [8, 16, 64]
+
+
+def test_cost_curves_say_so_when_no_algorithm_runs_at_all():
+    reductions = [e for e in catalog().values() if e.operation == "all_to_all_reduction"]
+    assert not any(e.valid(15) for e in reductions)
+    ax = viz.cost_curves(reductions, vary="m", values=[1, 10, 100], p=15)
+    assert not ax.get_lines()
+    assert [t.get_text() for t in ax.texts] == ["none of these algorithms runs on p = 15"]
+    assert list(ax.get_yticks()) == []
+
+
+def test_a_log_axis_within_one_decade_still_labels_several_ticks():
+    # 3 (100 + 0.01 m) for m up to 1000: 300 to 330, no power of ten in view
+    ax = viz.cost_curves(["binomial_broadcast"], vary="m", values=[1, 10, 100, 1000], p=8,
+                         model=CostModel(ts=100, tw=0.01), simulate=False)
+    assert ax.get_yscale() == "log"
+    ax.figure.canvas.draw()
+    low, high = ax.get_ylim()
+    shown = [label.get_text() for label in ax.get_yticklabels()
+             if low <= label.get_position()[1] <= high and label.get_text()]
+    assert len(shown) >= 2 and all(text.isdigit() for text in shown), shown
+
+
+def test_large_times_on_a_linear_axis_get_short_labels_and_an_exponent():
+    ax = viz.cost_curves(["naive_broadcast"], values=range(1, 33), m=100_000,
+                         model=CostModel(ts=100, tw=1), simulate=False)
+    assert ax.get_yscale() == "linear"
+    ax.figure.canvas.draw()
+    labels = [label.get_text() for label in ax.get_yticklabels() if label.get_text()]
+    assert max(len(text) for text in labels) <= 4, labels
+    assert ax.yaxis.get_offset_text().get_text() == "1e6"

@@ -96,3 +96,20 @@ def test_set_controls_updates_once():
     assert len(seen) == 1 and "m from 1 to 100 words with p = 16" in seen[0]
     with pytest.raises(ValueError, match="no control named"):
         explorer.set_controls(q=3)
+
+
+def test_the_caption_names_the_algorithms_that_do_not_run_on_this_p():
+    explorer = cost_explorer("all_to_all_reduction", vary="m", p=15, m=16)
+    caption = explorer.caption.value
+    assert "Not drawn, as they do not run on p = 15: " in caption
+    for name in ("all_to_all_red_hcube", "all_to_all_red_mesh", "one_cycle_reduce"):
+        assert name in caption
+    explorer.controls["p"].value = 16
+    assert "Not drawn" not in explorer.caption.value
+
+
+def test_without_simulated_points_the_caption_does_not_describe_them():
+    explorer = cost_explorer(p=8, m=16)
+    assert "Dots: simulated times" in explorer.caption.value
+    explorer.controls["simulate"].value = False
+    assert "Dots" not in explorer.caption.value and "Lines: closed forms" in explorer.caption.value
