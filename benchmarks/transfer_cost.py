@@ -110,7 +110,9 @@ def run_once(driver, name, d):
 def _in_new_process(driver, name, d):
     """run_once(driver, name, d) in a fresh Python process."""
     done = subprocess.run([sys.executable, __file__, "--child", driver, name, str(d)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"the {driver} run of {name} at d = {d} failed:\n{done.stderr}")
     return json.loads(done.stdout)
 
 

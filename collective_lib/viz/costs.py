@@ -216,7 +216,7 @@ def _label_enough_log_ticks(ax) -> None:
     Curves that span one decade or less would otherwise show a single labelled
     tick on a log axis, and no value could be read off.
     """
-    low, high = (v for v in ax.get_ylim())
+    low, high = ax.get_ylim()
     if low <= 0 or math.floor(math.log10(high)) - math.ceil(math.log10(low)) >= 1:
         return
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
