@@ -19,7 +19,8 @@ from ..recording import record_run
 from ..spans import span_inputs, span_op
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
-from .base import _animation_html, _Demo, _entries, _fmt, _img_tag, _png, _show_png
+from .base import (_CONTROLS_WIDTH, _animation_html, _Demo, _entries, _fmt, _img_tag, _png,
+                   _show_png)
 
 __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
 
@@ -49,8 +50,10 @@ class _CatalogPlayer(_Demo):
         simulate again.
         """
         controls = {
+            # As wide as the column, without side margins that would push it past:
+            # its label stands above it (:meth:`_algorithm_box`).
             "algorithm": W.Dropdown(options=list(self.entries), value=algorithm,
-                                    description="algorithm"),
+                                    layout=W.Layout(width=_CONTROLS_WIDTH, margin="2px 0")),
             "p": W.IntSlider(value=p, min=1, max=p_max, description="p",
                              continuous_update=False),
             "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root",
@@ -61,6 +64,14 @@ class _CatalogPlayer(_Demo):
         for control in controls.values():
             control.observe(self._on_setup, names="value")
         return controls
+
+    def _algorithm_box(self) -> W.VBox:
+        """The algorithm drop-down under its label.
+
+        A label beside it, as the sliders have, leaves about 180 of the column's 300 pixels
+        to the name; the catalog's longest (31 characters) need about 190 in JupyterLab.
+        """
+        return W.VBox([W.Label("algorithm"), self.controls["algorithm"]])
 
     @property
     def entry(self):
@@ -119,7 +130,7 @@ class StepPlayer(_CatalogPlayer):
         self.image = W.Image(format="png")
         self.status = self._status_label()
         c["step"].observe(self._on_step, names="value")
-        self.widget = self._layout([c["algorithm"], c["p"], c["root"], c["k"], c["step"],
+        self.widget = self._layout([self._algorithm_box(), c["p"], c["root"], c["k"], c["step"],
                                     c["play"]], self.image, self.info)
         with self._computing():
             self._resimulate()
@@ -296,7 +307,8 @@ class ValuePlayer(_CatalogPlayer):
         c["values"].observe(self._on_setup, names="value")
         c["step"].observe(self._on_step, names="value")
         self.widget = W.VBox([
-            W.HBox([c["algorithm"], c["p"]]),
+            W.HBox([self._algorithm_box(), c["p"]],
+                   layout=W.Layout(align_items="flex-end")),    # p beside the drop-down
             W.HBox([c["root"], c["k"]]),
             c["values"],
             W.HBox([c["play"], c["step"], self.status]),

@@ -4,6 +4,7 @@ import pytest
 
 from collective_lib import catalog
 from collective_lib.widgets import step_player, value_player
+from collective_lib.widgets.base import _CONTROLS_WIDTH
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -14,6 +15,14 @@ def broadcast_names():
 
 def entries(operations):
     return [e for e in catalog().values() if e.operation in operations]
+
+
+def boxes(widget):
+    """``widget`` and every box inside it."""
+    if hasattr(widget, "children"):
+        yield widget
+        for child in widget.children:
+            yield from boxes(child)
 
 
 def shown(widget):
@@ -107,6 +116,17 @@ def test_player_rejects_unknown_names():
         step_player(algorithm="quick_sort")
     with pytest.raises(ValueError, match="no algorithm in the catalog implements"):
         step_player("teleport")
+
+
+@pytest.mark.parametrize("make", [step_player, value_player])
+def test_player_algorithm_menu_has_the_column_width_under_its_label(make):
+    # A label beside the menu left too few pixels for the longest names (31 characters).
+    player = make()
+    menu = player.controls["algorithm"]
+    assert menu.description == "" and menu.layout.width == _CONTROLS_WIDTH
+    assert menu.layout.margin.split()[1] == "0"           # no side margins past the column
+    assert any(box.children[1] is menu and box.children[0].value == "algorithm"
+               for box in boxes(player.widget) if len(box.children) == 2)
 
 
 # -- value_player ---------------------------------------------------------------------------
