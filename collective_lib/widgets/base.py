@@ -45,6 +45,10 @@ _MAX_PICTURE_HEIGHT = 520
 #: The width of the column of controls left of a picture.  With a picture at most about
 #: 630 pixels wide it fits JupyterLab's notebook beside the file browser on a 1366-pixel screen.
 _CONTROLS_WIDTH = "300px"
+#: The controls that JupyterLab draws 300 pixels wide plus 2-pixel side margins: 304 pixels
+#: in the column, which showed a scroll bar under them.  :meth:`_Demo._layout` stretches them
+#: to the column instead (width ``auto``), less their margins.
+_STRETCHED_CONTROLS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.Dropdown, W.Checkbox)
 
 
 def _png(fig: Figure, *, tight: bool = True) -> bytes:
@@ -159,6 +163,9 @@ class _Demo:
                 notes: W.Widget | None = None) -> W.Box:
         """The controls, the busy indicator and ``notes`` in a column left of the picture;
         ``text`` below both."""
+        for row in control_rows:
+            if isinstance(row, _STRETCHED_CONTROLS) and not row.layout.width:
+                row.layout.width = "auto"     # a width set on purpose is kept
         column = W.VBox([*control_rows, self.status, *([notes] if notes else [])],
                         layout=W.Layout(width=_CONTROLS_WIDTH, min_width=_CONTROLS_WIDTH))
         return W.VBox([W.HBox([column, picture], layout=W.Layout(align_items="flex-start")),

@@ -150,9 +150,10 @@ class LockPlayer(_Demo):
 
     def _redraw(self) -> None:
         # Live, the lines of text stand beside the picture: inside it they would make it
-        # taller than a screen at p = 16.
+        # taller than a screen at p = 16.  6.4 inches (about 610 pixels with the legend) fit
+        # beside the 300-pixel column in JupyterLab on a 1366-pixel screen; 6.8 ran past it.
         t = self.controls["time"].value
-        fig = Figure(figsize=(6.8, 0.3 * self.run.p + 1.9))
+        fig = Figure(figsize=(6.4, 0.3 * self.run.p + 1.9))
         memory_timeline(self.run, ax=fig.add_subplot(), cursor=t)
         _show_png(self.image, _png(fig))
         # word-break: JupyterLab breaks a <pre> anywhere, even inside a word.

@@ -2,6 +2,7 @@
 import pytest
 
 from collective_lib import viz, widgets
+from collective_lib.widgets.base import _png_size
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -56,3 +57,10 @@ def test_long_runs_print_their_time_without_an_exponent_and_words_stay_whole():
     assert f"finished at time <b>{player.run.time:.0f}</b>" in player.info.value
     assert "e+" not in player.info.value
     assert "word-break:normal" in player.state.value
+
+
+def test_picture_fits_beside_the_controls_in_jupyterlab():
+    # About 615 pixels are left beside the 300-pixel column on a 1366-pixel screen.
+    for p in (1, 4):
+        player = widgets.lock_player("ttas_backoff_lock", p=p)
+        assert _png_size(player.image.value)[0] <= 612
