@@ -284,11 +284,8 @@ def _queue_or_match(inbox: dict, channel: int, held, message):
         slot = held.pop(0)
         inbox[channel] = held if len(held) > 1 else held[0]
         return slot
-    if type(held) is deque:
-        held.append(message)
-    else:
-        held = deque((held, message))
-    inbox[channel] = held
+    inbox[channel] = held                   # the messages go back, and this one joins them
+    _enqueue(inbox, channel, message)
     return None
 
 
