@@ -8,9 +8,11 @@ import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
-                                    ClearMarkScheme, GetGrades, IgnorePattern, SaveAutoGrades)
+                                    ClearMarkScheme, ClearOutput, GetGrades, IgnorePattern,
+                                    OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
-from collective_lib.autograde import FlagForReview, LimitOutputSize, TrustedVerdict
+from collective_lib.autograde import (DeduplicateCells, FlagForReview, LimitOutputSize,
+                                      TrustedVerdict)
 
 c = get_config()  # noqa: F821  (injected by nbgrader when it loads this file)
 
@@ -24,6 +26,17 @@ c.CourseDirectory.course_id = "collective"
 # (the trusted checker imports them from source/ for the hidden tests).
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
                             "_reference.py"]
+
+# nbgrader's sanitize steps (its default list) with DeduplicateIds replaced: a cell a
+# student copied loses its nbgrader metadata whole, so it is the student's own cell and
+# does not make nbgrader refuse the notebook (collective_lib.autograde.verdict).
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateCells,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadata,
+]
 
 # nbgrader's autograde steps (its default list, nbgrader 0.9.6) with nbgrader's
 # `Execute` replaced by TrustedVerdict (collective_lib.autograde.verdict): the

@@ -11,7 +11,8 @@ cells with their roles, decided from the gradebook:
 The checker starts a pristine student host (:mod:`.student`) with the cells a
 student may see (all but the graded ones), then runs the trusted and graded
 cells here, in order, in one namespace. A name a graded cell needs that no
-trusted or graded cell defined is asked of the student's side and bound to a
+instructor cell defines (anywhere in the notebook) and no earlier graded cell
+defined is asked of the student's side and bound to a
 stand-in (:mod:`.remote`): data is copied, functions, programs and classes
 stay in sandboxed student processes. A graded cell passes if its whole source
 ran here without an exception; its verdict, its output and the flags raised
@@ -133,13 +134,15 @@ def check_notebook(job: dict) -> dict:
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     sandbox = Sandbox(host, namespace)
     sandbox.sources = [c["source"] for c in cells if c["role"] == "student"]
-    ours = set(dir(builtins))
+    # A name any instructor cell defines is never asked of the student, wherever the
+    # student's cells stand and whatever they define.
+    ours = set(dir(builtins)).union(*(defined_names(c["source"]) for c in cells
+                                      if c["role"] == "trusted"))
     students = set(definitions(sandbox.sources))
     verdicts = {}
     try:
         for cell in cells:
             if cell["role"] == "trusted":
-                ours |= defined_names(cell["source"])
                 _run(cell["source"], namespace)
             elif cell["role"] == "graded":
                 assigned = defined_names(cell["source"])

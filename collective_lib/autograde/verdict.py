@@ -5,10 +5,13 @@ and scores each test cell by the outputs that kernel produced, which the
 student's own cells can forge. The course configuration
 (``exercises/nbgrader_config.py``) replaces it with :class:`TrustedVerdict`:
 
-1. the role of every code cell is read from the gradebook, not from the
-   submitted notebook: a cell is the instructor's (``trusted``, or ``graded``
-   for a test cell) only if the gradebook has a locked cell of that id with
-   exactly that source; all else is the student's;
+1. the instructor's cells come from the gradebook, not from the submitted
+   notebook: every locked cell and test cell of the assignment is put in
+   its place with the gradebook's source, in the source notebook's order,
+   whatever the submission did to it (deleted, moved, duplicated, edited),
+   and a note at the top of the notebook says what was put back; all other
+   cells are the student's, each after the instructor cell it followed
+   (:func:`assemble`);
 2. a trusted checker process (:mod:`.checker`) runs the notebook's tests while
    the student's cells run only in sandboxed processes (:mod:`.sandbox`),
    under a uid of their own that no other grader shares;
@@ -34,38 +37,143 @@ import subprocess
 import sys
 import tempfile
 
+import nbformat
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Integer, List, Unicode
 
 from .sandbox import SandboxUser, self_check
 
-__all__ = ["TrustedVerdict", "FlagForReview", "cell_roles", "PASSED"]
+__all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_cells", "assemble",
+           "PASSED"]
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSED = "All checks passed."
 
 
-def cell_roles(nb: NotebookNode, db_url: str, notebook: str, assignment: str) -> list:
-    """``[(cell, role)]`` for the code cells of ``nb``; roles come from the gradebook."""
+def instructor_cells(db_url: str, notebook: str, assignment: str,
+                     order: list = ()) -> tuple:
+    """The instructor's cells of a notebook, from the gradebook: ``(cells, tests)``.
+
+    ``cells`` maps each grade id to its gradebook cell (``name``, ``cell_type``,
+    ``source``, ``locked``), in the assignment's order: the ids in ``order``
+    (the source notebook's) first, then any others in the gradebook's order.
+    A cell is the instructor's when it is locked or an autograded test, and
+    not a student's answer. ``tests`` maps the test cells' ids to their points.
+    """
     with Gradebook(db_url) as gb:
         source_nb = gb.find_notebook(notebook, assignment)
-        sources = {c.name: (c.source, c.locked) for c in source_nb.source_cells}
-        tests = {c.name for c in source_nb.grade_cells if c.cell_type == "code"}
         solutions = {c.name for c in source_nb.solution_cells}
-    roles = []
+        tests = {c.name: c.max_score for c in source_nb.grade_cells if c.cell_type == "code"
+                 and c.name not in solutions}
+        found = {c.name: NotebookNode(name=c.name, cell_type=c.cell_type, source=c.source,
+                                      locked=c.locked, checksum=c.checksum)
+                 for c in source_nb.source_cells
+                 if c.name not in solutions and (c.locked or c.name in tests)}
+    ranked = [name for name in order if name in found]
+    ranked += [name for name in found if name not in ranked]
+    return {name: found[name] for name in ranked}, tests
+
+
+def assemble(nb: NotebookNode, cells: dict, tests: dict) -> tuple:
+    """Rebuild ``nb.cells`` around the instructor's ``cells``: ``([(cell, role)], notes)``.
+
+    Every instructor cell is there once, with the gradebook's source, in the
+    assignment's order, whatever the submission did to it (deleted, moved,
+    duplicated, edited or unlocked); each of the student's cells follows the
+    instructor cell it followed in the submission (and the missing instructor
+    cells that came right after that one). Roles: ``graded`` for a
+    test cell, ``trusted`` for another instructor cell, ``student`` for all
+    else. ``notes`` say, in the student's words, what was put back.
+    """
+    after = {None: []}
+    present, changed = [], []
+    anchor = None
     for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        source, locked = sources.get(grade_id, (None, False))
-        if source is not None and source == cell.source and grade_id not in solutions and (
-                locked or grade_id in tests):
+        if grade_id in cells and grade_id not in present:
+            present.append(grade_id)
+            if cell.source != cells[grade_id].source:
+                changed.append(grade_id)
+            anchor = grade_id
+            continue
+        if grade_id in cells:               # a copy of an instructor cell is the student's
+            cell.metadata.pop("nbgrader", None)
+        after.setdefault(anchor, []).append(cell)
+    # A missing cell goes right after the instructor cell before it, ahead of the
+    # student's cells that followed that one: they were written below it.
+    rebuilt, pending = [], after[None]
+    for grade_id, original in cells.items():
+        if grade_id in present:
+            rebuilt.extend(pending)
+            pending = after.get(grade_id, [])
+        rebuilt.append(_instructor_cell(original, tests.get(grade_id)))
+    rebuilt.extend(pending)
+    nb.cells = rebuilt
+    roles = []
+    for cell in rebuilt:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in cells:
             roles.append((cell, "graded" if grade_id in tests else "trusted"))
         else:
             roles.append((cell, "student"))
-    return roles
+    return roles, _notes([g for g in cells if g not in present], _moved(present, list(cells)),
+                         changed)
+
+
+def _instructor_cell(original: NotebookNode, points) -> NotebookNode:
+    """A fresh notebook cell holding the gradebook's ``original`` (read-only, as released)."""
+    meta = {"grade": points is not None, "grade_id": original.name, "locked": True,
+            "schema_version": 3, "solution": False, "task": False}
+    if points is not None:
+        meta["points"] = points
+    if original.checksum:
+        meta["checksum"] = original.checksum
+    fields = {"cell_type": original.cell_type, "source": original.source,
+              "metadata": {"deletable": False, "editable": False, "nbgrader": meta}}
+    if original.cell_type == "code":
+        fields.update(execution_count=None, outputs=[])
+    return NotebookNode(fields)
+
+
+def _moved(present: list, order: list) -> list:
+    """The cells of ``present`` (submission order) that are not where ``order`` puts them."""
+    expected = [g for g in order if g in present]
+    return [g for g, want in zip(present, expected) if g != want]
+
+
+def _notes(missing: list, moved: list, changed: list) -> list:
+    def names(ids):
+        return ", ".join(f"`{g}`" for g in ids)
+    notes = []
+    if missing:
+        notes.append(f"the assignment's cells {names(missing)} were missing from your "
+                     "notebook and were put back")
+    if moved:
+        notes.append(f"the assignment's cells {names(moved)} had been moved and were graded "
+                     "in their places")
+    if changed:
+        notes.append(f"the assignment's cells {names(changed)} had been changed; their "
+                     "original text was graded")
+    return notes
+
+
+class DeduplicateCells(DeduplicateIds):
+    """nbgrader's ``DeduplicateIds``, but a copy loses its nbgrader metadata whole.
+
+    nbgrader leaves a copied cell (a student duplicated a test cell, as the
+    notebook's "copy cell" does) with empty nbgrader metadata, which its own
+    ``CheckCellMetadata`` then refuses as "an old version of the metadata
+    format", failing the whole submission. Without the key, the copy is
+    simply the student's cell.
+    """
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        if cell.metadata.get("nbgrader") == {}:
+            del cell.metadata["nbgrader"]
+        return cell, resources
 
 
 class TrustedVerdict(NbGraderPreprocessor):
@@ -95,7 +203,15 @@ class TrustedVerdict(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         info = resources["nbgrader"]
-        roles = cell_roles(nb, info["db_url"], info["notebook"], info["assignment"])
+        cells, tests = instructor_cells(info["db_url"], info["notebook"], info["assignment"],
+                                        self._order(info))
+        roles, notes = assemble(nb, cells, tests)
+        roles = [(cell, role) for cell, role in roles if cell.cell_type == "code"]
+        if notes:
+            self.log.warning("%s: %s", info["notebook"], "; ".join(notes))
+            nb.cells.insert(0, NotebookNode(cell_type="markdown", metadata={}, source=(
+                "**Note from the grader:** " + "; ".join(notes) + ". Your own cells were "
+                "graded as you left them.")))
         problems = self_check()
         if problems and not self.allow_unconfined:
             raise RuntimeError("TrustedVerdict refuses to grade: " + "; ".join(problems) +
@@ -142,6 +258,15 @@ class TrustedVerdict(NbGraderPreprocessor):
                    os.path.join(_REPOSITORY, "tests")]
         return sorted({os.path.abspath(f) for f in folders + list(self.hide)
                        if f and os.path.isdir(f)})
+
+    def _order(self, info: dict) -> list:
+        """The grade ids of the source notebook, in its order (empty if it is not there)."""
+        folder = self._reference_dir(info)
+        path = os.path.join(folder or "", info["notebook"] + ".ipynb")
+        if folder is None or not os.path.isfile(path):
+            return []
+        source_nb = nbformat.read(path, as_version=4)
+        return [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in source_nb.cells]
 
     def _reference_dir(self, info: dict) -> str | None:
         """``source/<assignment>/`` of the course, where ``_reference.py`` lives."""

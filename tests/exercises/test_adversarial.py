@@ -10,7 +10,7 @@ the other submissions are unchanged, no process of the sandbox outlives
 grading, and grading again gives the same scores. (A cell a student marks as a
 locked instructor cell is refused by nbgrader's own metadata check before any
 code runs; were it let through, the gradebook would still not know it, and it
-would run as the student's code, see collective_lib.autograde.verdict.cell_roles.)
+would run as the student's code, see collective_lib.autograde.verdict.assemble.)
 """
 
 import hashlib
