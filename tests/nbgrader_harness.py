@@ -519,3 +519,60 @@ def assert_rubrics_for_graders(course_dir: os.PathLike | str, assignment: str,
     for cell in rubrics:
         shown = result.cell(cell.metadata["nbgrader"]["grade_id"]).source
         assert rubric_text(cell) in shown, f"formgrader does not show {cell.metadata['nbgrader']}"
+
+
+
+@dataclass
+class ValidateResult:
+    """What ``nbgrader validate`` told a student about one notebook."""
+
+    passed: bool
+    """True when it said "Success!" (the student is told all visible tests pass)."""
+    text: str
+    """What it printed about this notebook, as the student reads it."""
+
+
+_SUCCESS = "Success! Your notebook passes all the tests."
+
+
+def validate_many(notebooks: dict, folder: os.PathLike | str,
+                  name: str = "notebook.ipynb") -> dict:
+    """``{key: ValidateResult}``: each notebook validated as a student's Validate button does.
+
+    ``notebooks`` maps a key to a notebook (file or in-memory). Each is written
+    to ``folder/<key>/<name>`` (a student's assignment folder, outside the course
+    directory, so no course configuration applies) and all are validated in one
+    ``nbgrader validate`` command, with the interpreter that runs the tests and
+    an empty Jupyter configuration.
+    """
+    folder = Path(folder)
+    paths = {}
+    for key, notebook in notebooks.items():
+        (folder / key).mkdir(parents=True, exist_ok=True)
+        paths[key] = folder / key / name
+        nbformat.write(_as_notebook(notebook), paths[key])
+    config = folder / ".jupyter-config"
+    config.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config))
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "validate",
+                           *map(str, paths.values())],
+                          cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=COMMAND_TIMEOUT)
+    text = _ANSI.sub("", proc.stdout)
+    # nbgrader says "Validating '<path>'" before the report of each notebook
+    parts = re.split(r"\[ValidateApp \| INFO\] Validating '([^']+)'\n", text)
+    reports = {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+    results = {}
+    for key, path in paths.items():
+        report = reports.get(str(path))
+        if report is None:
+            raise NbgraderError(f"nbgrader validate said nothing of {path}:\n{text}")
+        results[key] = ValidateResult(passed=_SUCCESS in report, text=report)
+    return results
+
+
+def validate(notebook: os.PathLike | str | NotebookNode, folder: os.PathLike | str,
+             name: str = "notebook.ipynb") -> ValidateResult:
+    """One notebook validated as a student's Validate button does (see :func:`validate_many`)."""
+    return validate_many({"student": notebook}, folder, name)["student"]
