@@ -11,8 +11,8 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
                                     ClearMarkScheme, ClearOutput, GetGrades, IgnorePattern,
                                     OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
-from collective_lib.autograde import (DeduplicateCells, FlagForReview, LimitOutputSize,
-                                      TrustedVerdict)
+from collective_lib.autograde import (DeduplicateCells, EscapeStudentMarkup, FlagForReview,
+                                      LimitOutputSize, TrustedVerdict)
 
 c = get_config()  # noqa: F821  (injected by nbgrader when it loads this file)
 
@@ -47,6 +47,10 @@ c.Autograde.sanitize_preprocessors = [
 # LimitOutputSize, in LimitOutput's place, also caps the characters each cell
 # keeps; FlagForReview, after SaveAutoGrades, sends cells whose checks raised a
 # flag (a likeness to a library function, computed lookups) to manual grading.
+# EscapeStudentMarkup makes the stored notebook, which formgrader shows graders and
+# feedback is made from, safe to render: the HTML of every cell a student wrote
+# (answers, added markdown and raw cells) shows as text. It runs once the cells are
+# final, after SaveAutoGrades, which compares each written answer with the release.
 c.Autograde.autograde_preprocessors = [
     TrustedVerdict,
     IgnorePattern,
@@ -55,6 +59,7 @@ c.Autograde.autograde_preprocessors = [
     SaveAutoGrades,
     FlagForReview,
     AssignLatePenalties,
+    EscapeStudentMarkup,
     CheckCellMetadata,
 ]
 c.LimitOutput.max_lines = 200            # per cell; also read by LimitOutputSize
@@ -74,10 +79,14 @@ c.Execute.interrupt_on_timeout = True
 # which PE, expected and got) but neither the hidden tests nor the graders'
 # rubrics, which ClearHiddenTests and ClearMarkScheme remove from the cells'
 # source. autograded/ keeps both for graders (formgrader shows the rubrics).
+# EscapeStudentMarkup again, a second line of defence (autograded/ is already
+# escaped), once the cells are final: cutting a hidden-test or mark-scheme region out
+# of a student's cell could otherwise turn escaped text back into HTML.
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     ClearHiddenTests,
     ClearMarkScheme,
+    EscapeStudentMarkup,
     CSSHTMLHeaderPreprocessor,
 ]
 

@@ -17,10 +17,11 @@ grading library can use the light modules without loading nbgrader.
 """
 import importlib
 
-__all__ = ["LimitOutputSize", "TrustedVerdict", "DeduplicateCells", "FlagForReview",
-           "PerQuestionExportPlugin", "question_column"]
+__all__ = ["LimitOutputSize", "EscapeStudentMarkup", "TrustedVerdict", "DeduplicateCells",
+           "FlagForReview", "PerQuestionExportPlugin", "question_column"]
 
-_HOMES = {"LimitOutputSize": "preprocessors", "TrustedVerdict": "verdict",
+_HOMES = {"LimitOutputSize": "preprocessors", "EscapeStudentMarkup": "preprocessors",
+          "TrustedVerdict": "verdict",
           "DeduplicateCells": "verdict",
           "FlagForReview": "verdict", "PerQuestionExportPlugin": "export",
           "question_column": "export"}

@@ -1,20 +1,31 @@
-"""LimitOutputSize on notebooks built in memory, and the course configuration's steps.
+"""LimitOutputSize and EscapeStudentMarkup on notebooks built in memory, and the course's steps.
 
 How autograde and feedback behave in a real ``nbgrader autograde`` /
 ``generate_feedback`` run is checked in tests/exercises/test_feedback_and_logging.py.
 """
+import base64
+import copy
+import os
+import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+from nbconvert import HTMLExporter
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbformat.v4 import new_code_cell, new_output
+from nbformat.v4 import (new_code_cell, new_markdown_cell, new_notebook, new_output,
+                         new_raw_cell)
+from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import (ClearHiddenTests, ClearMarkScheme, Execute, GetGrades,
-                                    LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, ClearHiddenTests, ClearMarkScheme,
+                                    Execute, GetGrades, LimitOutput, SaveAutoGrades)
 from nbgrader.utils import determine_grade
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from collective_lib.autograde import FlagForReview, LimitOutputSize, TrustedVerdict
+from collective_lib.autograde import (EscapeStudentMarkup, FlagForReview, LimitOutputSize,
+                                     TrustedVerdict)
+from collective_lib.autograde.preprocessors import escape_markdown
 
 CONFIG = Path(__file__).resolve().parents[2] / "exercises" / "nbgrader_config.py"
 
@@ -104,6 +115,9 @@ def test_the_course_replaces_execute_and_limit_output_and_flags_after_saving():
     swap = {Execute: TrustedVerdict, LimitOutput: LimitOutputSize}
     expected = [swap.get(step, step) for step in default]
     expected.insert(expected.index(SaveAutoGrades) + 1, FlagForReview)
+    # after every step that reads the submitted cells (SaveAutoGrades compares a written
+    # answer with the release), before the final metadata check
+    expected.insert(expected.index(AssignLatePenalties) + 1, EscapeStudentMarkup)
     config = _course_config()
     assert config.Autograde.autograde_preprocessors == expected
     assert config.LimitOutput.max_lines == 200
@@ -112,6 +126,270 @@ def test_the_course_replaces_execute_and_limit_output_and_flags_after_saving():
     assert "_reference.py" in config.CourseDirectory.ignore
 
 
-def test_the_course_feedback_hides_hidden_tests_and_rubrics():
+def test_the_course_feedback_hides_hidden_tests_and_rubrics_then_escapes_the_student():
     assert _course_config().GenerateFeedback.preprocessors == [
-        GetGrades, ClearHiddenTests, ClearMarkScheme, CSSHTMLHeaderPreprocessor]
+        GetGrades, ClearHiddenTests, ClearMarkScheme, EscapeStudentMarkup,
+        CSSHTMLHeaderPreprocessor]
+
+
+# -- EscapeStudentMarkup ----------------------------------------------------------------
+
+# Every payload carries MARK, so whatever of it is live in a page is found by that word.
+MARK = "pwned"
+SCRIPT = f"<script>alert('{MARK}')</script>"
+IMG = f'<img src="x" onerror="alert(1)" title="{MARK}">'
+SCORE_BOX = (f'<div class="alert alert-success {MARK}-box" style="background:#dff0d8">'
+             "<b>All checks passed.</b> Score: 10 / 10</div>")
+COMMENT = f"<!-- {MARK}: a note graders do not see -->"
+JS_LINK = f"[the proof](javascript:alert('{MARK}'))"
+MERMAID = f"```mermaid\n<img src=x onerror=alert('{MARK}')>\n```"
+SVG = base64.b64encode(f"<svg xmlns='http://www.w3.org/2000/svg'><script>alert('{MARK}')"
+                       "</script></svg>".encode()).decode()
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
+HONEST = "*Emphasis* stays, so does $a < b$ and `x<y`.\n\n- one\n- two"
+INSTRUCTOR = 'Explain why <sub>p</sub> matters. <span class="course-note">See chapter 1.</span>'
+
+
+class _Page(HTMLParser):
+    """The elements, script texts, comments and visible text of an HTML page."""
+
+    def __init__(self, page):
+        super().__init__(convert_charrefs=True)
+        self.elements, self.scripts, self.comments, self.texts = [], [], [], []
+        self._inside = None
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+        if tag in ("script", "style"):
+            self._inside = tag
+
+    def handle_endtag(self, tag):
+        if tag == self._inside:
+            self._inside = None
+
+    def handle_data(self, data):
+        {"script": self.scripts, "style": []}.get(self._inside, self.texts).append(data)
+
+    def handle_comment(self, data):
+        self.comments.append(data)
+
+    def live(self, mark=MARK):
+        """What of a payload with ``mark`` is markup: elements, scripts, comments."""
+        found = [(tag, attrs) for tag, attrs in self.elements
+                 if any(mark in f"{name}={value}" for name, value in attrs.items())]
+        found += [("script", text) for text in self.scripts if mark in text]
+        found += [("comment", text) for text in self.comments if mark in text]
+        return found
+
+    @property
+    def text(self):
+        return "".join(self.texts)
+
+
+def _images(page):
+    """The sources of the images in a page."""
+    return [attrs.get("src") for tag, attrs in _Page(page).elements if tag == "img"]
+
+
+def _html(nb, template=None):
+    exporter = HTMLExporter(template_name=template) if template else HTMLExporter()
+    return exporter.from_notebook_node(nb)[0]
+
+
+def _meta(grade_id, **flags):
+    return {"nbgrader": {"grade_id": grade_id, "grade": False, "solution": False,
+                         "locked": False, "task": False, "schema_version": 3, **flags}}
+
+
+def _answer(source, **kwargs):
+    return new_markdown_cell(source, metadata=_meta("answer", solution=True, grade=True,
+                                                   points=3), **kwargs)
+
+
+def _escaped(nb, resources=None):
+    return EscapeStudentMarkup().preprocess(nb, resources or {})[0]
+
+
+@pytest.fixture
+def gradebook(tmp_path, monkeypatch):
+    """``make(locked)``: a gradebook whose notebook ``n`` of assignment ``a`` has these
+    locked markdown cells (and an answer cell), as the resources of an nbgrader step."""
+    # nbgrader creates a gradebook with the `alembic` program next to this interpreter
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable),
+                                                os.environ.get("PATH", "")]))
+    return lambda locked: _gradebook(tmp_path, locked)
+
+
+def _gradebook(tmp_path, locked):
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gb:
+        gb.add_assignment("a")
+        gb.add_notebook("n", "a")
+        for name, source in locked.items():
+            gb.add_source_cell(name, "n", "a", cell_type="markdown", locked=True, source=source,
+                               checksum="-")
+        gb.add_source_cell("answer", "n", "a", cell_type="markdown", locked=False,
+                           source="YOUR ANSWER HERE", checksum="-")
+        gb.add_solution_cell("answer", "n", "a")
+    return {"nbgrader": {"db_url": url, "notebook": "n", "assignment": "a"}}
+
+
+@pytest.mark.parametrize("payload", [SCRIPT, IMG, SCORE_BOX, COMMENT, JS_LINK, MERMAID],
+                         ids=["script", "img-onerror", "score-box", "comment", "js-link",
+                              "mermaid"])
+def test_a_written_answer_shows_its_html_as_text(payload):
+    nb = new_notebook(cells=[_answer(f"My answer.\n\n{payload}\n\n{HONEST}")])
+    assert _Page(_html(copy.deepcopy(nb))).live(), "the payload is not live without the step"
+    page = _Page(_html(_escaped(nb)))
+    assert page.live() == []
+    assert payload in page.text                  # the answer, as the student typed it
+    assert "My answer." in page.text
+
+
+def test_script_tags_are_escaped_in_the_page():
+    nb = new_notebook(cells=[_answer(f"Because {SCRIPT}, and {IMG}.")])
+    html = _html(_escaped(nb))
+    assert "<script>alert" not in html and "<img src" not in html
+    assert "&lt;script&gt;alert('pwned')&lt;/script&gt;" in html
+    assert "&lt;img src=" in html
+    assert _Page(html).live() == [] and f"Because {SCRIPT}, and {IMG}." in _Page(html).text
+    assert _escaped(nb).cells[0].source == ("Because &lt;script>alert('pwned')&lt;/script>, "
+                                           "and &lt;img src=\"x\" onerror=\"alert(1)\" "
+                                           "title=\"pwned\">.")
+
+
+def test_a_fake_score_box_is_not_a_box():
+    nb = new_notebook(cells=[_answer(SCORE_BOX)])
+    page = _Page(_html(_escaped(nb)))
+    assert not [attrs for _, attrs in page.elements
+                if "alert" in attrs.get("class", "") or "background" in attrs.get("style", "")]
+    assert not [tag for tag, _ in page.elements if tag == "b"]
+    assert "<b>All checks passed.</b> Score: 10 / 10</div>" in page.text
+
+
+def test_markdown_math_and_code_still_render():
+    nb = _escaped(new_notebook(cells=[_answer(f"{HONEST}\n\n<b>x</b>\n\n```python\nif a < b:\n"
+                                              "    pass\n```")]))
+    html = _html(nb)
+    assert "<em>Emphasis</em>" in html
+    assert "$a &lt; b$" in html                  # MathJax reads "$a < b$"
+    assert "<code>x&lt;y</code>" in html
+    assert "<li>one</li>" in html and "<li>two</li>" in html
+    assert '<span class="o">&lt;</span>' in html  # highlighted code keeps its "<"
+    assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+
+
+def test_a_raw_html_cell_shows_as_text():
+    raw = new_raw_cell(f"{SCRIPT}\n{SCORE_BOX}", metadata={"raw_mimetype": "text/html"})
+    nb = new_notebook(cells=[raw])
+    assert _Page(_html(copy.deepcopy(nb))).live(), "nbconvert copies the raw cell's HTML"
+    escaped = _escaped(nb)
+    assert escaped.cells[0].cell_type == "markdown" and escaped.cells[0].metadata == {}
+    page = _Page(_html(escaped))
+    assert page.live() == []
+    assert f"{SCRIPT}\n{SCORE_BOX}" in page.text
+
+
+def test_only_embedded_raster_images_are_kept():
+    cell = _answer("![diagram](attachment:evil.svg)\n\n![plot](attachment:plot.png)",
+                   attachments={"evil.svg": {"image/svg+xml": SVG},
+                                "plot.png": {"image/png": PNG, "text/html": SCRIPT}})
+    nb = new_notebook(cells=[cell])
+    assert _images(_html(copy.deepcopy(nb)))[0] == f"data:image/svg+xml;base64,{SVG}"
+    escaped = _escaped(nb)
+    assert escaped.cells[0].attachments == {"plot.png": {"image/png": PNG}}
+    page = _html(escaped)
+    assert _images(page) == [] and SVG not in page
+    assert "![diagram](attachment:evil.svg)" in _Page(page).text   # shown as typed
+    # a cell with only safe images keeps them
+    good = _escaped(new_notebook(cells=[_answer("![plot](attachment:plot.png)",
+                                                attachments={"plot.png": {"image/png": PNG}})]))
+    assert f'src="data:image/png;base64,{PNG}"' in _html(good)
+
+
+def test_links_to_web_pages_stay_and_others_show_as_text():
+    nb = _escaped(new_notebook(cells=[_answer("See [the book](https://example.org/b?x=1).")]))
+    assert '<a href="https://example.org/b?x=1">the book</a>' in _html(nb)
+    reference = f"[the proof][1]\n\n[1]: javascript:alert('{MARK}')"
+    page = _Page(_html(_escaped(new_notebook(cells=[_answer(reference)]))))
+    assert page.live() == [] and reference in page.text
+    remote = "![fake verdict](https://example.org/passed.png)"     # no request to anywhere
+    page = _html(_escaped(new_notebook(cells=[_answer(remote)])))
+    assert _images(page) == [] and remote in _Page(page).text
+
+
+def test_the_instructors_locked_markdown_keeps_its_html(gradebook):
+    resources = gradebook({"intro": INSTRUCTOR})
+    nb = new_notebook(cells=[
+        new_markdown_cell(INSTRUCTOR, metadata=_meta("intro", locked=True)),
+        _answer(INSTRUCTOR),                                        # copied into the answer
+        new_markdown_cell(INSTRUCTOR + " ", metadata=_meta("intro", locked=True)),  # edited
+        new_markdown_cell(INSTRUCTOR),                              # added, no grade id
+    ])
+    html = _html(_escaped(nb, resources))
+    assert html.count("<sub>p</sub>") == 1
+    assert html.count('<span class="course-note">') == 1
+    assert html.count("&lt;sub&gt;p&lt;/sub&gt;") == 3
+    # without a gradebook, every cell is the student's
+    assert "<sub>p</sub>" not in _html(_escaped(new_notebook(cells=[
+        new_markdown_cell(INSTRUCTOR, metadata=_meta("intro", locked=True))])))
+
+
+def test_the_instructors_rubric_keeps_its_html_once_feedback_drops_the_mark_scheme(gradebook):
+    rubric = ("<i>Graded by hand.</i>\n\n### BEGIN MARK SCHEME\n1 point: <b>names</b> the "
+              "cause\n### END MARK SCHEME")
+    resources = gradebook({"rubric": rubric})
+    cell = new_markdown_cell(rubric, metadata=_meta("rubric", locked=True, task=True, points=0))
+    nb = new_notebook(cells=[cell, _answer("<i>Graded by me.</i>")])
+    nb, resources = ClearMarkScheme().preprocess(nb, resources)
+    html = _html(_escaped(nb, resources))
+    assert "<i>Graded by hand.</i>" in html and "names" not in html
+    assert "&lt;i&gt;Graded by me.&lt;/i&gt;" in html
+
+
+def test_code_cells_keep_only_escaped_outputs():
+    cell = new_code_cell("display(HTML(x))", execution_count=3)
+    cell.outputs = [
+        new_output("display_data", data={"text/html": SCRIPT, "text/plain": "<HTML object>"}),
+        new_output("display_data", data={"application/javascript": f"alert('{MARK}')"}),
+        new_output("stream", name="stdout", text=f"{SCRIPT}\n"),
+        new_output("execute_result", data={"text/plain": "0.5", "text/html": IMG},
+                   execution_count=3),
+    ]
+    nb = new_notebook(cells=[cell])
+    cell.execution_count = f"<b>{MARK}</b>"        # nbconvert would refuse the notebook
+    escaped = _escaped(nb)
+    outputs = escaped.cells[0].outputs
+    assert [o.output_type for o in outputs] == ["display_data", "stream", "execute_result"]
+    assert outputs[0].data == {"text/plain": "<HTML object>"}
+    assert outputs[2].data == {"text/plain": "0.5"}
+    assert escaped.cells[0].execution_count is None
+    page = _Page(_html(escaped))
+    assert page.live() == [] and SCRIPT in page.text
+
+
+def test_hiding_metadata_and_widget_state_go():
+    hidden = new_markdown_cell("Copied from a classmate.",
+                               metadata={"transient": {"remove_source": True}})
+    nb = new_notebook(cells=[hidden], metadata={"widgets": {
+        "application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2,
+                                                      "version_minor": 0}}})
+    assert "Copied from a classmate." not in _html(copy.deepcopy(nb))
+    escaped = _escaped(nb)
+    assert "widgets" not in escaped.metadata
+    assert "Copied from a classmate." in _html(escaped)
+
+
+def test_escaping_twice_changes_nothing():
+    sources = [f"{SCRIPT} {HONEST}", JS_LINK, MERMAID, "text $$ a\n<div> b $$"]
+    once = [escape_markdown(s) for s in sources]
+    assert [escape_markdown(s) for s in once] == once
+
+
+def test_the_classic_template_of_feedback_shows_text_too():
+    nb = new_notebook(cells=[_answer(f"{SCRIPT}{IMG}{SCORE_BOX}"), new_raw_cell(SCRIPT)])
+    page = _Page(_html(_escaped(nb), template="classic"))
+    assert page.live() == []
+    assert f"{SCRIPT}{IMG}{SCORE_BOX}" in page.text
