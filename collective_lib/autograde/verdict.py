@@ -38,6 +38,7 @@ import sys
 import tempfile
 
 import nbformat
+from nbformat.corpus.words import generate_corpus_id
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
@@ -52,48 +53,54 @@ _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 PASSED = "All checks passed."
 
 
-def instructor_cells(db_url: str, notebook: str, assignment: str,
-                     order: list = ()) -> tuple:
-    """The instructor's cells of a notebook, from the gradebook: ``(cells, tests)``.
+def instructor_cells(db_url: str, notebook: str, assignment: str, order: list = ()) -> dict:
+    """The instructor's cells of a notebook, from the gradebook, in the assignment's order.
 
-    ``cells`` maps each grade id to its gradebook cell (``name``, ``cell_type``,
-    ``source``, ``locked``), in the assignment's order: the ids in ``order``
-    (the source notebook's) first, then any others in the gradebook's order.
-    A cell is the instructor's when it is locked or an autograded test, and
-    not a student's answer. ``tests`` maps the test cells' ids to their points.
+    Maps each grade id to its gradebook cell (``name``, ``cell_type``,
+    ``source``, ``checksum``), with ``kind`` (``"test"`` for an autograded
+    test, ``"task"`` for a task cell such as a graders' rubric, else None) and
+    its ``points``. The order is that of the ids in ``order`` (the source
+    notebook's), then any others in the gradebook's order. A cell is the
+    instructor's when it is locked or an autograded test, and not a student's
+    answer.
     """
     with Gradebook(db_url) as gb:
         source_nb = gb.find_notebook(notebook, assignment)
         solutions = {c.name for c in source_nb.solution_cells}
-        tests = {c.name: c.max_score for c in source_nb.grade_cells if c.cell_type == "code"
-                 and c.name not in solutions}
-        found = {c.name: NotebookNode(name=c.name, cell_type=c.cell_type, source=c.source,
-                                      locked=c.locked, checksum=c.checksum)
-                 for c in source_nb.source_cells
-                 if c.name not in solutions and (c.locked or c.name in tests)}
+        kinds = {c.name: ("task", c.max_score) for c in source_nb.task_cells}
+        kinds.update({c.name: ("test", c.max_score) for c in source_nb.grade_cells
+                      if c.cell_type == "code" and c.name not in solutions})
+        found = {}
+        for c in source_nb.source_cells:
+            kind, points = kinds.get(c.name, (None, None))
+            if c.name not in solutions and (c.locked or kind == "test"):
+                found[c.name] = NotebookNode(name=c.name, cell_type=c.cell_type,
+                                             source=c.source, checksum=c.checksum, kind=kind,
+                                             points=points)
     ranked = [name for name in order if name in found]
     ranked += [name for name in found if name not in ranked]
-    return {name: found[name] for name in ranked}, tests
+    return {name: found[name] for name in ranked}
 
 
-def assemble(nb: NotebookNode, cells: dict, tests: dict) -> tuple:
+def assemble(nb: NotebookNode, cells: dict) -> tuple:
     """Rebuild ``nb.cells`` around the instructor's ``cells``: ``([(cell, role)], notes)``.
 
     Every instructor cell is there once, with the gradebook's source, in the
     assignment's order, whatever the submission did to it (deleted, moved,
     duplicated, edited or unlocked); each of the student's cells follows the
     instructor cell it followed in the submission (and the missing instructor
-    cells that came right after that one). Roles: ``graded`` for a
-    test cell, ``trusted`` for another instructor cell, ``student`` for all
-    else. ``notes`` say, in the student's words, what was put back.
+    cells that came right after that one). Roles: ``graded`` for a test cell,
+    ``trusted`` for another instructor cell, ``student`` for all else.
+    ``notes`` say, in the student's words, what was put back.
     """
     after = {None: []}
-    present, changed = [], []
+    present, changed, ids = [], [], {}
     anchor = None
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in cells and grade_id not in present:
             present.append(grade_id)
+            ids[grade_id] = cell.get("id")
             if cell.source != cells[grade_id].source:
                 changed.append(grade_id)
             anchor = grade_id
@@ -108,33 +115,35 @@ def assemble(nb: NotebookNode, cells: dict, tests: dict) -> tuple:
         if grade_id in present:
             rebuilt.extend(pending)
             pending = after.get(grade_id, [])
-        rebuilt.append(_instructor_cell(original, tests.get(grade_id)))
+        rebuilt.append(_instructor_cell(original, ids.get(grade_id)))
     rebuilt.extend(pending)
     nb.cells = rebuilt
     roles = []
     for cell in rebuilt:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in cells:
-            roles.append((cell, "graded" if grade_id in tests else "trusted"))
-        else:
+        original = cells.get(cell.metadata.get("nbgrader", {}).get("grade_id"))
+        if original is None:
             roles.append((cell, "student"))
+        else:
+            roles.append((cell, "graded" if original.kind == "test" else "trusted"))
     return roles, _notes([g for g in cells if g not in present], _moved(present, list(cells)),
                          changed)
 
 
-def _instructor_cell(original: NotebookNode, points) -> NotebookNode:
-    """A fresh notebook cell holding the gradebook's ``original`` (read-only, as released)."""
-    meta = {"grade": points is not None, "grade_id": original.name, "locked": True,
-            "schema_version": 3, "solution": False, "task": False}
-    if points is not None:
-        meta["points"] = points
+def _instructor_cell(original: NotebookNode, cell_id: str | None) -> NotebookNode:
+    """A fresh notebook cell holding the gradebook's ``original`` (read-only, as released);
+    ``cell_id`` is the submitted cell's nbformat id, or None for a cell put back."""
+    meta = {"grade": original.kind == "test", "grade_id": original.name, "locked": True,
+            "schema_version": 3, "solution": False, "task": original.kind == "task"}
+    if original.kind is not None:
+        meta["points"] = original.points
     if original.checksum:
         meta["checksum"] = original.checksum
     fields = {"cell_type": original.cell_type, "source": original.source,
               "metadata": {"deletable": False, "editable": False, "nbgrader": meta}}
     if original.cell_type == "code":
         fields.update(execution_count=None, outputs=[])
-    return NotebookNode(fields)
+    fields["id"] = cell_id or generate_corpus_id()
+    return nbformat.from_dict(fields)
 
 
 def _moved(present: list, order: list) -> list:
@@ -203,9 +212,9 @@ class TrustedVerdict(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         info = resources["nbgrader"]
-        cells, tests = instructor_cells(info["db_url"], info["notebook"], info["assignment"],
-                                        self._order(info))
-        roles, notes = assemble(nb, cells, tests)
+        cells = instructor_cells(info["db_url"], info["notebook"], info["assignment"],
+                                 self._order(info))
+        roles, notes = assemble(nb, cells)
         roles = [(cell, role) for cell, role in roles if cell.cell_type == "code"]
         if notes:
             self.log.warning("%s: %s", info["notebook"], "; ".join(notes))
