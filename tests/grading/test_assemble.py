@@ -7,12 +7,12 @@ from nbformat.notebooknode import NotebookNode
 from collective_lib.autograde.verdict import assemble
 
 # The gradebook's view of a small assignment: set-up, task text, test.
-CELLS = {name: NotebookNode(name=name, cell_type=kind, source=source, locked=True,
-                            checksum="")
-         for name, kind, source in (("intro", "markdown", "# Task"),
-                                    ("data", "code", "WORDS = [1, 2]"),
-                                    ("tests", "code", "assert f(WORDS) == 3"))}
-TESTS = {"tests": 2.0}
+CELLS = {name: NotebookNode(name=name, cell_type=cell_type, source=source, checksum="",
+                            kind=kind, points=points)
+         for name, cell_type, source, kind, points in (
+             ("intro", "markdown", "# Task", None, None),
+             ("data", "code", "WORDS = [1, 2]", None, None),
+             ("tests", "code", "assert f(WORDS) == 3", "test", 2.0))}
 
 
 def _cell(grade_id, source, kind="code"):
@@ -37,7 +37,7 @@ def test_an_untouched_notebook_stays_as_it_was():
                      _cell("answer", "def f(w): return sum(w)"),
                      _cell("tests", "assert f(WORDS) == 3"))
     nb.cells[2].metadata["nbgrader"] = {"grade_id": "answer", "solution": True}
-    roles, notes = assemble(nb, CELLS, TESTS)
+    roles, notes = assemble(nb, CELLS)
     assert _layout(roles) == [("intro", "trusted"), ("data", "trusted"),
                               ("answer", "student"), ("tests", "graded")]
     assert notes == []
@@ -46,7 +46,7 @@ def test_an_untouched_notebook_stays_as_it_was():
 def test_deleted_cells_come_back_right_after_the_cell_before_them():
     nb = _submission(_cell("intro", "# Task", "markdown"), _cell(None, "WORDS = [9]"),
                      _cell(None, "def f(w): return 3"))
-    roles, notes = assemble(nb, CELLS, TESTS)
+    roles, notes = assemble(nb, CELLS)
     assert _layout(roles) == [("intro", "trusted"), ("data", "trusted"), ("tests", "graded"),
                               ("WORDS = [9]", "student"), ("def f(w): return 3", "student")]
     assert notes == ["the assignment's cells `data`, `tests` were missing from your notebook "
@@ -61,7 +61,7 @@ def test_moved_edited_and_copied_cells_are_the_instructors_in_their_places():
     nb = _submission(_cell("tests", "pass"), _cell(None, "def f(w): return 3"),
                      _cell("data", "WORDS = [1, 2]"), _cell("tests", "assert True"),
                      _cell("intro", "# Task", "markdown"))
-    roles, notes = assemble(nb, CELLS, TESTS)
+    roles, notes = assemble(nb, CELLS)
     layout = _layout(roles)
     assert [name for name, role in layout if role != "student"] == ["intro", "data", "tests"]
     assert [cell.source for cell, role in roles if role == "graded"] == ["assert f(WORDS) == 3"]
