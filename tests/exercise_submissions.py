@@ -2,12 +2,14 @@
 
 Each is the body of a generator program that replaces a solution region (see
 :func:`nbgrader_harness.replace_solution`): programs that never finish, which the
-guards of :mod:`collective_lib.grading` must stop with a helpful message. This
-module is a helper, not a test; a test module never imports another test module.
+guards of :mod:`collective_lib.grading` must stop with a helpful message; and
+:func:`validated_fixture`, which hands submissions to ``nbgrader validate`` as a student's
+Validate button does. This module is a helper, not a test; a test module never imports
+another test module.
 """
 from __future__ import annotations
 
-__all__ = ["SPINS", "YIELDS_FOREVER"]
+__all__ = ["SPINS", "YIELDS_FOREVER", "validated_fixture"]
 
 SPINS = '''
 while True:                           # never yields, never returns
@@ -20,3 +22,27 @@ from collective_lib import compute
 while True:
     yield compute(0)
 '''
+
+
+def validated_fixture(assignment: str, build_submissions, students, written=None):
+    """The module-scoped fixture ``validated`` of an exercise test: ``{student: ValidateResult}``.
+
+    Each of ``students`` (and ``"solution"``) is the submission ``build_submissions(source)``
+    makes for it, handed in as a student saves it (the release with the answers filled in,
+    written answers from ``written``, ``{grade_id: text}``), and all are checked in one
+    ``nbgrader validate`` run, as the student's Validate button does: it runs the visible
+    checks only.  Uses the module's ``graded`` fixture for the released notebook.
+    """
+    import nbgrader_harness as h
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def validated(graded, tmp_path_factory):
+        course, _ = graded
+        released = course / "release" / assignment / f"{assignment}.ipynb"
+        built = build_submissions(h.source_notebook(course, assignment, f"{assignment}.ipynb"))
+        notebooks = {student: h.answered_release(released, built[student], written=written)
+                     for student in ["solution", *students]}
+        return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
+                               name=f"{assignment}.ipynb")
+    return validated
