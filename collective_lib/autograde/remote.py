@@ -212,6 +212,25 @@ class Sandbox:
         self.shared: StudentProcess | None = None
         self.live: list = []
         self.start_failure: StartFailed | None = None
+        self.forbidden: frozenset = frozenset()   # library names this cell's processes lack
+
+    def forbid(self, names) -> None:
+        """From now to the end of the cell, run the student's code where the library's
+        ``names`` cannot run (:mod:`.poison`).
+
+        Every process forked after this is poisoned with all the names forbidden so far
+        in the cell, and the processes already running are stopped, so that every check
+        that follows (a later call of any stand-in, each PE apart) runs in a poisoned
+        one. Each test cell says what it forbids; the next cell starts anew, since a
+        name forbidden for one part may be allowed in another.
+        """
+        new = frozenset(str(n) for n in names) - self.forbidden
+        if not new:
+            return
+        self.forbidden |= new
+        for proc in self.live:
+            proc.kill()
+        self.live, self.shared = [], None
 
     def process(self) -> StudentProcess:
         """The process all calls share (a new one once the last died or a cell ended)."""
@@ -219,12 +238,13 @@ class Sandbox:
             self.shared = self.fresh()
         return self.shared
 
-    def fresh(self, poison: list = ()) -> StudentProcess:
-        """A new process that ran the student's cells (once that failed, fail at once)."""
+    def fresh(self) -> StudentProcess:
+        """A new process that ran the student's cells (once that failed, fail at once),
+        poisoned with the names the cell forbids (:meth:`forbid`)."""
         if self.start_failure is not None:
             raise self.start_failure
         try:
-            proc = self.host.fork(poison)
+            proc = self.host.fork(sorted(self.forbidden))
         except StartFailed as failure:
             self.start_failure = failure
             raise
@@ -252,6 +272,7 @@ class Sandbox:
         for proc in self.live:
             proc.kill()
         self.live, self.shared = [], None
+        self.forbidden = frozenset()
 
     def bind(self, names: list) -> dict:
         """Stand-ins for ``names`` as the student's cells left them."""
@@ -281,12 +302,10 @@ class Remote:
     """A student's function, program or class, living in a student process."""
 
     def __init__(self, sandbox: Sandbox, path: list, kind: str, name: str,
-                 process: StudentProcess | None = None, apart: bool = False,
-                 poison: tuple = ()):
+                 process: StudentProcess | None = None, apart: bool = False):
         self.sandbox, self.path, self.kind = sandbox, path, kind
         self.__name__ = self.__qualname__ = name
-        self._process, self.apart, self.poison = process, apart, tuple(poison)
-        self._poisoned: StudentProcess | None = None
+        self._process, self.apart = process, apart
         self._own: list = []
 
     def __repr__(self) -> str:
@@ -313,8 +332,10 @@ class Remote:
         self._own = []
 
     def poisoned(self, names) -> "Remote":
-        """The same object in a process where the library's ``names`` raise when run."""
-        return Remote(self.sandbox, self.path, self.kind, self.__name__, poison=tuple(names))
+        """This stand-in, once the library's ``names`` cannot run in the student's processes
+        for the rest of the cell (:meth:`Sandbox.forbid`)."""
+        self.sandbox.forbid(names)
+        return self
 
     def _target(self) -> StudentProcess:
         if self._process is not None:
@@ -322,11 +343,6 @@ class Remote:
         if self.apart:
             self._own.append(self.sandbox.fresh())
             return self._own[-1]
-        if self.poison:
-            if self._poisoned is None or not self._poisoned.alive:
-                self._poisoned = self.sandbox.fresh(self.poison)
-                self._own.append(self._poisoned)
-            return self._poisoned
         return self.sandbox.process()
 
     def replayer(self) -> "_RemoteReplayer":
@@ -340,7 +356,7 @@ class Remote:
         # A class attribute (a static method such as memory(p)) belongs to no PE: it is
         # looked up and called where the class's other non-PE calls go, never apart.
         shared = Remote(self.sandbox, self.path, self.kind, self.__name__,
-                        process=self._process, poison=self.poison)
+                        process=self._process)
         proc = shared._target()
         reply = proc.request({"kind": "describe", "path": self.path + [attr]})
         if "err" in reply:
@@ -348,7 +364,7 @@ class Remote:
         if reply["kind"] == "data":
             return decode(reply["value"])
         return Remote(self.sandbox, self.path + [attr], reply["kind"],
-                      f"{self.__name__}.{attr}", process=self._process, poison=self.poison)
+                      f"{self.__name__}.{attr}", process=self._process)
 
     def __call__(self, *args, **kwargs):
         if self.kind == "program":

@@ -30,13 +30,15 @@ import socket
 import sys
 import traceback
 
+from . import poison as _poisoning
 from .codec import Undecodable, decode, encode, receive_message, send_message
 from .sandbox import Limits, confine
 
 __all__ = ["serve_host", "FORBIDDEN", "main"]
 
-# What a poisoned library object raises (see _poison); the checker recognizes it.
-FORBIDDEN = "a library object this exercise does not allow was run"
+# What a poisoned library object or a refused way to it raises (see _poison), before a
+# forbidden name in backticks; the checker recognizes it.
+FORBIDDEN = _poisoning.FORBIDDEN
 
 # Imported once, before any fork, so that no student process pays for them again
 # (a student process can still import anything else from the interpreter's own
@@ -94,26 +96,12 @@ def serve_host(sock: socket.socket, job: dict) -> None:
 
 
 def _poison(names: list) -> None:
-    """Rebind the library's objects called ``names`` to one that raises (before student code).
+    """Make this process one where the library's ``names`` cannot run (before student code).
 
-    Every module of the package and the catalog see the stand-in, so a program
-    that reaches the library's algorithm by any name fails when it runs it.
+    The functions themselves are poisoned, so a program fails however it reaches
+    one; ways to re-create their code are refused (:mod:`.poison`).
     """
-    from collective_lib.catalog import catalog
-
-    def forbidden(name):
-        def run(*args, **kwargs):
-            raise RuntimeError(f"{FORBIDDEN}: {name}")
-        return run
-
-    for name, entry in catalog().items():
-        if name in names:
-            object.__setattr__(entry, "program", forbidden(name))
-    for modname, module in list(sys.modules.items()):
-        if module is not None and modname.split(".")[0] == "collective_lib":
-            for name in names:
-                if hasattr(module, name):
-                    setattr(module, name, forbidden(name))
+    _poisoning.poison(names)
 
 
 def _error(exc: BaseException) -> dict:

@@ -3,9 +3,16 @@
 :func:`forbid_library_calls` reads what a function can reach (names, closures,
 helpers, aliases, its source); :func:`forbid_library_execution` watches a run
 for the code of the library's algorithms, however the program got hold of it.
-A student's object in a sandboxed process (``is_remote``) is checked by its
-cells' source and by a run in a process where the library's algorithms are
-poisoned.
+
+A student's object in a sandboxed process (``is_remote``) cannot be inspected
+here. Its cells' source is read instead: a forbidden name it uses fails, and
+a lookup by computed name or a close copy of a library function is flagged for
+review. That reading depends on spelling, so it is not what stops a computed
+lookup: from the first forbid of a test cell to the end of that cell, the
+student's code runs only in processes where the forbidden library functions
+cannot run at all, however they are reached, and where their code cannot be
+re-created (:mod:`collective_lib.autograde.poison`). A check that follows in
+the cell then fails with a message naming the library function.
 """
 from __future__ import annotations
 
@@ -20,8 +27,9 @@ import types
 from typing import Callable, Iterable
 
 from ..autograde import review, static
+from ..autograde.poison import FORBIDDEN, forbidden_name, library_definitions
+from ..autograde.poison import fingerprint as _fingerprint
 from ..autograde.remote import is_remote
-from ..autograde.student import FORBIDDEN
 from ..model import CostModel
 from .guards import _LIBRARY_DIR, _name
 from .programs import run_program
@@ -103,6 +111,13 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
     available, the identifiers of its source text.  Comments, the docstring
     and local variables that merely share a name do not count.
 
+    A student's object in a sandboxed process (the trusted checker's stand-in)
+    is checked by its cells' source; and from this call to the end of the test
+    cell, the student's code runs only where the library objects called
+    ``names`` cannot run, however they are reached: a check that follows fails
+    if the program runs one (:mod:`collective_lib.autograde.poison`). Call it
+    before the checks it should cover.
+
     Parameters
     ----------
     program : callable
@@ -140,6 +155,7 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
     forbidden = _library_objects(names)
     top = _name(program)
     if is_remote(program):
+        _forbid_at_run_time(program, names, forbidden)
         _forbid_by_source(program, names, forbidden, reason)
         return
     word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
@@ -193,6 +209,18 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
                 visit(glob[name], f"{where}, as `{name}`")
 
     visit(program, top)
+
+
+def _forbid_at_run_time(standin, names: set, forbidden: dict) -> None:
+    """From now to the end of the test cell, run the student's code where the library's
+    objects called ``names`` cannot run (the names the library defines, in a module
+    imported here or not; a name only the notebook defines is for the source check)."""
+    sandbox = getattr(standin, "sandbox", None) or getattr(standin, "_sandbox", None)
+    if sandbox is None:                 # a name the student did not define: fails when used
+        return
+    library = {label for _, label in forbidden.values()} | set(library_definitions(names))
+    if library:
+        sandbox.forbid(sorted(library))
 
 
 def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None:
@@ -258,10 +286,6 @@ def _in_library(obj) -> bool:
 
 
 # -- did the library's code run? --------------------------------------------------------------
-
-def _fingerprint(code: types.CodeType) -> tuple:
-    return (code.co_code, code.co_names)
-
 
 def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, inputs=None, *,
                              model: CostModel | None = None, network=None,
@@ -361,15 +385,21 @@ def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, in
 def _forbid_by_poison(standin, labels, p, inputs, model, network, reason, time_limit_s,
                       params) -> None:
     """:func:`forbid_library_execution` for a student's program in its sandboxed process:
-    it runs once in a process where the library's ``labels`` raise when run."""
+    it runs once in a process where the library's ``labels`` cannot run, as do the
+    student's processes for the rest of the cell (:mod:`collective_lib.autograde.poison`)."""
     name = _name(standin)
     try:
         run_program(standin.poisoned(labels), p, inputs, model=model, network=network,
                     time_limit_s=time_limit_s, **params)
     except AssertionError as exc:
         text = str(exc)
-        if FORBIDDEN not in text:
+        label = forbidden_name(text)
+        if label is None:
             raise
-        label = text.split(FORBIDDEN + ": ", 1)[1].split()[0].strip("'\".,;:")
-        raise AssertionError(f"{name} runs the library's `{label}` (its code ran when {name} "
-                             f"was simulated on p={p}); {reason}.") from None
+        detail = text.split(FORBIDDEN, 1)[1].split("\n")[0]
+        if "which was called here" in detail:
+            raise AssertionError(f"{name} runs the library's `{label}` (it called it when "
+                                 f"{name} was simulated on p={p}); {reason}.") from None
+        how = detail.split(":", 1)[1].strip() if ":" in detail else "a way refused here"
+        raise AssertionError(f"{name} tries to run the library's `{label}` ({how}, when "
+                             f"{name} was simulated on p={p}); {reason}.") from None

@@ -143,3 +143,38 @@ def test_custom_reason_is_in_the_message():
 
     with pytest.raises(AssertionError, match="uses the library's `optimal_k`.*find k by simulation"):
         forbid_library_calls(best_k, ["optimal_k"], reason="find k by simulation")
+
+
+# -- a student's object in a sandboxed process ----------------------------------------------
+
+class _RecordingSandbox:
+    """What forbid_library_calls asks of a stand-in's sandbox: its cells and its forbids."""
+
+    def __init__(self, sources):
+        self.sources, self.forbidden = sources, []
+
+    def forbid(self, names):
+        self.forbidden.append(list(names))
+
+
+def test_a_stand_in_is_read_by_source_and_its_processes_are_poisoned():
+    from collective_lib.autograde.remote import Remote
+
+    own = "def gray_of(i):\n    return i ^ (i >> 1)\n"
+    sandbox = _RecordingSandbox([own])
+    # the library's names are poisoned from now on, even those in modules not imported
+    # here (fit_ts_tw); a name only the notebook defines is left to the source check
+    forbid_library_calls(Remote(sandbox, ["gray_of"], "function", "gray_of"),
+                         ["gray", "fit_ts_tw", "simulated_time_of"])
+    assert sandbox.forbidden == [["fit_ts_tw", "gray"]]
+
+    sandbox = _RecordingSandbox(["def gray_of(i):\n    return simulated_time_of(i)\n"])
+    with pytest.raises(AssertionError, match="gray_of uses the library's `simulated_time_of`"):
+        forbid_library_calls(Remote(sandbox, ["gray_of"], "function", "gray_of"),
+                             ["gray", "simulated_time_of"])
+    assert sandbox.forbidden == [["gray"]]
+
+    sandbox = _RecordingSandbox([own])
+    forbid_library_calls(Remote(sandbox, ["gray_of"], "function", "gray_of"),
+                         ["simulated_time_of"])
+    assert sandbox.forbidden == []          # nothing of the library's: no process replaced
