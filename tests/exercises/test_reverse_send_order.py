@@ -15,7 +15,7 @@ import pytest
 import nbgrader_harness as h
 from collective_lib import CostModel, catalog, simulate
 from exercise_references import load_reference
-from exercise_submissions import SPINS, YIELDS_FOREVER
+from exercise_submissions import SPINS, YIELDS_FOREVER, validated_fixture
 
 ASSIGNMENT = "reverse_send_order"
 SOLUTION_CELL = "smallest_first_solution"
@@ -96,6 +96,23 @@ while step < span:                    # forgets that the child rel + step may no
 return data
 '''
 
+# Right for every p >= 2; the number of bits of p - 1 is math.log2(0) for p = 1.
+CRASHES_AT_P_1 = '''
+import math
+rel = (me - root) % p
+if rel == 0:
+    span = 2 ** (int(math.log2(p - 1)) + 1)   # the bits of p - 1: a ValueError for p = 1
+else:
+    span = rel & -rel
+    data = yield recv((rel - span + root) % p)
+step = 1
+while step < span:
+    if rel + step < p:
+        yield send((rel + step + root) % p, data)
+    step *= 2
+return data
+'''
+
 IGNORES_THE_ROOT = '''
 span = 1                              # as if the root were always PE 0
 if me == 0:
@@ -146,6 +163,7 @@ def build_submissions(source):
         "shares_globals": (SOLUTION_CELL, SHARES_GLOBALS),
         "no_bounds_check": (SOLUTION_CELL, NO_BOUNDS_CHECK),
         "ignores_root": (SOLUTION_CELL, IGNORES_THE_ROOT),
+        "crashes_at_p1": (SOLUTION_CELL, CRASHES_AT_P_1),
         "copied": (SOLUTION_CELL, COPIED_FROM_THE_LIBRARY),
         "computed_name": (SOLUTION_CELL, COMPUTED_NAME),
     })
@@ -160,11 +178,27 @@ def test_release_hides_solution_and_hidden_tests(graded):
         "rel & -rel", "span *= 2", "step *= 2", "(rel + step + root) % p",
         "reversed(", "[::-1]", "children_order", "d * (d + 1)", "d(d+1)",
         "largest_first = catalog", "0.45 * math.log2", "range(1, 41)",
-        "The root has $d$ children"],
+        "The root has $d$ children", "seed=132", "range(1, 8)"],
         shows=["def binomial_broadcast_smallest_first(me, p, data, root=0):", "YOUR ANSWER HERE",
-               # the visible sanity checks stay
-               "check_broadcast_program(binomial_broadcast_smallest_first, [8]"],
+               # the visible quick checks stay
+               "check_broadcast_program(binomial_broadcast_smallest_first, [8, 1, 2, 3, 5, 6]",
+               "forbid_library_calls(binomial_broadcast_smallest_first",
+               "check_pe_isolation(binomial_broadcast_smallest_first"],
         unanswered=1)
+
+
+def test_no_message_gives_the_number_of_steps_away(graded):
+    """Neither the release nor a failing check states how long smallest-first takes: that is
+    what the written question asks (the old texts said "should take 6 steps" and
+    "d(d+1)/2 (alpha + beta m)")."""
+    course, results = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for give_away in ("6 steps", "would need 3", "d(d+1)", "d (d + 1)", "(d+1)/2"):
+        assert give_away not in text, give_away
+    for student in ("largest_first", "computed_name"):
+        shown = results[student].messages("time_tests")
+        for give_away in ("d(d+1)", "(d+1)/2", "should take", "times slower"):
+            assert give_away not in shown, (student, give_away, shown)
 
 
 def test_solution_gets_full_marks(graded):
@@ -177,19 +211,59 @@ FULL = {"correctness_tests": 4, "time_tests": 3, "explain_log_squared": 0,
 
 
 @pytest.mark.parametrize("student, lost, message", [
-    ("largest_first", "time_tests", "smallest-first broadcast should take 6 steps, yours took 3"),
-    # the time is measured on p = 2**d from root 0, where neither bug matters
+    ("largest_first", "time_tests",
+     "for p = 8, root 0, PE 0 sends to the PEs [4, 2, 1] in this order, but the task asks every "
+     "PE to serve its children nearest first"),
+    # the time is measured on p = 2**d (d >= 1) from root 0, where none of these bugs matters
     ("no_bounds_check", "correctness_tests",
      "binomial_broadcast_smallest_first for p=3, root=0: "),
     ("ignores_root", "correctness_tests",
      "The same p worked with root 0, but not with root 1: does each PE compute its rank "
      "relative to the root"),
+    ("crashes_at_p1", "correctness_tests", "for p=1, root=0 raised ValueError"),
+    # right with all PEs in one process; the time cell sees the right (dummy) messages
+    ("shares_globals", "correctness_tests", "PEs must not share Python globals"),
 ])
 def test_one_bug_costs_one_cell(graded, student, lost, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL, lost: 0}
     assert message in result.messages(lost), result.messages(lost)
+
+
+# -- what the Validate button says (the visible checks, in a student's saved notebook) --------
+
+#: Submissions whose bug a student's Validate must report (all but the copies of the library,
+#: which are right and only flagged for a human to judge), with the start of what it says.
+#: (spins is left out to keep the test short: the real-time limit that stops yields_forever
+#: and crashes stops it, after 5 s in each cell.)
+CAUGHT_BY_VALIDATE = {
+    "largest_first": "for p = 8, root 0, PE 0 sends to the PEs [4, 2, 1] in this order",
+    "calls_library": "binomial_broadcast_smallest_first uses the library's `binomial_broa",
+    "crashes": "binomial_broadcast_smallest_first for p=8, root=0 raised IndexError",
+    "deadlocks": "deadlock in binomial_broadcast_smallest_first for p=8, root=0",
+    "yields_forever": "binomial_broadcast_smallest_first for p=8, root=0 did not finish",
+    "shares_globals": "binomial_broadcast_smallest_first for p=3, root=1: PE 0 returned a",
+    "no_bounds_check": "binomial_broadcast_smallest_first for p=3, root=0: PE 2 sent",
+    "ignores_root": "wrong result of binomial_broadcast_smallest_first for p=8, root=1",
+    "crashes_at_p1": "binomial_broadcast_smallest_first for p=1, root=0 raised ValueError",
+    "computed_name": "for p = 8, root 0, PE 0 sends to the PEs [4, 2, 1] in this order",
+}
+
+validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
+                              written={"explain_log_squared": "A written answer."})
+
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", CAUGHT_BY_VALIDATE)
+def test_validate_reports_each_named_bug(validated, student):
+    result = validated[student]
+    assert not result.passed, result.text
+    # nbgrader validate shows the first 67 characters of the failing check's message
+    assert f"AssertionError: {CAUGHT_BY_VALIDATE[student]}" in result.text, result.text
 
 
 def test_calling_the_library_gets_no_credit(graded):
