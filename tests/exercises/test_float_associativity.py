@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
+from exercise_submissions import validated_fixture
 
 ASSIGNMENT = "float_associativity"
 
@@ -81,9 +82,11 @@ FULL = {"sum_tests": 3, "difference_tests": 2, "data_tests": 3, "explain_consequ
 
 
 @pytest.mark.parametrize("student, message", [
-    ("double", "the binomial tree's float32 sum of DATA is 26275032.0, yours is 26275034.22"),
+    ("double", "simulated_sum(DATA, 'binomial_reduce') returned 26275034.22"),
+    ("double", "which is not a float32 number"),
     ("double", "Did you convert the values to np.float32"),
-    ("left_to_right", "yours is 26275034.0"),
+    ("left_to_right", "simulated_sum gives 26275034.0 for both trees on DATA"),
+    ("sum_crashes", "raised ValueError: op must be a callable binary operator"),
 ])
 def test_wrong_sums_lose_only_their_points(graded, student, message):
     _, results = graded
@@ -93,13 +96,19 @@ def test_wrong_sums_lose_only_their_points(graded, student, message):
     assert message in result.messages("sum_tests")
 
 
-def test_crashing_sum(graded):
+def test_no_message_states_the_sum_of_data(graded):
+    """The float32 sums of DATA are what part (i) computes: no check states them."""
+    course, results = graded
+    assert "26275032" not in h.released_text(course, ASSIGNMENT)
+    for student in ("double", "left_to_right", "sum_crashes"):
+        assert "26275032" not in results[student].messages("sum_tests")
+
+
+def test_a_crashing_sum_is_not_charged_again_in_part_ii(graded):
     _, results = graded
-    result = results["sum_crashes"]
-    # the visible part of the difference test needs a working simulated_sum; my_values does not
-    assert result.scores == {**FULL, "sum_tests": 0, "difference_tests": 0}
-    assert "raised ValueError: op must be a callable binary operator" in result.messages("sum_tests")
-    assert "tree_difference([-0.802, " in result.messages("difference_tests")
+    cell = h.find_cell(results["sum_crashes"].notebook, "difference_tests")
+    shown = "".join(out.get("text", "") for out in cell.outputs)
+    assert "Cannot check tree_difference yet: simulated_sum(DATA, ...) fails (see part (i))" in shown
 
 
 def test_endless_difference(graded):
@@ -113,18 +122,50 @@ def test_signed_difference_loses_only_its_points(graded):
     _, results = graded
     result = results["signed_difference"]
     assert result.scores == {**FULL, "difference_tests": 0}
-    assert "|binomial - in-order| =" in result.messages("difference_tests")
+    # the visible check: an absolute difference is never negative
+    assert "tree_difference(DATA) returned -4.0, a negative number" in \
+        result.messages("difference_tests")
 
 
-def test_harmless_data_gets_no_data_points_and_a_warning_before(graded):
+def test_harmless_data_gets_no_data_points(graded):
     _, results = graded
     result = results["harmless_data"]
     assert result.scores == {**FULL, "data_tests": 0}
     assert "they differ by 0.0, but the difference must be at least max(1, half the exact " \
            "sum 120.0) = 60.0" in result.messages("data_tests")
-    # the visible part measured it with the student's own tree_difference and warned
+    # the visible part measured it with the student's own tree_difference first
     cell = h.find_cell(result.notebook, "data_tests")
     shown = "".join(out.get("text", "") for out in cell.outputs)
     assert "tree_difference(my_values) = 0.0; needed: max(1, half the exact sum) = 60.0" in shown
-    assert "Warning: by your tree_difference the two trees do not disagree enough" in shown
+    # the hint does not spell out part (iii)'s answer
+    assert "huge values that cancel" not in result.messages("data_tests")
+
+
+# -- what the Validate button says (the visible checks, in a student's saved notebook) --------
+
+#: Submissions whose bug a student's Validate must report, with the start of what it says.
+#: (difference_spins is left out to keep the test short: the guarded call that stops
+#: sum_crashes stops it, after 5 s.)
+CAUGHT_BY_VALIDATE = {
+    "double": "simulated_sum(DATA, 'binomial_reduce') returned 26275034.22",
+    "left_to_right": "simulated_sum gives 26275034.0 for both trees on DATA",
+    "sum_crashes": "simulated_sum([-0.802, -1324.359, -24836.162",
+    "signed_difference": "tree_difference(DATA) returned -4.0, a negative number",
+    "harmless_data": "by your tree_difference the two trees differ by 0.0 on my_values",
+}
+
+validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
+                              written={"explain_consequences": "A written answer."})
+
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", CAUGHT_BY_VALIDATE)
+def test_validate_reports_each_named_bug(validated, student):
+    result = validated[student]
+    assert not result.passed, result.text
+    # nbgrader validate shows the first 67 characters of the failing check's message
+    assert f"AssertionError: {CAUGHT_BY_VALIDATE[student]}" in result.text, result.text
 
