@@ -30,11 +30,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
 from ..isolation import PEProcessError
 from .codec import Undecodable, decode, encode, receive_message, send_message
+from .sandbox import SubmissionGroup
 
 __all__ = ["Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject", "Missing",
            "StudentCodeError", "StartFailed", "is_remote"]
@@ -86,16 +88,39 @@ def is_remote(obj: Any) -> bool:
 
 
 class Host:
-    """The pristine process that forks student processes (:mod:`.student`)."""
+    """The pristine process that forks student processes (:mod:`.student`).
+
+    With a :class:`~.sandbox.SubmissionGroup` in ``limits["group"]``, the host
+    joins that group before it forks anything, so every process of the
+    submission counts in its limits, and a watcher thread here stops the
+    student processes (never the host) when the group says a limit was passed:
+    the kernel's OOM killer struck (cgroup v1 stops only one process), a fork was
+    refused, or the CPU-time budget is spent (then no process starts again).
+    :meth:`why` gives the reason, which becomes the failed call's message.
+    """
+
+    _WATCH_S = 0.1
 
     def __init__(self, cells: list, hide: list, uid: int | None, limits: dict | None = None):
         ours, theirs = socket.socketpair()
+        description = (limits or {}).get("group")
+        self.group = SubmissionGroup.from_description(description) if description else None
+        self.events: list = []          # why the group's processes were stopped, in order
+        self.spent: str | None = None   # why no process may start any more
+        self._seen: dict = {}
+        self._counters = b""
+        self._cpu_before = 0.0          # the host's own start-up: not the student's budget
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
         job = json.dumps({"cells": cells, "hide": hide, "uid": uid, "limits": limits or {}})
         self.cwd = tempfile.mkdtemp(prefix="collective-host-")   # nothing there to import
+        # one thread per process for the numerical libraries: threads count as processes
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "collective_lib.autograde.student", str(theirs.fileno())],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(theirs.fileno(),), cwd=self.cwd, start_new_session=True)
+            pass_fds=(theirs.fileno(),), cwd=self.cwd, start_new_session=True, env=env)
         theirs.close()
         self.sock = ours
         self.process.stdin.write(job.encode())
@@ -104,18 +129,81 @@ class Host:
         if self.sock.recv(1) != b"R":
             raise RuntimeError("the student host did not start")
         self.sock.settimeout(None)
+        if self.group is not None:
+            self._seen, self._counters = self.group.usage(), self.group.counters()
+            self._cpu_before, self._seen["cpu_s"] = self._seen["cpu_s"], 0.0
+            self._watcher = threading.Thread(target=self._watch, daemon=True,
+                                             name="submission-limits")
+            self._watcher.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._WATCH_S):
+            self.poll()
+
+    def poll(self) -> None:
+        """Read the group's counters; stop the student processes if a limit was passed."""
+        if self.group is None:
+            return
+        with self._lock:
+            self._counters = self.group.counters()
+            now = self.group.usage()
+            now["cpu_s"] -= self._cpu_before
+            passed = self.group.exceeded(self._seen, now)
+            self._seen = now
+            if "cpu" in passed and self.spent is None:
+                self.spent = passed["cpu"]
+                self.events.append(self.spent)
+            new = [passed[kind] for kind in ("memory", "processes") if kind in passed]
+            self.events.extend(new)
+            if new or self.spent:
+                self.group.kill(spare={self.process.pid}, wait_s=1.0)
+
+    def changed(self) -> bool:
+        """Whether the group's event counters moved since the last :meth:`poll` (cheap)."""
+        return self.group is not None and self.group.counters() != self._counters
+
+    def mark(self) -> int:
+        """A point in the record of stopped processes (see :meth:`why`)."""
+        return len(self.events)
+
+    def why(self, mark: int = 0) -> str | None:
+        """Why the group's limits stopped processes after ``mark``, if they did."""
+        self.poll()
+        return self.events[-1] if len(self.events) > mark else None
 
     def fork(self, poison: list = ()) -> "StudentProcess":
-        child_reads, checker_writes = os.pipe()
-        checker_reads, child_writes = os.pipe()
-        socket.send_fds(self.sock, [json.dumps({"poison": list(poison)}).encode()],
-                        [child_reads, child_writes])
-        os.close(child_reads)
-        os.close(child_writes)
-        pid = json.loads(self.sock.recv(4096))["pid"]
-        return StudentProcess(pid, checker_writes, checker_reads)
+        if self.spent:
+            raise StartFailed(f"your code was not run: {self.spent}")
+        mark = self.mark()
+        for attempt in range(20):
+            child_reads, checker_writes = os.pipe()
+            checker_reads, child_writes = os.pipe()
+            try:
+                socket.send_fds(self.sock, [json.dumps({"poison": list(poison)}).encode()],
+                                [child_reads, child_writes])
+                answer = json.loads(self.sock.recv(4096))
+                if "pid" in answer:
+                    return StudentProcess(answer["pid"], checker_writes, checker_reads, self)
+                failure = f"a new process was refused ({answer.get('refused')})"
+            except (OSError, ValueError):
+                failure = "the process that starts it stopped"
+                attempt = None
+            finally:
+                os.close(child_reads)
+                os.close(child_writes)
+            for fd in (checker_writes, checker_reads):
+                os.close(fd)
+            if attempt is None or self.spent:
+                break
+            time.sleep(self._WATCH_S)          # the watcher stops what filled the group
+            self.poll()
+        raise StartFailed(f"your code could not be run: {self.why(mark) or failure}")
 
     def close(self) -> None:
+        self._stop.set()
+        if self.group is not None:
+            self._watcher.join()
+            self.group.close()
         self.sock.close()
         try:
             self.process.wait(10)
@@ -126,49 +214,74 @@ class Host:
 
 
 class StudentProcess:
-    """One sandboxed process that ran the student's cells; requests go over its pipes."""
+    """One sandboxed process that ran the student's cells; requests go over its pipes.
 
-    def __init__(self, pid: int, wfd: int, rfd: int):
+    A request during which the submission's group passed a limit (see
+    :class:`Host`) fails with that reason, whether or not this process was the
+    one stopped.
+    """
+
+    def __init__(self, pid: int, wfd: int, rfd: int, host: Host | None = None):
         self.pid, self.wfd, self.rfd = pid, wfd, rfd
+        self.host = host
         self.callbacks: list = []
         self.alive = True
         self.overrides: dict = {}          # name -> value the checker set there
-        ready = self._reply(time.monotonic() + _START_S)
+        ready = self._reply(time.monotonic() + _START_S, self._mark())
         self.first_error = ready.get("first_error", "")
         if "ready" not in ready:
+            if ready.get("limit"):
+                raise StartFailed(f"your cells did not finish running: {ready['err']}")
             raise StartFailed(f"your cells did not finish running: the process that ran "
                               f"them {ready['err']}")
+
+    def _mark(self) -> int:
+        return self.host.mark() if self.host is not None else 0
 
     def request(self, message: dict, timeout_s: float = _ANSWER_S) -> dict:
         """Send ``message``; serve the student's callbacks until its answer comes."""
         if not self.alive:
             return {"err": "its process had already been stopped", "type": "RuntimeError"}
+        mark = self._mark()
         try:
             send_message(self.wfd, message)
         except OSError:
             self.kill()
-            return self._died()
-        return self._reply(time.monotonic() + timeout_s)
+            return self._died(mark)
+        return self._reply(time.monotonic() + timeout_s, mark)
 
-    def _reply(self, deadline: float) -> dict:
+    def _reply(self, deadline: float, mark: int) -> dict:
         try:
             while True:
                 reply = receive_message(self.rfd, deadline)
                 if "call" not in reply:
-                    return reply
+                    break
                 send_message(self.wfd, self._call_back(reply))
         except TimeoutError:
             self.kill()
-            return {"err": "gave no answer within its time limit (an endless loop?); its "
-                           "process was stopped", "type": "TimeoutError"}
+            return self._died(mark) if self._stopped(mark) else {
+                "err": "gave no answer within its time limit (an endless loop?); its "
+                       "process was stopped", "type": "TimeoutError"}
         except (EOFError, OSError, Undecodable, KeyError, TypeError):
             self.kill()
-            return self._died()
+            return self._died(mark)
         except BaseException:              # the grading library's own time limit, say
             self.kill()
             raise
+        if self.host is not None and self.host.changed():
+            self.host.poll()
+        if self._stopped(mark):            # an answer, but the submission passed a limit
+            self.kill()
+            return self._died(mark)
+        return reply
 
-    def _died(self) -> dict:
+    def _stopped(self, mark: int) -> bool:
+        return self.host is not None and len(self.host.events) > mark
+
+    def _died(self, mark: int = 0) -> dict:
+        reason = self.host.why(mark) if self.host is not None else None
+        if reason:
+            return {"err": reason, "type": "RuntimeError", "limit": True}
         return {"err": "its process died (out of memory or CPU time, killed, or it exited)",
                 "type": "RuntimeError"}
 

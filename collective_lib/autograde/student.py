@@ -32,7 +32,7 @@ import traceback
 
 from . import poison as _poisoning
 from .codec import Undecodable, decode, encode, receive_message, send_message
-from .sandbox import Limits, confine
+from .sandbox import Limits, SubmissionGroup, confine
 
 __all__ = ["serve_host", "FORBIDDEN", "main"]
 
@@ -70,7 +70,8 @@ def serve_host(sock: socket.socket, job: dict) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     shell = InteractiveShell.instance(history_length=0)
     shell.history_manager.enabled = False
-    limits = Limits(**job.get("limits", {}))
+    limits = Limits(**{key: value for key, value in job.get("limits", {}).items()
+                       if key != "group"})
     sock.sendall(b"R")
     while True:
         try:
@@ -80,7 +81,13 @@ def serve_host(sock: socket.socket, job: dict) -> None:
         if not data:
             return
         request = json.loads(data)
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as err:          # the submission's processes are at their limit
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(json.dumps({"refused": err.strerror or str(err)}).encode())
+            continue
         if pid == 0:
             code = 0
             try:
@@ -261,6 +268,18 @@ def main(argv: list) -> None:
     sock = socket.socket(fileno=int(argv[1]))
     job = json.load(sys.stdin)
     sys.stdin.close()
+    group = job.get("limits", {}).get("group")
+    if group:
+        # before anything is forked: every process of the submission counts in its
+        # limits. Should the group run out of memory, the kernel stops a student's
+        # process first (each raises its score to the top in confine), and never this
+        # one where the grader may say so (CAP_SYS_RESOURCE)
+        SubmissionGroup.from_description(group).enter()
+        try:
+            with open("/proc/self/oom_score_adj", "w") as handle:
+                handle.write("-1000")
+        except OSError:
+            pass
     _preload()
     serve_host(sock, job)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -42,9 +43,9 @@ from nbformat.corpus.words import generate_corpus_id
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
-from traitlets import Bool, Integer, List, Unicode
+from traitlets import Bool, Float, Integer, List, Unicode
 
-from .sandbox import SandboxUser, self_check
+from .sandbox import SandboxUser, SubmissionGroup, self_check
 
 __all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_cells", "assemble",
            "PASSED"]
@@ -200,6 +201,23 @@ class TrustedVerdict(NbGraderPreprocessor):
     memory = Integer(1536 << 20, help="Address space of one student process, in bytes."
                      ).tag(config=True)
     cpu_seconds = Integer(120, help="CPU seconds of one student process.").tag(config=True)
+    submission_memory = Integer(2 << 30, help="Memory all the processes of one submission "
+                                "may use together, in bytes, with what they write to their "
+                                "private /tmp, /var/tmp and /dev/shm (a cgroup per "
+                                "submission); beyond it they are stopped, and the calls that "
+                                "needed them score 0 with the reason.").tag(config=True)
+    submission_processes = Integer(64, help="Processes and threads one submission may run at "
+                                   "once (a cgroup per submission); a refused fork stops them."
+                                   ).tag(config=True)
+    submission_cpu_seconds = Integer(600, help="CPU seconds all the processes of one "
+                                     "submission may use together; then they are stopped and "
+                                     "none starts again.").tag(config=True)
+    submission_cpus = Float(1.0, help="Cores the processes of one submission may use at once "
+                            "(a cgroup quota; 0 for none).").tag(config=True)
+    checker_memory = Integer(3 << 30, help="Memory of the trusted checker of one notebook, in "
+                             "bytes (its own cgroup; its address space where the sandbox "
+                             "cannot run); beyond it every graded cell of the notebook scores "
+                             "0 with the reason.").tag(config=True)
     hide = List(Unicode(), help="More folders the student's processes must not see (the "
                 "course directory, the exchange and this repository's exercises/ and tests/ "
                 "are always hidden).").tag(config=True)
@@ -231,7 +249,8 @@ class TrustedVerdict(NbGraderPreprocessor):
                           "id": cell.metadata.get("nbgrader", {}).get("grade_id")}
                          for cell, role in roles],
                "hide": self._hidden(info), "reference_dir": self._reference_dir(info),
-               "limits": {"memory": self.memory, "cpu_s": self.cpu_seconds},
+               "limits": {"memory": self.memory, "cpu_s": self.cpu_seconds,
+                          "processes": self.submission_processes},
                "cell_timeout_s": self.cell_timeout}
         if problems:
             job["uid"] = None
@@ -284,27 +303,59 @@ class TrustedVerdict(NbGraderPreprocessor):
         return folder if os.path.isdir(folder) else None
 
     def _check(self, job: dict) -> dict:
-        """The checker's verdicts, or a zero with the reason for every graded cell."""
+        """The checker's verdicts, or a zero with the reason for every graded cell.
+
+        Under a sandbox uid the submission's processes get a cgroup of their own
+        (``submission_*``; the student host joins it before it forks) and the
+        checker another (``checker_memory``); both go, with everything in them,
+        when the notebook is done. Groups an aborted run left for the uid go first.
+        """
         graded = [cell["id"] for cell in job["cells"] if cell["role"] == "graded"]
-        with tempfile.TemporaryDirectory(prefix="collective-checker-") as cwd:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "collective_lib.autograde.checker"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                cwd=cwd, start_new_session=True)
-            try:
-                out, _ = process.communicate(json.dumps(job).encode(),
-                                             timeout=self.notebook_timeout)
-                answer = json.loads(out or b"{}")
-                reason = answer.get("error")
-            except subprocess.TimeoutExpired:
-                answer, reason = {}, (f"grading this notebook took longer than "
-                                      f"{self.notebook_timeout} s and was stopped")
-            except ValueError:
-                answer, reason = {}, "the checker gave no answer"
-            finally:
-                if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        students, checker = self._groups(job.get("uid"))
+        if students is not None:
+            job = {**job, "limits": {**job.get("limits", {}), "group": students.describe(),
+                                     "scratch": self.submission_memory,
+                                     # the group's limit, not the uid's, must stop a fork
+                                     "processes": 2 * self.submission_processes + 16}}
+        try:
+            with tempfile.TemporaryDirectory(prefix="collective-checker-") as cwd:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "collective_lib.autograde.checker"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    cwd=cwd, start_new_session=True,
+                    env=dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                             MKL_NUM_THREADS="1"),
+                    preexec_fn=None if checker is not None else self._address_space)
+                try:
+                    if checker is not None:
+                        checker.enter(process.pid)        # before it reads the job
+                    out, _ = process.communicate(json.dumps(job).encode(),
+                                                 timeout=self.notebook_timeout)
+                    answer = json.loads(out or b"{}")
+                    reason = answer.get("error")
+                except subprocess.TimeoutExpired:
+                    answer, reason = {}, (f"grading this notebook took longer than "
+                                          f"{self.notebook_timeout} s and was stopped")
+                except ValueError:
+                    answer, reason = {}, "the checker gave no answer"
+                finally:
+                    if process.poll() is None:
+                        os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+            over = (checker is not None and checker.usage()["oom_kills"]) or (
+                (reason or "").startswith("MemoryError"))
+            if over:
+                answer, reason = {}, (
+                    f"grading this notebook needed more than {_gib(self.checker_memory)} of "
+                    "memory in the trusted checker (its limit) and was stopped")
+        finally:
+            for group in (students, checker):
+                if group is not None:
+                    usage = group.usage()
+                    self.log.debug("%s: peak memory %d bytes, %.1f CPU s", group.name,
+                                   usage["peak"], usage["cpu_s"])
+                    if not group.remove():
+                        self.log.warning("could not remove the cgroup %s", group.name)
         verdicts = answer.get("verdicts", {})
         for grade_id in graded:
             if grade_id not in verdicts:
@@ -312,6 +363,38 @@ class TrustedVerdict(NbGraderPreprocessor):
                                       "message": f"not graded: {reason or 'no verdict'}"}
                 self.log.warning("%s: %s", grade_id, verdicts[grade_id]["message"])
         return verdicts
+
+    def _groups(self, uid: int | None) -> tuple:
+        """``(students, checker)``: new cgroups for a confined run, or ``(None, None)``."""
+        if uid is None:
+            return None, None
+        made = []
+        try:
+            for kind in ("sandbox", "checker"):
+                SubmissionGroup.clean(f"collective-{kind}-{uid}-")   # an aborted run's
+            made.append(SubmissionGroup.unique(
+                f"collective-sandbox-{uid}-", memory=self.submission_memory,
+                processes=self.submission_processes, cpu_s=self.submission_cpu_seconds,
+                cpus=self.submission_cpus or None).create())
+            made.append(SubmissionGroup.unique(f"collective-checker-{uid}-",
+                                               memory=self.checker_memory).create())
+        except OSError as err:
+            for group in made:
+                group.remove()
+            raise RuntimeError(f"TrustedVerdict cannot limit this submission with a cgroup: "
+                               f"{err}") from err
+        return tuple(made)
+
+    def _address_space(self) -> None:
+        """The checker's limit where no cgroup holds it (in the child, before exec)."""
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (self.checker_memory, self.checker_memory))
+        except (ValueError, OSError):
+            pass
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):g} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
 
 
 def _outputs(verdict: dict | None) -> list:
