@@ -73,10 +73,14 @@ PAYLOADS = {
     "collector": '''
         import gc as _collector
 
+        _FOUND = {}
+
         def _library(name):
-            return next(f for f in _collector.get_objects()
-                        if type(f).__name__ == "function" and f.__name__ == name
-                        and "cm200" in f.__module__)
+            if name not in _FOUND:
+                _FOUND[name] = next(f for f in _collector.get_objects()
+                                    if type(f).__name__ == "function" and f.__name__ == name
+                                    and "cm200" in f.__module__)
+            return _FOUND[name]
 
         def gray_of(i):
             return int(_library("gr" + "ay")(i))
@@ -89,9 +93,13 @@ PAYLOADS = {
         import runpy
         import collective_lib.cm200 as _cm
 
+        _RAN = {}
+
         def _library(name):
-            path = os.path.join(os.path.dirname(_cm.__file__), "gr" + "ay.py")
-            return runpy.run_path(path)[name]
+            if not _RAN:
+                path = os.path.join(os.path.dirname(_cm.__file__), "gr" + "ay.py")
+                _RAN.update(runpy.run_path(path))
+            return _RAN[name]
 
         def gray_of(i):
             return int(_library("gr" + "ay")(i))
