@@ -7,16 +7,29 @@ same program runs under any backend (the simulator or real MPI processes).
 
 The ``||`` of the sources (Sanders' ``receive(...) || send(...)``, Grama's
 simultaneous send and receive) is :func:`sendrecv`.
+
+Every record keeps three rules, each stated once here (:func:`valid_words`,
+:func:`valid_time`, :func:`valid_rank`): a message size is a non-negative
+integer, a time is finite and non-negative, a rank is a non-negative integer
+below p.  The constructors apply them; :func:`check_operation` applies them to
+a record built without a constructor, and the simulator and the codec that
+rebuilds a student's records refuse what breaks them (a NaN size would make a
+run's time NaN, and a negative one would shorten it).
 """
 from __future__ import annotations
 
-from numbers import Number
+import math
+import reprlib
+import sys
+from numbers import Integral, Number, Real
 from typing import Any, Callable, NamedTuple
 
 __all__ = [
     "Send", "Recv", "SendRecv", "Compute", "Multi",
     "send", "recv", "sendrecv", "exchange", "compute", "multi",
     "size_in_words", "relay",
+    "WORDS_RULE", "TIME_RULE", "RANK_RULE",
+    "valid_words", "valid_time", "valid_rank", "check_operation", "shown",
 ]
 
 
@@ -41,7 +54,7 @@ def size_in_words(data: Any) -> int:
     if isinstance(data, Number):
         return 1
     size = getattr(data, "size", None)          # numpy arrays and scalars
-    if isinstance(size, int):
+    if type(size) is int and size >= 0:
         return size
     try:
         return len(data)
@@ -49,12 +62,88 @@ def size_in_words(data: Any) -> int:
         return 1
 
 
-def _words(data: Any, words: int | None) -> int:
-    if words is None:
-        return size_in_words(data)
-    if not isinstance(words, int) or isinstance(words, bool) or words < 0:
-        raise ValueError(f"words must be a non-negative integer, got {words!r}")
-    return words
+# -- the rules every record keeps ------------------------------------------------------
+# One function per rule, used by the constructors below, by the codec that rebuilds a
+# student's records (collective_lib.autograde.codec) and by the simulator, which must
+# also check records a program built without a constructor.  Each raises ValueError
+# naming the field and its value.
+
+#: Message sizes: Python or numpy integers, never a bool.
+WORDS_RULE = "a message size must be a non-negative integer"
+#: Times (``compute``, and the shared-memory ``pause``): never NaN or infinite.
+TIME_RULE = "a time must be a finite non-negative number"
+#: Ranks: Python or numpy integers, never a bool; only a run knows its p.
+RANK_RULE = "a rank must be a non-negative integer"
+
+_LARGEST_FLOAT = sys.float_info.max
+_shown = reprlib.Repr()
+_shown.maxstring = _shown.maxother = 40
+
+
+def shown(value: Any) -> str:
+    """A short repr of ``value`` for a message (a long list is cut, not printed whole).
+
+    >>> shown(float("nan")), shown(list(range(100)))
+    ('nan', '[0, 1, 2, 3, 4, 5, ...]')
+    """
+    return _shown.repr(value)
+
+
+def valid_words(words: Any, field: str = "words") -> int:
+    """``words`` as an int if it is a message size: a non-negative integer, not a bool.
+
+    numpy integers count as integers.  Raises ValueError naming ``field`` and the value.
+
+    >>> valid_words(3)
+    3
+    >>> valid_words(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: words=nan: a message size must be a non-negative integer
+    """
+    if type(words) is int and words >= 0:
+        return words
+    if isinstance(words, Integral) and not isinstance(words, bool) and words >= 0:
+        return int(words)
+    raise ValueError(f"{field}={shown(words)}: {WORDS_RULE}")
+
+
+def valid_time(time: Any, field: str = "time"):
+    """``time`` if it is a finite non-negative real number (not a bool), else ValueError.
+
+    >>> valid_time(2.5)
+    2.5
+    >>> valid_time(-1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: time=-1.0: a time must be a finite non-negative number
+    """
+    if (type(time) is float or type(time) is int) and 0 <= time <= _LARGEST_FLOAT:
+        return time
+    if isinstance(time, Real) and not isinstance(time, bool):
+        try:
+            if math.isfinite(time) and time >= 0:
+                return time
+        except (OverflowError, TypeError, ValueError):     # an int too large for a float
+            pass
+    raise ValueError(f"{field}={shown(time)}: {TIME_RULE}")
+
+
+def valid_rank(rank: Any, p: int | None = None, field: str = "rank") -> int:
+    """``rank`` as an int if it is a rank: a non-negative integer (below ``p`` if given).
+
+    >>> valid_rank(3), valid_rank(3, p=4)
+    (3, 3)
+    >>> valid_rank(4, p=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: rank=4: a rank must be an integer in 0..3
+    """
+    if isinstance(rank, Integral) and not isinstance(rank, bool) and rank >= 0 \
+            and (p is None or rank < p):
+        return int(rank)
+    rule = RANK_RULE if p is None else f"a rank must be an integer in 0..{p - 1}"
+    raise ValueError(f"{field}={shown(rank)}: {rule}")
 
 
 # The records are named tuples: immutable, cheap to build, and printable.
@@ -96,12 +185,13 @@ class Multi(NamedTuple):
     recvs: tuple
 
 
+_RECORDS = (Send, Recv, SendRecv, Compute, Multi)
 _new = tuple.__new__
 
 
 def send(dst: int, data: Any, words: int | None = None) -> Send:
     """Send ``data`` to PE ``dst``; ``words`` defaults to the size of ``data``."""
-    return _new(Send, (dst, data, size_in_words(data) if words is None else _words(data, words)))
+    return _new(Send, (dst, data, size_in_words(data) if words is None else valid_words(words)))
 
 
 def recv(src: int) -> Recv:
@@ -112,20 +202,18 @@ def recv(src: int) -> Recv:
 def sendrecv(dst: int, data: Any, src: int, words: int | None = None) -> SendRecv:
     """Send to ``dst`` and receive from ``src`` at the same time (the sources' ``||``)."""
     return _new(SendRecv, (dst, data, src,
-                           size_in_words(data) if words is None else _words(data, words)))
+                           size_in_words(data) if words is None else valid_words(words)))
 
 
 def exchange(partner: int, data: Any, words: int | None = None) -> SendRecv:
     """Swap messages with ``partner``: ``sendrecv(partner, data, partner)``."""
     return _new(SendRecv, (partner, data, partner,
-                           size_in_words(data) if words is None else _words(data, words)))
+                           size_in_words(data) if words is None else valid_words(words)))
 
 
 def compute(time: float) -> Compute:
     """Spend ``time`` units on local work (no communication)."""
-    if not isinstance(time, Number) or time < 0:
-        raise ValueError(f"compute time must be a non-negative number, got {time!r}")
-    return Compute(time)
+    return _new(Compute, (valid_time(time),))
 
 
 def multi(sends=(), recvs=()) -> Multi:
@@ -142,10 +230,64 @@ def multi(sends=(), recvs=()) -> Multi:
             triples.append((dst, data, size_in_words(data)))
         elif len(item) == 3:
             dst, data, words = item
-            triples.append((dst, data, _words(data, words)))
+            triples.append((dst, data, size_in_words(data) if words is None
+                            else valid_words(words)))
         else:
             raise ValueError(f"a send in multi() is (dst, data) or (dst, data, words), got {item!r}")
     return Multi(tuple(triples), tuple(recvs))
+
+
+def check_operation(op: Any, p: int | None = None):
+    """``op``, a record of this module, if it keeps every rule; else ValueError saying why.
+
+    For a record a program built itself, or one rebuilt from a message: sizes
+    must be non-negative integers, times finite and non-negative, ranks
+    non-negative integers (below ``p`` if given), and a ``Multi`` must hold
+    ``(dst, data, words)`` triples and sources.  Returns the record with its
+    sizes and ranks as ints and a ``Multi``'s parts as tuples.  The message
+    names the record, the field and the value.
+
+    >>> check_operation(send(1, [1, 2]))
+    Send(dst=1, data=[1, 2], words=2)
+    >>> check_operation(Send(1, [1, 2], float("nan")))
+    Traceback (most recent call last):
+    ...
+    ValueError: Send with words=nan: a message size must be a non-negative integer
+    """
+    kind = type(op)
+    if kind not in _RECORDS:
+        raise TypeError(f"{shown(op)} is not an operation; yield send(...), recv(...), "
+                        "sendrecv(...), exchange(...), compute(...) or multi(...)")
+    name = kind.__name__
+    if len(op) != len(kind._fields):
+        raise ValueError(f"{name} with {len(op)} fields instead of {len(kind._fields)}")
+    try:
+        if kind is SendRecv:
+            dst, data, src, words = op
+            return _new(SendRecv, (valid_rank(dst, p, "dst"), data, valid_rank(src, p, "src"),
+                                   valid_words(words)))
+        if kind is Send:
+            dst, data, words = op
+            return _new(Send, (valid_rank(dst, p, "dst"), data, valid_words(words)))
+        if kind is Recv:
+            return _new(Recv, (valid_rank(op[0], p, "src"),))
+        if kind is Compute:
+            return _new(Compute, (valid_time(op[0]),))
+        sends, recvs = op
+        for field, parts in (("sends", sends), ("recvs", recvs)):
+            if type(parts) is not tuple and type(parts) is not list:
+                raise ValueError(f"{field}={shown(parts)}: a multi()'s {field} are a tuple")
+        triples = []
+        for i, part in enumerate(sends):
+            if (type(part) is not tuple and type(part) is not list) or len(part) != 3:
+                raise ValueError(f"sends[{i}]={shown(part)}: a send of a multi() is a "
+                                 "(dst, data, words) triple")
+            triples.append((valid_rank(part[0], p, f"sends[{i}] dst"), part[1],
+                            valid_words(part[2], f"sends[{i}] words")))
+        sources = tuple(valid_rank(src, p, f"recvs[{i}]") for i, src in enumerate(recvs))
+        return _new(Multi, (tuple(triples), sources))
+    except ValueError as err:
+        raise ValueError(f"{name} with {err}") from None
 
 
 def relay(steps, op: Callable | None = None, received: Callable | None = None):

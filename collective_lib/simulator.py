@@ -28,6 +28,9 @@ Rules
 * Ports: under ``"full-duplex"`` a PE has one port for sending and one for
   receiving; under ``"half-duplex"`` a single port for both; under ``"all"``
   only links limit a PE.
+* Every record is checked as it is issued, also one a program built without the
+  constructors of :mod:`~collective_lib.ops`: a bad size, time or rank raises a
+  ValueError naming the PE, the record and the value.
 * If no event is left while some PE still waits, :class:`DeadlockError`;
   if all PEs return while messages are still in flight or unreceived,
   :class:`UnreceivedMessageError`.
@@ -37,16 +40,17 @@ from __future__ import annotations
 import gc
 import heapq
 import inspect
+import sys
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from numbers import Integral
 from typing import Any, Callable, NamedTuple
 
 from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .limits import check_memory, default_max_ops
 from .model import CostModel
 from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network
-from .ops import Compute, Multi, Recv, Send, SendRecv
+from .ops import (Compute, Multi, Recv, Send, SendRecv, check_operation, shown, valid_rank,
+                  valid_time, valid_words)
 
 __all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
 
@@ -54,6 +58,7 @@ DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
 
 _new = tuple.__new__                    # builds a record without its Python-level __new__
 _MULTI = object()                       # waiting[pe] of a PE that issued a multi()
+_LARGEST = sys.float_info.max           # a finite time is at most this
 
 
 class Message(NamedTuple):
@@ -145,10 +150,28 @@ def _describe(op) -> str:
 
 def _rank_check(pe: int, role: str, other, p: int):
     """Raise a ValueError naming the bad rank; return quietly for a good one."""
-    if not isinstance(other, Integral) or isinstance(other, bool) or not 0 <= other < p:
-        raise ValueError(f"PE {pe} names {role} {other!r}, which is not a rank in 0..{p - 1}")
+    try:
+        valid_rank(other, p)
+    except ValueError:
+        raise ValueError(f"PE {pe} names {role} {shown(other)}, which is not a rank in "
+                         f"0..{p - 1}") from None
     if other == pe:
         raise ValueError(f"PE {pe} names itself as {role}; a PE cannot message itself")
+
+
+def _valid(pe: int, op, rule: Callable, value):
+    """``rule(value)`` (:func:`~collective_lib.ops.valid_words` or ``valid_time``) for a
+    field of a record PE ``pe`` yielded, or the ValueError naming PE, record and value.
+
+    The loop tests the common case inline (an int size, a float time) and calls this for
+    anything else: a numpy integer passes, NaN, infinities, negatives and bools do not.
+    A record built by a program without the constructors of :mod:`~collective_lib.ops`
+    (``Send(dst, data, float("nan"))``) gets here, or one a hostile submission sent.
+    """
+    try:
+        return rule(value)
+    except ValueError as err:
+        raise ValueError(f"PE {pe} yielded {type(op).__name__} with {err}") from None
 
 
 def simulate(program: Callable, p: int, inputs=None, *, network: Network | None = None,
@@ -487,36 +510,162 @@ class _Engine:
                         f"the PEs issued more than max_ops={max_ops:,} operations "
                         f"({self.budget}); PE {pe} was issuing one at time {now:g}. "
                         "Is the program endless? If not, pass a larger max_ops to simulate()")
-                # Every operation is send parts (dst, data, ..., words) and receive
-                # parts (sources); a received payload goes to box[key].
-                kind = type(op)
-                if kind is SendRecv and eager:
-                    # The commonest operation, written out: the same rules as the
-                    # loops below (its send part, then its receive part) without
-                    # their per-part overhead, a quarter of a ring all-gather's time.
-                    dst, payload, src, words = op
-                    if type(dst) is not int or dst == pe or not 0 <= dst < p:
-                        _rank_check(pe, "destination", dst, p)
-                    if type(src) is not int or src == pe or not 0 <= src < p:
-                        _rank_check(pe, "source", src, p)
-                    channel = pe * p + dst
-                    start = now
-                    if use_ports:
-                        if send_free[pe] > start:
-                            start = send_free[pe]
-                        if recv_free[dst] > start:
-                            start = recv_free[dst]
-                    if use_links:
-                        route = routes.get(channel)
-                        if route is None:
+                try:
+                    # Every operation is send parts (dst, data, ..., words) and receive
+                    # parts (sources); a received payload goes to box[key].
+                    kind = type(op)
+                    if kind is SendRecv and eager:
+                        # The commonest operation, written out: the same rules as the
+                        # loops below (its send part, then its receive part) without
+                        # their per-part overhead, a quarter of a ring all-gather's time.
+                        dst, payload, src, words = op
+                        if type(dst) is not int or dst == pe or not 0 <= dst < p:
+                            _rank_check(pe, "destination", dst, p)
+                        if type(src) is not int or src == pe or not 0 <= src < p:
+                            _rank_check(pe, "source", src, p)
+                        if type(words) is not int or words < 0:     # a record built by hand
+                            words = _valid(pe, op, valid_words, words)
+                        channel = pe * p + dst
+                        start = now
+                        if use_ports:
+                            if send_free[pe] > start:
+                                start = send_free[pe]
+                            if recv_free[dst] > start:
+                                start = recv_free[dst]
+                        if use_links:
+                            route = routes.get(channel)
+                            if route is None:
+                                route = route_of(channel, pe, dst)
+                            if type(route) is int:      # a neighbour, as mostly: no loops
+                                link = route
+                                if link_free[link] > start:
+                                    start = link_free[link]
+                                end = link_free[link] = start + ts + th + tw * words \
+                                    if cut_through else start + ts + (tw * words + th)
+                                link_load[link] += 1
+                            else:
+                                for link in route:
+                                    if link_free[link] > start:
+                                        start = link_free[link]
+                                hops = len(route)
+                                end = start + ts + th * hops + tw * words if cut_through else \
+                                    start + ts + (tw * words + th) * hops
+                                for link in route:
+                                    link_free[link] = end
+                                    link_load[link] += 1
+                        else:
+                            end = start + unit + tw * words
+                            link_load[channel] += 1
+                        if use_ports:
+                            send_free[pe] = recv_free[dst] = end
+                        if emit is not None:
+                            emit(_new(Message, (pe, dst, start, end, words, payload,
+                                                path_of(pe, dst))))
+                        if waiting[dst] == pe:
+                            waiting[dst] = None
+                            resume[dst] = payload
+                        elif (held := inbox.pop(channel, None)) is None:
+                            inbox[channel] = (end, payload)
+                            dst = None                  # nothing to complete
+                        elif type(held) is int:         # a slot of dst's multi()
+                            resume[dst][held] = payload
+                        elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) \
+                                is None:
+                            dst = None
+                        else:
+                            resume[dst][slot] = payload
+                        if dst is not None:
+                            if end > ready_at[dst]:
+                                ready_at[dst] = end
+                            outstanding[dst] -= 1
+                            if not outstanding[dst]:
+                                current[dst] = None
+                                t = ready_at[dst]
+                                later = buckets.get(t)
+                                if later is None:
+                                    buckets[t] = [dst]
+                                    heappush(times, t)
+                                else:
+                                    later.append(dst)
+                        channel = src * p + pe
+                        arrived = inbox.pop(channel, None)
+                        if arrived is None:
+                            waiting[pe] = src
+                            outstanding[pe] = 1
+                            ready_at[pe] = end
+                            current[pe] = op
+                            continue
+                        if type(arrived) is deque:
+                            queue, arrived = arrived, arrived.popleft()
+                            if queue:
+                                inbox[channel] = queue
+                        ready, resume[pe] = arrived
+                        if end > ready:
+                            ready = end
+                        later = buckets.get(ready)
+                        if later is None:
+                            buckets[ready] = [pe]
+                            heappush(times, ready)
+                        else:
+                            later.append(pe)
+                        continue
+                    if kind is SendRecv:
+                        sends, sources, box, key = ((op[0], op[1], op[3]),), (op[2],), resume, pe
+                    elif kind is Recv:
+                        sends, sources, box, key = (), op, resume, pe
+                    elif kind is Send:
+                        sends, sources = (op,), ()
+                        resume[pe] = None
+                    elif kind is Multi:
+                        sends, sources, key = op[0], op[1], 0
+                        box = resume[pe] = [None] * len(sources)
+                        waiting[pe] = _MULTI
+                    elif kind is Compute:
+                        resume[pe] = None
+                        t = op[0]
+                        if (type(t) is not float and type(t) is not int) or not 0 <= t <= _LARGEST:
+                            t = _valid(pe, op, valid_time, t)
+                        schedule_resume(buckets, times, pe, now + t)
+                        continue
+                    else:
+                        raise TypeError(f"PE {pe} yielded {op!r}, which is not an operation; "
+                                        "yield send(...), recv(...), sendrecv(...), "
+                                        "exchange(...), compute(...) or multi(...)")
+                    ready = now                         # when the parts done so far end
+                    left = 0                            # parts still to come
+                    for dst, payload, words in sends:       # a Send is such a triple too
+                        if type(dst) is not int or dst == pe or not 0 <= dst < p:
+                            _rank_check(pe, "destination", dst, p)
+                        if type(words) is not int or words < 0:
+                            words = _valid(pe, op, valid_words, words)
+                        channel = pe * p + dst
+                        posted = waiting[dst]
+                        if listen_first and posted != pe and type(inbox.get(channel)) not in \
+                                (int, list):            # dst does not listen for pe yet
+                            _enqueue(deferred, channel, (payload, words))
+                            left += 1
+                            continue
+                        # claim(pe, dst, payload, words, now), written out (class docstring)
+                        start = now
+                        if use_ports:
+                            if send_free[pe] > start:
+                                start = send_free[pe]
+                            if recv_free[dst] > start:
+                                start = recv_free[dst]
+                        if use_links and (route := routes.get(channel)) is None:
                             route = route_of(channel, pe, dst)
-                        if type(route) is int:      # a neighbour, as mostly: no loops
-                            link = route
-                            if link_free[link] > start:
-                                start = link_free[link]
-                            end = link_free[link] = start + ts + th + tw * words \
-                                if cut_through else start + ts + (tw * words + th)
-                            link_load[link] += 1
+                        if not use_links or type(route) is int:
+                            if use_links:
+                                link = route
+                                if link_free[link] > start:
+                                    start = link_free[link]
+                            end = start + ts + th + tw * words if cut_through else \
+                                start + ts + (tw * words + th)
+                            if use_links:
+                                link_free[link] = end
+                                link_load[link] += 1
+                            else:
+                                link_load[channel] += 1
                         else:
                             for link in route:
                                 if link_free[link] > start:
@@ -527,28 +676,27 @@ class _Engine:
                             for link in route:
                                 link_free[link] = end
                                 link_load[link] += 1
-                    else:
-                        end = start + unit + tw * words
-                        link_load[channel] += 1
-                    if use_ports:
-                        send_free[pe] = recv_free[dst] = end
-                    if emit is not None:
-                        emit(_new(Message, (pe, dst, start, end, words, payload,
-                                            path_of(pe, dst))))
-                    if waiting[dst] == pe:
-                        waiting[dst] = None
-                        resume[dst] = payload
-                    elif (held := inbox.pop(channel, None)) is None:
-                        inbox[channel] = (end, payload)
-                        dst = None                  # nothing to complete
-                    elif type(held) is int:         # a slot of dst's multi()
-                        resume[dst][held] = payload
-                    elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) \
-                            is None:
-                        dst = None
-                    else:
-                        resume[dst][slot] = payload
-                    if dst is not None:
+                        if use_ports:
+                            send_free[pe] = recv_free[dst] = end
+                        if emit is not None:
+                            emit(_new(Message, (pe, dst, start, end, words, payload,
+                                                path_of(pe, dst))))
+                        if end > ready:
+                            ready = end
+                        # Deliver: to dst's posted receive, or into its inbox.
+                        if posted is not _MULTI and posted == pe:
+                            waiting[dst] = None
+                            resume[dst] = payload
+                        elif (held := inbox.pop(channel, None)) is None:
+                            inbox[channel] = (end, payload)
+                            continue
+                        elif type(held) is int:         # a slot of dst's multi()
+                            resume[dst][held] = payload
+                        elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) \
+                                is None:
+                            continue
+                        else:
+                            resume[dst][slot] = payload
                         if end > ready_at[dst]:
                             ready_at[dst] = end
                         outstanding[dst] -= 1
@@ -561,175 +709,71 @@ class _Engine:
                                 heappush(times, t)
                             else:
                                 later.append(dst)
-                    channel = src * p + pe
-                    arrived = inbox.pop(channel, None)
-                    if arrived is None:
-                        waiting[pe] = src
-                        outstanding[pe] = 1
-                        ready_at[pe] = end
-                        current[pe] = op
-                        continue
-                    if type(arrived) is deque:
-                        queue, arrived = arrived, arrived.popleft()
-                        if queue:
-                            inbox[channel] = queue
-                    ready, resume[pe] = arrived
-                    if end > ready:
-                        ready = end
-                    later = buckets.get(ready)
-                    if later is None:
-                        buckets[ready] = [pe]
-                        heappush(times, ready)
-                    else:
-                        later.append(pe)
-                    continue
-                if kind is SendRecv:
-                    sends, sources, box, key = ((op[0], op[1], op[3]),), (op[2],), resume, pe
-                elif kind is Recv:
-                    sends, sources, box, key = (), op, resume, pe
-                elif kind is Send:
-                    sends, sources = (op,), ()
-                    resume[pe] = None
-                elif kind is Multi:
-                    sends, sources, key = op[0], op[1], 0
-                    box = resume[pe] = [None] * len(sources)
-                    waiting[pe] = _MULTI
-                elif kind is Compute:
-                    resume[pe] = None
-                    schedule_resume(buckets, times, pe, now + op[0])
-                    continue
-                else:
-                    raise TypeError(f"PE {pe} yielded {op!r}, which is not an operation; "
-                                    "yield send(...), recv(...), sendrecv(...), exchange(...), "
-                                    "compute(...) or multi(...)")
-                ready = now                         # when the parts done so far end
-                left = 0                            # parts still to come
-                for dst, payload, words in sends:       # a Send is such a triple too
-                    if type(dst) is not int or dst == pe or not 0 <= dst < p:
-                        _rank_check(pe, "destination", dst, p)
-                    channel = pe * p + dst
-                    posted = waiting[dst]
-                    if listen_first and posted != pe and type(inbox.get(channel)) not in \
-                            (int, list):            # dst does not listen for pe yet
-                        _enqueue(deferred, channel, (payload, words))
-                        left += 1
-                        continue
-                    # claim(pe, dst, payload, words, now), written out (see the class docstring)
-                    start = now
-                    if use_ports:
-                        if send_free[pe] > start:
-                            start = send_free[pe]
-                        if recv_free[dst] > start:
-                            start = recv_free[dst]
-                    if use_links and (route := routes.get(channel)) is None:
-                        route = route_of(channel, pe, dst)
-                    if not use_links or type(route) is int:
-                        if use_links:
-                            link = route
-                            if link_free[link] > start:
-                                start = link_free[link]
-                        end = start + ts + th + tw * words if cut_through else \
-                            start + ts + (tw * words + th)
-                        if use_links:
-                            link_free[link] = end
-                            link_load[link] += 1
-                        else:
-                            link_load[channel] += 1
-                    else:
-                        for link in route:
-                            if link_free[link] > start:
-                                start = link_free[link]
-                        hops = len(route)
-                        end = start + ts + th * hops + tw * words if cut_through else \
-                            start + ts + (tw * words + th) * hops
-                        for link in route:
-                            link_free[link] = end
-                            link_load[link] += 1
-                    if use_ports:
-                        send_free[pe] = recv_free[dst] = end
-                    if emit is not None:
-                        emit(_new(Message, (pe, dst, start, end, words, payload, path_of(pe, dst))))
-                    if end > ready:
-                        ready = end
-                    # Deliver: to dst's posted receive, or into its inbox.
-                    if posted is not _MULTI and posted == pe:
-                        waiting[dst] = None
-                        resume[dst] = payload
-                    elif (held := inbox.pop(channel, None)) is None:
-                        inbox[channel] = (end, payload)
-                        continue
-                    elif type(held) is int:         # a slot of dst's multi()
-                        resume[dst][held] = payload
-                    elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) \
-                            is None:
-                        continue
-                    else:
-                        resume[dst][slot] = payload
-                    if end > ready_at[dst]:
-                        ready_at[dst] = end
-                    outstanding[dst] -= 1
-                    if not outstanding[dst]:
-                        current[dst] = None
-                        t = ready_at[dst]
-                        later = buckets.get(t)
+                    for src in sources:
+                        if type(src) is not int or src == pe or not 0 <= src < p:
+                            _rank_check(pe, "source", src, p)
+                        channel = src * p + pe
+                        arrived = inbox.pop(channel, None)
+                        if type(arrived) is tuple or type(arrived) is deque:
+                            if type(arrived) is deque:
+                                queue, arrived = arrived, arrived.popleft()
+                                if queue:
+                                    inbox[channel] = queue
+                            arrival, box[key] = arrived
+                            if arrival > ready:
+                                ready = arrival
+                        elif listen_first and channel in deferred:
+                            payload, words = _dequeue(deferred, channel)
+                            end = claim(src, pe, payload, words, now)
+                            box[key] = payload
+                            if end > ready:
+                                ready = end
+                            if kind is not Multi and not left:
+                                # A single receive completes its PE before the sender's
+                                # send completes, as in the order the parts finish.
+                                schedule_resume(buckets, times, pe, ready)
+                                left = -1
+                            if end > ready_at[src]:
+                                ready_at[src] = end
+                            outstanding[src] -= 1
+                            if not outstanding[src]:
+                                current[src] = None
+                                schedule_resume(buckets, times, src, ready_at[src])
+                        else:                           # nothing came: post the receive
+                            if kind is not Multi:
+                                waiting[pe] = src
+                            elif arrived is None:
+                                inbox[channel] = key
+                            elif type(arrived) is int:  # this multi() receives here again
+                                inbox[channel] = [arrived, key]
+                            else:
+                                arrived.append(key)
+                                inbox[channel] = arrived
+                            left += 1
+                        key += 1
+                    if not left:
+                        later = buckets.get(ready)
                         if later is None:
-                            buckets[t] = [dst]
-                            heappush(times, t)
+                            buckets[ready] = [pe]
+                            heappush(times, ready)
                         else:
-                            later.append(dst)
-                for src in sources:
-                    if type(src) is not int or src == pe or not 0 <= src < p:
-                        _rank_check(pe, "source", src, p)
-                    channel = src * p + pe
-                    arrived = inbox.pop(channel, None)
-                    if type(arrived) is tuple or type(arrived) is deque:
-                        if type(arrived) is deque:
-                            queue, arrived = arrived, arrived.popleft()
-                            if queue:
-                                inbox[channel] = queue
-                        arrival, box[key] = arrived
-                        if arrival > ready:
-                            ready = arrival
-                    elif listen_first and channel in deferred:
-                        payload, words = _dequeue(deferred, channel)
-                        end = claim(src, pe, payload, words, now)
-                        box[key] = payload
-                        if end > ready:
-                            ready = end
-                        if kind is not Multi and not left:
-                            # A single receive completes its PE before the sender's
-                            # send completes, as in the order the parts finish.
-                            schedule_resume(buckets, times, pe, ready)
-                            left = -1
-                        if end > ready_at[src]:
-                            ready_at[src] = end
-                        outstanding[src] -= 1
-                        if not outstanding[src]:
-                            current[src] = None
-                            schedule_resume(buckets, times, src, ready_at[src])
-                    else:                           # nothing came: post the receive
-                        if kind is not Multi:
-                            waiting[pe] = src
-                        elif arrived is None:
-                            inbox[channel] = key
-                        elif type(arrived) is int:  # this multi() receives here again
-                            inbox[channel] = [arrived, key]
-                        else:
-                            arrived.append(key)
-                            inbox[channel] = arrived
-                        left += 1
-                    key += 1
-                if not left:
-                    later = buckets.get(ready)
-                    if later is None:
-                        buckets[ready] = [pe]
-                        heappush(times, ready)
-                    else:
-                        later.append(pe)
-                elif left > 0:
-                    outstanding[pe] = left
-                    ready_at[pe] = ready
-                    current[pe] = op
+                            later.append(pe)
+                    elif left > 0:
+                        outstanding[pe] = left
+                        ready_at[pe] = ready
+                        current[pe] = op
+                except (TypeError, ValueError, IndexError) as exc:
+                    # A statement of this loop failed on the record itself (a Multi whose
+                    # sends are not triples): say what is wrong with it.  What the checks
+                    # it calls raised (a bad rank) says so already.
+                    if exc.__traceback__.tb_next is None:
+                        try:
+                            check_operation(op)
+                        except ValueError as err:
+                            raise ValueError(f"PE {pe} yielded {err}") from None
+                        except TypeError:       # not an operation: exc says so
+                            pass
+                    raise
             del buckets[now]
 
         blocked = {pe: _describe(current[pe]) for pe in range(p) if finish[pe] is None}

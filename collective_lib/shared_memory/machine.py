@@ -26,12 +26,14 @@ in :mod:`collective_lib.shared_memory.runners`.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any, NamedTuple
 
 from ..errors import OperationLimitError
-from .ops import CAS, FetchAdd, Marker, Pause, Read, Write, _cell_text
+from .ops import (CAS, MARKER_KINDS, FetchAdd, Marker, Pause, Read, Write, _cell_text,
+                  check_memory_operation)
 
 __all__ = ["CoherenceModel", "DEFAULT_MODEL", "Event", "SharedRun", "format_trace"]
 
@@ -191,6 +193,7 @@ def format_trace(trace, start: int = 0, stop: int | None = None) -> str:
 # -- the machine: memory, cache lines, statistics ---------------------------------------
 
 _MEMORY_OPS = (Read, Write, CAS, FetchAdd)
+_LARGEST = sys.float_info.max   # a finite time is at most this
 _WROTE = object()        # marks a previous operation that changed the cell
 
 
@@ -282,9 +285,14 @@ class _Machine:
         kind = type(op)
         self.schedule.append(pe)
         if kind is Pause:
+            t = op[0]
+            if (type(t) is not int and type(t) is not float) or not 0 <= t <= _LARGEST:
+                self.schedule.pop()
+                t = self.refuse(pe, op)             # a numpy number passes; NaN does not
+                self.schedule.append(pe)
             if self.trace is not None:
-                self.trace.append(Event(now, pe, "pause", None, op.time))
-            return None, now + op.time
+                self.trace.append(Event(now, pe, "pause", None, t))
+            return None, now + t
         if kind not in _MEMORY_OPS:
             self.schedule.pop()
             raise TypeError(f"PE {pe} yielded {op!r}, which is not a shared-memory operation; "
@@ -338,9 +346,20 @@ class _Machine:
             self.trace.append(Event(now, pe, name, cell, logged))
         return result, end
 
+    @staticmethod
+    def refuse(pe, op):
+        """``op``'s time if PE pe's record keeps its rules (a numpy number), else the
+        ValueError naming PE, record and value (:func:`check_memory_operation`)."""
+        try:
+            return check_memory_operation(op)[0]
+        except ValueError as err:
+            raise ValueError(f"PE {pe} yielded {err}") from None
+
     def mark(self, pe, marker, now):
         if type(marker) is not Marker:
             raise TypeError(f"PE {pe} yielded {marker!r}, which is not an operation")
+        if type(marker[0]) is not str or marker[0] not in MARKER_KINDS:
+            self.refuse(pe, marker)
         if self.trace is not None:
             self.trace.append(Event(now, pe, marker.kind, marker.label, marker.value))
 

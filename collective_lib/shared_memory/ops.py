@@ -15,17 +15,27 @@ are names (``"lock"``) or ``(name, index)`` pairs (``("readyEpoch", 3)``);
 :func:`cell_array` builds the pairs for an array, :func:`packed_lines` puts
 several cells on one cache line, and :func:`uses_memory` attaches a layout to
 a program.  Touching an undeclared cell raises ValueError naming it.
+
+A pause keeps the rule of every time (:func:`collective_lib.ops.valid_time`):
+finite and non-negative.  :func:`check_memory_operation` checks a record built
+without these functions; the machine refuses a bad pause or marker from any
+program, and the grader's codec refuses any bad record a student's process sends.
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, Callable, Hashable, NamedTuple
+
+from ..ops import shown, valid_time
 
 __all__ = [
     "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
     "read", "write", "cas", "fetch_add", "pause", "enter", "leave", "note",
-    "cell_array", "packed_lines", "uses_memory",
+    "cell_array", "packed_lines", "uses_memory", "check_memory_operation", "MARKER_KINDS",
 ]
+
+#: The kinds of :class:`Marker`.
+MARKER_KINDS = ("enter", "leave", "note")
 
 
 # -- operations -----------------------------------------------------------------------
@@ -87,10 +97,12 @@ def fetch_add(cell, delta=1) -> FetchAdd:
 
 
 def pause(time: float = 1) -> Pause:
-    """Spend ``time`` units on local work (the back-off of a spin loop, or computation)."""
-    if not isinstance(time, Real) or isinstance(time, bool) or time < 0:
-        raise ValueError(f"pause time must be a non-negative number, got {time!r}")
-    return Pause(time)
+    """Spend ``time`` units on local work (the back-off of a spin loop, or computation).
+
+    ``time`` follows the rule of every time (:func:`collective_lib.ops.valid_time`):
+    finite and non-negative.
+    """
+    return Pause(valid_time(time))
 
 
 def enter(section: str = "cs") -> Marker:
@@ -106,6 +118,45 @@ def leave(section: str = "cs") -> Marker:
 def note(label: str, value: Any = None) -> Marker:
     """Put ``(label, value)`` into the trace (costs nothing), e.g. ``note("arrive", epoch)``."""
     return Marker("note", label, value)
+
+
+_MEMORY_OPS = (Read, Write, CAS, FetchAdd)
+
+
+def check_memory_operation(op: Any):
+    """``op``, a record of this module, if it keeps the rules of its kind; else ValueError.
+
+    For a record a program built without the functions above, or one rebuilt
+    from a message (:mod:`collective_lib.autograde.codec`): a memory operation
+    names a cell by a string or a ``(string, integer)`` pair (whether it is
+    declared, only a run knows), a pause lasts a finite non-negative time, and a
+    marker is one of :data:`MARKER_KINDS`.  The message names the record, the
+    field and the value.
+
+    >>> check_memory_operation(Pause(float("nan")))
+    Traceback (most recent call last):
+    ...
+    ValueError: Pause with time=nan: a time must be a finite non-negative number
+    """
+    kind = type(op)
+    if kind not in _MEMORY_OPS and kind is not Pause and kind is not Marker:
+        raise TypeError(f"{shown(op)} is not a shared-memory operation")
+    name = kind.__name__
+    if len(op) != len(kind._fields):
+        raise ValueError(f"{name} with {len(op)} fields instead of {len(kind._fields)}")
+    if kind is Pause:
+        try:
+            valid_time(op[0])
+        except ValueError as err:
+            raise ValueError(f"{name} with {err}") from None
+    elif kind is Marker:
+        if type(op[0]) is not str or op[0] not in MARKER_KINDS:
+            raise ValueError(f"{name} with kind={shown(op[0])}: a marker is 'enter', 'leave' "
+                             "or 'note'")
+    elif not _is_cell(op[0]):
+        raise ValueError(f"{name} with cell={shown(op[0])}: a cell is named by a string or "
+                         "a (string, integer) pair")
+    return op
 
 
 # -- memory layout --------------------------------------------------------------------

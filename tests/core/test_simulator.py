@@ -1,9 +1,11 @@
 """The simulator's rules: timing, ports, matching, routing, errors, determinism."""
+import numpy as np
 import pytest
 
 from collective_lib import (CostModel, DeadlockError, Hypercube, LinearArray,
                             Mesh, OperationLimitError, Ring, UnreceivedMessageError, compute,
                             exchange, multi, recv, send, sendrecv, simulate)
+from collective_lib.ops import Compute, Multi, Recv, Send, SendRecv, shown
 
 
 def ping(me, p, data):
@@ -238,8 +240,8 @@ def test_an_error_in_a_program_names_the_pe():
     (lambda: CostModel(ts=-1), "ts must be a non-negative number, got -1"),
     (lambda: CostModel(ports="duplex"), "unknown ports 'duplex'"),
     (lambda: CostModel(routing="wormhole"), "unknown routing 'wormhole'"),
-    (lambda: compute(-2), "got -2"),
-    (lambda: send(1, "x", words=-3), "words must be a non-negative integer, got -3"),
+    (lambda: compute(-2), "time=-2: a time must be a finite non-negative number"),
+    (lambda: send(1, "x", words=-3), "words=-3: a message size must be a non-negative integer"),
     (lambda: Mesh(0, 3), "rows must be an integer >= 1, got 0"),
     (lambda: simulate(ping, 2, max_ops=0), "max_ops must be a positive integer, got 0"),
 ])
@@ -260,6 +262,98 @@ def test_bad_ranks_in_operations(op, message):
             yield op(me)
     with pytest.raises(ValueError, match=message):
         simulate(prog, 2)
+
+
+# Records a program builds itself (the named tuples of collective_lib.ops, without
+# send(), compute(), ...): the simulator checks every size, time and rank, on each path
+# of its loop (sendrecv's own, the general one of half-duplex ports, links of a ring).
+NAN, INF = float("nan"), float("inf")
+WORDS_RULE = "a message size must be a non-negative integer"
+TIME_RULE = "a time must be a finite non-negative number"
+RAW_RECORDS = [
+    (Send(1, [1], NAN), f"Send with words=nan: {WORDS_RULE}"),
+    (Send(1, [1], -3), f"Send with words=-3: {WORDS_RULE}"),
+    (Send(1, [1], INF), f"Send with words=inf: {WORDS_RULE}"),
+    (Send(1, [1], 2.0), f"Send with words=2.0: {WORDS_RULE}"),
+    (Send(1, [1], True), f"Send with words=True: {WORDS_RULE}"),
+    (SendRecv(1, [1], 1, NAN), f"SendRecv with words=nan: {WORDS_RULE}"),
+    (SendRecv(1, [1], 1, -1), f"SendRecv with words=-1: {WORDS_RULE}"),
+    (SendRecv(1, [1], 1, False), f"SendRecv with words=False: {WORDS_RULE}"),
+    (Compute(NAN), f"Compute with time=nan: {TIME_RULE}"),
+    (Compute(-1.0), f"Compute with time=-1.0: {TIME_RULE}"),
+    (Compute(INF), f"Compute with time=inf: {TIME_RULE}"),
+    (Compute(True), f"Compute with time=True: {TIME_RULE}"),
+    (Compute(10 ** 400), f"Compute with time={shown(10 ** 400)}: {TIME_RULE}"),
+    (Multi(((1, [1], NAN),), (1,)), f"Multi with words=nan: {WORDS_RULE}"),
+    (Multi(((1, [1], -2),), ()), f"Multi with words=-2: {WORDS_RULE}"),
+    (Multi(((1, [1]),), ()),
+     "Multi with sends[0]=(1, [1]): a send of a multi() is a (dst, data, words) triple"),
+    (Multi(7, ()), "Multi with sends=7: a multi()'s sends are a tuple"),
+    (Multi((), 7), "Multi with recvs=7: a multi()'s recvs are a tuple"),
+]
+# Ranks: the simulator's own message, as for the records send() makes.
+RAW_RANKS = [
+    (Send(5, [1], 1), "PE 0 names destination 5, which is not a rank in 0..1"),
+    (Recv(-1), "PE 0 names source -1, which is not a rank in 0..1"),
+    (SendRecv(1.0, [1], 1, 1), "PE 0 names destination 1.0, which is not a rank in 0..1"),
+    (Multi(((True, [1], 1),), ()), "PE 0 names destination True, which is not a rank in 0..1"),
+    (Multi((), (0,)), "PE 0 names itself as source; a PE cannot message itself"),
+]
+MODELS = {"full-duplex": dict(model=CostModel(ts=1, tw=1)),
+          "half-duplex": dict(model=CostModel(ts=1, tw=1, ports="half-duplex")),
+          "all ports, ring": dict(model=CostModel(ts=1, tw=1, ports="all"), network=Ring(2))}
+
+
+@pytest.mark.parametrize("op, message", [(op, f"PE 0 yielded {message}")
+                                         for op, message in RAW_RECORDS] + RAW_RANKS)
+@pytest.mark.parametrize("setting", MODELS)
+def test_a_record_built_without_the_constructors_is_checked_all_the_same(op, message, setting):
+    def prog(me, p, data):
+        if me == 0:
+            yield op
+        else:
+            yield from ()
+    with pytest.raises(ValueError) as err:
+        simulate(prog, 2, **MODELS[setting])
+    assert str(err.value) == message
+
+
+def test_nan_or_negative_sizes_cannot_make_a_slow_program_fast():
+    """The attack of issue 23: a direct scatter whose messages claim no real size."""
+    def direct_scatter(me, p, data, words=None):
+        if me != 0:
+            return (yield recv(0))
+        for dst in range(1, p):
+            yield Send(dst, data[dst], len(data[dst]) if words is None else words)
+        return data[0]
+    inputs = [[[i] * 3 for i in range(8)]] + [None] * 7
+    model = CostModel(ts=1, tw=0.5)
+    assert simulate(direct_scatter, 8, inputs, model=model).time == 7 * (1 + 0.5 * 3)
+    for words in (NAN, -3, -1000):
+        with pytest.raises(ValueError, match=f"^PE 0 yielded Send with words={words}: "):
+            simulate(direct_scatter, 8, inputs, model=model, words=words)
+
+    def padded(me, p, data):
+        yield Compute(-1.0)
+        return (yield from direct_scatter(me, p, data))
+    with pytest.raises(ValueError, match=r"^PE \d yielded Compute with time=-1.0: "):
+        simulate(padded, 8, inputs, model=model)
+
+
+def test_numpy_integers_are_sizes_and_a_record_built_by_hand_costs_what_send_costs():
+    def prog(me, p, data, make):
+        if me == 0:
+            yield make(data)
+            yield Compute(np.float64(0.5))
+        else:
+            return (yield recv(0))
+    model = CostModel(ts=1, tw=0.5)
+    by_hand = simulate(prog, 2, [[1, 2, 3, 4], None], model=model,
+                       make=lambda data: Send(1, data, np.int64(4)))
+    honest = simulate(prog, 2, [[1, 2, 3, 4], None], model=model,
+                      make=lambda data: send(1, data))
+    assert by_hand.time == honest.time == 3.5 and by_hand.results == honest.results
+    assert by_hand.messages[0].words == 4 and type(by_hand.messages[0].words) is int
 
 
 def test_programs_must_be_generators_and_yield_operations():

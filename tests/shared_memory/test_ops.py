@@ -1,10 +1,15 @@
 """The operations a shared-memory PE yields and the cells they touch
 (collective_lib.shared_memory.ops)."""
+import functools
+
+import numpy as np
 import pytest
 
-from collective_lib.shared_memory import (CAS, FetchAdd, Pause, Read, Write, cas, cell_array,
-                                          enter, fetch_add, leave, note, pause, read,
-                                          run_with_threads, simulate_shared, uses_memory, write)
+from collective_lib.ops import shown
+from collective_lib.shared_memory import (CAS, FetchAdd, Marker, Pause, Read, Write, cas,
+                                          cell_array, check_memory_operation, enter, fetch_add,
+                                          leave, note, pause, read, run_with_threads,
+                                          simulate_shared, uses_memory, write)
 
 from shared_memory_programs import atomic_increment
 
@@ -20,10 +25,80 @@ def test_constructors_build_plain_records():
     assert enter().kind == "enter" and leave("x").label == "x" and note("e", 3).value == 3
 
 
-@pytest.mark.parametrize("bad", [-1, "1", None, True])
+BAD_TIMES = [-1, -0.5, float("nan"), float("inf"), float("-inf"), 10 ** 400, "1", None, True]
+
+
+@pytest.mark.parametrize("bad", BAD_TIMES)
 def test_pause_rejects_a_bad_time(bad):
-    with pytest.raises(ValueError, match="pause time"):
+    with pytest.raises(ValueError) as err:
         pause(bad)
+    assert str(err.value) == f"time={shown(bad)}: a time must be a finite non-negative number"
+
+
+@pytest.mark.parametrize("good", [0, 2, 0.5, np.float64(1.5), np.int64(3)])
+def test_pause_keeps_a_good_time_as_it_is(good):
+    assert pause(good) == Pause(good) and type(pause(good).time) is type(good)
+
+
+# A record built without the functions above, as a program may yield it (or a student's
+# process send it): the rules are checked all the same.
+BAD_RECORDS = [
+    (Pause(-5), "Pause with time=-5: a time must be a finite non-negative number"),
+    (Pause(float("nan")), "Pause with time=nan: a time must be a finite non-negative number"),
+    (Pause(float("inf")), "Pause with time=inf: a time must be a finite non-negative number"),
+    (Pause(True), "Pause with time=True: a time must be a finite non-negative number"),
+    (Marker("exit", "cs", None), "Marker with kind='exit': a marker is 'enter', 'leave' or 'note'"),
+    (Marker(["enter"], "cs", None),
+     "Marker with kind=['enter']: a marker is 'enter', 'leave' or 'note'"),
+]
+
+
+@pytest.mark.parametrize("op, message", BAD_RECORDS)
+def test_check_memory_operation_names_the_record_field_and_value(op, message):
+    with pytest.raises(ValueError) as err:
+        check_memory_operation(op)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("op, message", [
+    (Read(["x"]), "Read with cell=['x']: a cell is named by a string or a (string, integer) pair"),
+    (FetchAdd(("a", 1.5), 1),
+     "FetchAdd with cell=('a', 1.5): a cell is named by a string or a (string, integer) pair"),
+])
+def test_check_memory_operation_wants_a_cell_name(op, message):
+    with pytest.raises(ValueError) as err:
+        check_memory_operation(op)
+    assert str(err.value) == message
+
+
+def test_check_memory_operation_passes_honest_records_unchanged():
+    for op in (read("x"), write(("a", 2), [1]), cas("l", 0, 1), fetch_add("c", 2.5), pause(0),
+               enter(), leave("x"), note("e", 3)):
+        assert check_memory_operation(op) is op
+    with pytest.raises(TypeError, match="is not a shared-memory operation"):
+        check_memory_operation(("read", "x"))
+
+
+@pytest.mark.parametrize("op, message", BAD_RECORDS)
+@pytest.mark.parametrize("mode", ["timed", "interleaved", "threads"])
+def test_every_runner_refuses_a_bad_record_naming_the_pe(op, message, mode):
+    def prog(me, p, data):
+        if me == 1:
+            yield op
+        yield read("x")
+        return me
+    run = {"timed": simulate_shared, "interleaved": functools.partial(simulate_shared, seed=3),
+           "threads": run_with_threads}[mode]
+    with pytest.raises(ValueError) as err:
+        run(prog, 2, memory={"x": 0})
+    assert str(err.value) == f"PE 1 yielded {message}"
+
+
+def test_a_pause_of_a_numpy_number_counts_as_its_value():
+    def prog(me, p, data):
+        yield Pause(np.float64(2.5))
+        yield Pause(np.int64(2))
+    assert simulate_shared(prog, 1).time == 4.5
 
 
 def test_each_operation_returns_what_it_says():
