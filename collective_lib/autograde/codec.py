@@ -8,6 +8,12 @@ student objects, only numbers, strings, containers, numeric numpy arrays, the
 operation records a program yields, and references to the checker's own
 callables (``{"$cb": i}``), which the student's side can only call back.
 
+What a student's process sends is checked as it is rebuilt: an operation record
+must keep the rules of its kind (:func:`collective_lib.ops.check_operation`, a
+size such as ``float("nan")`` or ``-3`` is refused with a message naming it), a
+message holds at most :data:`MAX_MESSAGE_BYTES` bytes and a value at most
+:data:`MAX_ITEMS` items, so the checker's memory stays bounded whatever arrives.
+
 Examples
 --------
 >>> from collective_lib import sendrecv
@@ -38,110 +44,187 @@ from .. import ops as _ops
 from ..shared_memory import ops as _memory_ops
 
 __all__ = ["Undecodable", "encode", "decode", "send_message", "receive_message",
-           "MAX_MESSAGE_BYTES"]
+           "MAX_MESSAGE_BYTES", "MAX_ITEMS"]
 
-MAX_MESSAGE_BYTES = 8 << 20
+# What one message may hold, so that the checker's memory stays bounded whatever a
+# student's process sends.  A message is parsed by json.loads, then rebuilt by decode();
+# each Python object of either costs some 30-270 bytes, whatever few bytes of JSON made
+# it, so a count of items bounds memory where a count of bytes cannot.  Before these
+# limits (8 MiB, no count) one message of nested empty lists made 487 MiB of Python
+# objects in the checker (tracemalloc peak; [[],[],...] 345 MiB, of which 173 MiB stayed
+# in the decoded value).  With them the worst message measured, 99,999 empty sets
+# ({"$s": []} each, 1 MiB of JSON), peaks at 45 MiB and keeps 21 MiB; one just over the
+# count (150,000 of them, refused) peaks at 50 MiB, 0.9 s.  The largest honest value of
+# the exercises is a few thousand numbers (grid_alltoall's 32 x 32 messages of 4 words
+# cross as one row per PE), far below both limits.
+#: Bytes of one JSON message.
+MAX_MESSAGE_BYTES = 2 << 20
+#: Items of one value: every container and every scalar counts one.
+MAX_ITEMS = 100_000
 _MAX_DEPTH = 60
+# JSON values a message of MAX_ITEMS items may need: a tagged container ({"$t": [...]})
+# is an object, its key and its list; a complex number, its two strings too.
+_MAX_JSON_VALUES = 6 * MAX_ITEMS + 64
+# A set or dict may hold this many items whose hash repeats that of another: Python
+# builds one in time quadratic in its colliding keys (ints n * (2**61 - 1) all hash to 0).
+_MAX_SHARED_HASHES = 64
 
-# The records a program may yield, by name; a decoded record is rebuilt as the real type.
+# The records a program may yield, by name; a decoded record is rebuilt as the real type
+# and must keep the rules of its kind (ops.check_operation, check_memory_operation).
 _RECORDS = {cls.__name__: cls for cls in (
     _ops.Send, _ops.Recv, _ops.SendRecv, _ops.Compute, _ops.Multi,
     _memory_ops.Read, _memory_ops.Write, _memory_ops.CAS, _memory_ops.FetchAdd,
     _memory_ops.Pause, _memory_ops.Marker)}
+_CHECK = {cls: (_ops.check_operation if cls.__module__ == _ops.__name__
+                else _memory_ops.check_memory_operation) for cls in _RECORDS.values()}
 
 
 class Undecodable(ValueError):
     """A value that cannot cross between the checker and a student's process."""
 
 
-def encode(value: Any, callbacks: list | None = None, _depth: int = 0) -> Any:
-    """``value`` as JSON-ready data; callables go into ``callbacks`` as ``{"$cb": i}``."""
-    if _depth > _MAX_DEPTH:
-        raise Undecodable("a value nested too deeply cannot be graded")
-    kind = type(value)
-    if value is None or kind is bool or kind is str:
-        return value
-    if kind is int:
-        return value if abs(value) < 2 ** 53 else {"$i": str(value)}
-    if kind is float:
-        return value if math.isfinite(value) else {"$f": repr(value)}
-
-    def inner(item):
-        return encode(item, callbacks, _depth + 1)
-
-    if kind in _RECORDS.values():
-        return {"$r": kind.__name__, "v": [inner(item) for item in value]}
-    if kind is list:
-        return [inner(item) for item in value]
-    if kind is tuple:
-        return {"$t": [inner(item) for item in value]}
-    if kind is set or kind is frozenset:
-        return {"$s" if kind is set else "$fs": [inner(item) for item in value]}
-    if kind is dict:
-        return {"$d": [[inner(k), inner(v)] for k, v in value.items()]}
-    if kind is complex:
-        return {"$c": [repr(value.real), repr(value.imag)]}
-    if kind is np.ndarray and value.dtype.kind in "biufc":
-        return {"$nd": [value.dtype.str, list(value.shape), inner(value.ravel().tolist())]}
-    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
-        return {"$ng": [value.dtype.str, inner(value.item())]}
-    if callbacks is not None and callable(value):
-        callbacks.append(value)
-        return {"$cb": len(callbacks) - 1}
-    raise Undecodable(f"values of type {kind.__name__} cannot be graded (use numbers, "
-                      "strings, lists, tuples, sets, dicts or numpy arrays)")
+def _too_many(max_items: int) -> Undecodable:
+    return Undecodable(f"a value of more than {max_items:,} items cannot be graded")
 
 
-def decode(data: Any, callback: Callable[[int], Any] | None = None, _depth: int = 0) -> Any:
-    """The value :func:`encode` encoded; ``callback(i)`` stands for ``{"$cb": i}``."""
-    if _depth > _MAX_DEPTH:
-        raise Undecodable("a value nested too deeply cannot be graded")
-    kind = type(data)
-    if data is None or kind in (bool, int, float, str):
-        return data
+def encode(value: Any, callbacks: list | None = None, *, max_items: int = MAX_ITEMS) -> Any:
+    """``value`` as JSON-ready data; callables go into ``callbacks`` as ``{"$cb": i}``.
 
-    def inner(item):
-        return decode(item, callback, _depth + 1)
+    Raises :class:`Undecodable` for what is not data, and for a value of more
+    than ``max_items`` items (what :func:`decode` would refuse).
+    """
+    left = max_items
 
-    if kind is list:
-        return [inner(item) for item in data]
-    if kind is not dict or not data:
+    def encoded(value: Any, depth: int) -> Any:
+        nonlocal left
+        left -= 1
+        if left < 0:
+            raise _too_many(max_items)
+        if depth > _MAX_DEPTH:
+            raise Undecodable("a value nested too deeply cannot be graded")
+        kind = type(value)
+        if value is None or kind is bool or kind is str:
+            return value
+        if kind is int:
+            return value if abs(value) < 2 ** 53 else {"$i": str(value)}
+        if kind is float:
+            return value if math.isfinite(value) else {"$f": repr(value)}
+        depth += 1
+        if kind in _CHECK:
+            return {"$r": kind.__name__, "v": [encoded(item, depth) for item in value]}
+        if kind is list:
+            return [encoded(item, depth) for item in value]
+        if kind is tuple:
+            return {"$t": [encoded(item, depth) for item in value]}
+        if kind is set or kind is frozenset:
+            return {"$s" if kind is set else "$fs": [encoded(item, depth) for item in value]}
+        if kind is dict:
+            return {"$d": [[encoded(k, depth), encoded(v, depth)] for k, v in value.items()]}
+        if kind is complex:
+            return {"$c": [repr(value.real), repr(value.imag)]}
+        if kind is np.ndarray and value.dtype.kind in "biufc":
+            if value.size > left:
+                raise _too_many(max_items)
+            return {"$nd": [value.dtype.str, list(value.shape),
+                            encoded(value.ravel().tolist(), depth)]}
+        if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+            return {"$ng": [value.dtype.str, encoded(value.item(), depth)]}
+        if callbacks is not None and callable(value):
+            callbacks.append(value)
+            return {"$cb": len(callbacks) - 1}
+        raise Undecodable(f"values of type {kind.__name__} cannot be graded (use numbers, "
+                          "strings, lists, tuples, sets, dicts or numpy arrays)")
+
+    return encoded(value, 0)
+
+
+def decode(data: Any, callback: Callable[[int], Any] | None = None, *,
+           max_items: int = MAX_ITEMS) -> Any:
+    """The value :func:`encode` encoded; ``callback(i)`` stands for ``{"$cb": i}``.
+
+    Raises :class:`Undecodable` for anything else: a malformed value, one of
+    more than ``max_items`` items (containers and scalars, each counted once,
+    so the value this builds stays small), a set or dict whose items collide
+    in their hashes, and an operation record that breaks a rule of its kind,
+    with a message naming the record, the field and the value:
+
+    >>> decode({"$r": "Send", "v": [1, [7], {"$f": "nan"}]})
+    Traceback (most recent call last):
+    ...
+    collective_lib.autograde.codec.Undecodable: Send with words=nan: a message size must be a non-negative integer
+    """
+    left = max_items
+
+    def decoded(data: Any, depth: int) -> Any:
+        nonlocal left
+        left -= 1
+        if left < 0:
+            raise _too_many(max_items)
+        if depth > _MAX_DEPTH:
+            raise Undecodable("a value nested too deeply cannot be graded")
+        kind = type(data)
+        if data is None or kind is bool or kind is int or kind is float or kind is str:
+            return data
+        depth += 1
+        if kind is list:
+            return [decoded(item, depth) for item in data]
+        if kind is not dict or not data:
+            raise Undecodable(f"malformed value {str(data)[:80]!r}")
+        tag, body = next(iter(data.items()))
+        try:
+            if tag == "$i":
+                return int(body)
+            if tag == "$f":
+                return float(body)
+            if tag == "$t":
+                return tuple([decoded(item, depth) for item in body])
+            if tag == "$s" or tag == "$fs":
+                items = _distinct([decoded(item, depth) for item in body], "set")
+                return set(items) if tag == "$s" else frozenset(items)
+            if tag == "$d":
+                pairs = [(decoded(k, depth), decoded(v, depth)) for k, v in body]
+                _distinct([k for k, _ in pairs], "dict")
+                return dict(pairs)
+            if tag == "$c":
+                return complex(float(body[0]), float(body[1]))
+            if tag == "$nd":
+                dtype = np.dtype(body[0])
+                if dtype.kind not in "biufc":
+                    raise Undecodable(f"arrays of {dtype} cannot be graded")
+                return np.array(decoded(body[2], depth), dtype=dtype).reshape(body[1])
+            if tag == "$ng":
+                dtype = np.dtype(body[0])
+                if dtype.kind not in "biufc":
+                    raise Undecodable(f"numbers of {dtype} cannot be graded")
+                return dtype.type(decoded(body[1], depth))
+            if tag == "$r" and body in _RECORDS:
+                cls = _RECORDS[body]
+                record = cls(*[decoded(item, depth) for item in data["v"]])
+                try:
+                    return _CHECK[cls](record)
+                except ValueError as err:       # a size, time, rank or cell that breaks a rule
+                    raise Undecodable(str(err)) from None
+            if tag == "$cb" and callback is not None and type(body) is int:
+                return callback(body)
+        except (TypeError, ValueError, KeyError, OverflowError) as err:
+            if isinstance(err, Undecodable):
+                raise
+            raise Undecodable(f"malformed value ({type(err).__name__}: {err})") from None
         raise Undecodable(f"malformed value {str(data)[:80]!r}")
-    tag, body = next(iter(data.items()))
-    try:
-        if tag == "$i":
-            return int(body)
-        if tag == "$f":
-            return float(body)
-        if tag == "$t":
-            return tuple(inner(item) for item in body)
-        if tag == "$s":
-            return {inner(item) for item in body}
-        if tag == "$fs":
-            return frozenset(inner(item) for item in body)
-        if tag == "$d":
-            return {inner(k): inner(v) for k, v in body}
-        if tag == "$c":
-            return complex(float(body[0]), float(body[1]))
-        if tag == "$nd":
-            dtype = np.dtype(body[0])
-            if dtype.kind not in "biufc":
-                raise Undecodable(f"arrays of {dtype} cannot be graded")
-            return np.array(inner(body[2]), dtype=dtype).reshape(body[1])
-        if tag == "$ng":
-            dtype = np.dtype(body[0])
-            if dtype.kind not in "biufc":
-                raise Undecodable(f"numbers of {dtype} cannot be graded")
-            return dtype.type(inner(body[1]))
-        if tag == "$r" and body in _RECORDS:
-            return _RECORDS[body](*(inner(item) for item in data["v"]))
-        if tag == "$cb" and callback is not None and type(body) is int:
-            return callback(body)
-    except (TypeError, ValueError, KeyError, OverflowError) as err:
-        if isinstance(err, Undecodable):
-            raise
-        raise Undecodable(f"malformed value ({type(err).__name__}: {err})") from None
-    raise Undecodable(f"malformed value {str(data)[:80]!r}")
+
+    return decoded(data, 0)
+
+
+def _distinct(items: list, what: str) -> list:
+    """``items`` unless too many of them share a hash with another (see _MAX_SHARED_HASHES).
+
+    An encoded set or dict never repeats an item, so only a forged one gets refused.
+    """
+    if len(items) > _MAX_SHARED_HASHES and \
+            len(items) - len({hash(item) for item in items}) > _MAX_SHARED_HASHES:
+        raise Undecodable(f"a {what} whose items repeat or collide in their hash values "
+                          "cannot be graded")
+    return items
 
 
 def send_message(fd: int, message: Any) -> None:
@@ -171,11 +254,23 @@ def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
 
 
 def receive_message(fd: int, deadline: float | None = None) -> Any:
-    """Read one message from the pipe ``fd``; ``TimeoutError`` after ``deadline`` (monotonic)."""
+    """Read one message from the pipe ``fd``; ``TimeoutError`` after ``deadline`` (monotonic).
+
+    Raises :class:`Undecodable` for a message over :data:`MAX_MESSAGE_BYTES`,
+    one that is not JSON, and one that may hold more JSON values than a value
+    of :data:`MAX_ITEMS` items needs (counted before parsing, from its commas,
+    colons and brackets, so json.loads never builds more).
+    """
     (size,) = struct.unpack("!I", _read_exactly(fd, 4, deadline))
     if size > MAX_MESSAGE_BYTES:
         raise Undecodable(f"a message of {size} bytes is over the limit of {MAX_MESSAGE_BYTES}")
+    blob = _read_exactly(fd, size, deadline)
+    # Every JSON value but the first is an element of an array (the first one follows
+    # its "[", every other one a ","), or an object's key or value (around a ":").
+    values = 1 + blob.count(b"[") + blob.count(b",") + 2 * blob.count(b":")
+    if values > _MAX_JSON_VALUES:
+        raise _too_many(MAX_ITEMS)
     try:
-        return json.loads(_read_exactly(fd, size, deadline))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        return json.loads(blob)
+    except ValueError as err:       # not UTF-8 or not JSON, or an int of over 4300 digits
         raise Undecodable(f"a message that is not JSON ({err})") from None

@@ -300,6 +300,7 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
                 root_0_right = root_0_right or root == 0
                 if expected_time is not None:
                     want = expected_time(p)
+                    # isclose is False for a NaN or infinite time: it fails closed
                     if not math.isclose(run.time, want, rel_tol=rel_tol, abs_tol=1e-12):
                         sent = len(run.messages)
                         note = (f" (The PEs sent {sent} messages; a broadcast needs only "
@@ -683,7 +684,7 @@ def _shared_state_text(name: str, context: str, failure: AssertionError | None,
 def _check_declared_words(run: Run, payload_words: Callable, name: str, context: str) -> None:
     for msg in run.messages:
         carried = payload_words(msg.payload)
-        if msg.words < carried:
+        if not msg.words >= carried:                    # fails on NaN too
             raise AssertionError(
                 f"{name} for {context}: the message from PE {msg.src} to PE {msg.dst} carries "
                 f"{carried} words of data but is sent as {msg.words} word"
@@ -694,8 +695,17 @@ def _check_declared_words(run: Run, payload_words: Callable, name: str, context:
 
 def _check_time(run, name, context, model, p, params, expected_time, time_bound, label,
                 rel_tol, hint) -> None:
+    """Fail unless ``run.time`` equals ``expected_time`` and is within ``time_bound``.
+
+    Every comparison fails closed: a NaN or infinite time passes none of them
+    (no valid operation makes a time NaN, see :mod:`collective_lib.ops`, but a
+    huge ``compute`` can make it infinite).
+    """
     where = f"{name} for {context}, {_describe_model(model)}"
     tail = (f"\n{hint}" if hint else "")
+    if (expected_time is not None or time_bound is not None) and not math.isfinite(run.time):
+        raise AssertionError(f"wrong time of {where}: the simulated time is {run.time:g}, not "
+                             "a finite number, so it meets no time limit." + tail)
     if expected_time is not None:
         want = expected_time(p, **params)
         if not math.isclose(run.time, want, rel_tol=rel_tol, abs_tol=1e-12):
@@ -703,6 +713,6 @@ def _check_time(run, name, context, model, p, params, expected_time, time_bound,
                                  f"but {label} = {want:g} {_traffic_text(run)}." + tail)
     if time_bound is not None:
         bound = time_bound(p, **params)
-        if run.time > bound * (1 + rel_tol) + 1e-12:
+        if not run.time <= bound * (1 + rel_tol) + 1e-12:       # fails on NaN too
             raise AssertionError(f"too slow: {where} takes {run.time:g}, more than "
                                  f"{label} = {bound:g} {_traffic_text(run)}." + tail)
