@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
+from exercise_submissions import validated_fixture
 
 ASSIGNMENT = "min_location"
 
@@ -29,6 +30,12 @@ return a.value if a.value < b.value else b
 MIN_LOC_SPINS = '''
 while True:                              # never returns
     pass
+'''
+
+# Always the result on PE 0: right for root 0 and the all-reduces only.
+RUNNER_ON_PE_0 = '''
+inputs = [(value, pe) for pe, value in enumerate(values)]
+return algorithms[algorithm].simulate(len(values), inputs=inputs, op=min_loc, **params).results[0]
 '''
 
 RUNNER_WITHOUT_REDUCTION = '''
@@ -55,6 +62,7 @@ def build_submissions(source):
         "crashes": ("min_loc_solution", MIN_LOC_CRASHES),
         "spins": ("min_loc_solution", MIN_LOC_SPINS),
         "no_reduction": ("runner_solution", RUNNER_WITHOUT_REDUCTION),
+        "runner_on_pe_0": ("runner_solution", RUNNER_ON_PE_0),
         "wrong_answers": ("commutative_answer", WRONG_ANSWERS),
         "keep_left_honest": [("min_loc_solution", KEEP_LEFT),
                              ("commutative_answer", HONEST_ANSWERS)],
@@ -66,15 +74,19 @@ graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
-    h.assert_release_hides(course, ASSIGNMENT, [
+    text = h.assert_release_hides(course, ASSIGNMENT, [
         "(a[0], a[1]) <=", "_reference", "check_operator_in_reductions", "_counting",
         "min_loc_is_commutative = True", "keep_left_is_commutative = False",
-        "lexicographic", "op=min_loc, **params", "total order"],
+        "lexicographic", "op=min_loc, **params", "total order", "_out_of_rank_order"],
         shows=["def min_loc(a, b):",
                'def reduce_min_location(values, algorithm="binomial_reduce", **params):',
                "YOUR ANSWER HERE",
-               "min_loc((2, 5), (2, 1)) should be (2, 1)"],      # the visible sanity checks stay
+               # the visible sanity checks stay
+               "for a, b, want in [((2, 5), (2, 1), (2, 1)), ((0.5, 7), (1, 3), (0.5, 7))]:",
+               "Whether they are right is not checked here"],
         unanswered=3)
+    # nothing visible tells whether min_loc is commutative (a question of part (iii))
+    assert "should be; check part (i)" not in text and "must not matter" not in text
 
 
 def test_solution_gets_full_marks(graded):
@@ -97,14 +109,14 @@ def test_keep_left_passes_in_rank_order_only(graded):
     result = results["keep_left"]
     assert result.scores == {**FULL, "any_order_tests": 0}
     text = result.messages("any_order_tests")
-    assert ("binomial_reduce with your operator min_loc on p=3 PEs, root=2: PE 2 returned (0, 2), "
-            "but (0, 0) was expected") in text
-    assert "combined the operands of the PEs in this order: 2,0:1" in text
-    assert "does not combine the PEs in rank order" in text
-    # the visible check of (iii) warns about the operator without a deduction in (iii)
+    assert ("min_loc((2, 5), (2, 1)) returned (2, 5), but (2, 1) was expected: the smaller value "
+            "wins, and on equal values the pair with the smaller PE number") in text
+    # the visible check of (iii) warns about the operator without a deduction in (iii), and
+    # without saying whether the exercise's min_loc is commutative (a question of (iii))
+    shown = _shown(result, "commutative_tests")
     assert ("Warning: your min_loc((1, 0), (1, 3)) = (1, 0) but min_loc((1, 3), (1, 0)) = "
-            "(1, 3), so the operator you wrote in (i) is not commutative") in \
-        _shown(result, "commutative_tests")
+            "(1, 3): does the operator you wrote in (i) follow its rule for both orders") in shown
+    assert "commutative" not in shown.split("Warning:")[1]
 
 
 def test_answers_true_of_a_wrong_operator_keep_their_points(graded):
@@ -112,14 +124,45 @@ def test_answers_true_of_a_wrong_operator_keep_their_points(graded):
     assert results["keep_left_honest"].scores == {**FULL, "any_order_tests": 0}
 
 
-def test_ties_to_the_right_fails_everywhere(graded):
+def test_ties_to_the_right_costs_the_rank_order_cell_only(graded):
     _, results = graded
     result = results["ties_right"]
-    # wrong on ties in rank order and not commutative: both operator cells; the runner is graded
-    # with a correct operator, and the answers in (iii) are true of the exercise's min_loc
-    assert result.scores == {**FULL, "min_loc_tests": 0, "any_order_tests": 0}
+    # wrong on ties in rank order (the left operand holds the lower PE numbers), right out of
+    # rank order: one bug, one deduction. The runner is graded with a correct operator, and
+    # the answers in (iii) are true of the exercise's min_loc.
+    assert result.scores == {**FULL, "min_loc_tests": 0}
     assert "the reduction of [5, 2, 7, 2] should give (2, 1), got (2, 3)" in \
         result.messages("min_loc_tests")
+
+
+def test_any_order_gives_the_student_only_operands_out_of_rank_order():
+    """Every reduction of the rank-order cell calls the operator with the lower PE numbers on
+    the left, so the two operator cells grade disjoint sets of operands."""
+    import numpy as np
+    from collective_lib import catalog
+    from collective_lib.algorithms.reduce import elementwise
+    seen = []
+
+    def op(a, b):
+        seen.append(a[1] < b[1])
+        return a if (a[0], a[1]) <= (b[0], b[1]) else b
+
+    rng = np.random.default_rng(5)
+    for name in ("binomial_reduce", "binary_tree_reduce", "reduce_broadcast_allreduce",
+                 "hypercube_allreduce", "binary_tree_prefix_sum", "hypercube_prefix_sum"):
+        entry = catalog()[name]
+        for p in [p for p in range(1, 20) if entry.valid(p)]:
+            params = {"root": p - 1} if "root" in entry.params and name != "binomial_reduce" else {}
+            inputs = [(int(v), pe) for pe, v in enumerate(rng.integers(0, 3, size=p))]
+            entry.simulate(p, inputs=inputs, op=op, trace=False, **params)
+    for name in ("rabenseifner_allreduce", "pipelined_binary_tree_reduce"):
+        entry = catalog()[name]
+        for p in [p for p in (2, 3, 4, 7, 8) if entry.valid(p)]:
+            params = {key: value for key, value in {"root": p - 1, "k": 2}.items()
+                      if key in entry.params}
+            rows = [[(int(v), pe) for v in rng.integers(0, 3, size=p)] for pe in range(p)]
+            entry.simulate(p, p, inputs=rows, op=elementwise(op), trace=False, **params)
+    assert seen and all(seen)
 
 
 @pytest.mark.parametrize("student, message", [
@@ -135,11 +178,25 @@ def test_broken_operators_get_no_operator_points(graded, student, message):
     assert message in result.messages("min_loc_tests")
 
 
-def test_runner_must_use_the_reduction(graded):
+@pytest.mark.parametrize("student, message", [
+    ("no_reduction", "combined only 0 pairs with min_loc"),
+    ("runner_on_pe_0", "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3) should "
+                       "be (2, 1), got None"),
+])
+def test_runner_bugs_cost_the_runner_cell_only(graded, student, message):
     _, results = graded
-    result = results["no_reduction"]
+    result = results[student]
     assert result.scores == {**FULL, "runner_tests": 0}
-    assert "combined only 0 pairs with min_loc" in result.messages("runner_tests")
+    assert message in result.messages("runner_tests")
+
+
+def test_a_failing_operator_is_not_charged_again_in_the_runner(graded):
+    _, results = graded
+    for student in ("crashes", "spins"):
+        # an operator that fails on every pair is wrong in both orders: the two operator cells;
+        # the runner is checked with a stand-in operator, visibly and after hand-in
+        assert results[student].scores == {**FULL, "min_loc_tests": 0, "any_order_tests": 0}
+        assert "All checks passed." in _shown(results[student], "runner_tests")
 
 
 def test_wrong_answers_cost_their_points(graded):
@@ -148,4 +205,39 @@ def test_wrong_answers_cost_their_points(graded):
     assert result.scores == {**FULL, "commutative_tests": 0}
     assert "min_loc_is_commutative: try min_loc(a, b) and min_loc(b, a)" in \
         result.messages("commutative_tests")
+    # the visible part says plainly that it does not check the answers
+    assert "Whether they are right is not checked here" in _shown(result, "commutative_tests")
+
+
+# -- what the Validate button says (the visible checks, in a student's saved notebook) --------
+
+#: Submissions whose bug a student's Validate must report, with the start of what it says.
+CAUGHT_BY_VALIDATE = {
+    "keep_left": "min_loc((2, 5), (2, 1)) returned (2, 5), but (2, 1) was expected",
+    "ties_right": "the reduction of [5, 2, 7, 2] should give (2, 1), got (2, 3)",
+    "crashes": "min_loc((3, 0), (1, 1)) raised AttributeError",
+    "no_reduction": "reduce_min_location([6, 3, 8, 4], 'binomial_reduce') combined",
+    "runner_on_pe_0": "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3)",
+}
+
+validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE, "wrong_answers"],
+                              written={"explain_commutative": "A written answer."})
+
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", CAUGHT_BY_VALIDATE)
+def test_validate_reports_each_named_bug(validated, student):
+    result = validated[student]
+    assert not result.passed, result.text
+    # nbgrader validate shows the first 67 characters of the failing check's message
+    assert f"AssertionError: {CAUGHT_BY_VALIDATE[student]}" in result.text, result.text
+
+
+def test_validate_cannot_judge_the_answers_of_iii(validated):
+    # telling whether True or False is right would give the answer away: the visible cell says
+    # that it only checks that they are set (test_wrong_answers_cost_their_points)
+    assert validated["wrong_answers"].passed
 
