@@ -5,7 +5,9 @@ stops a loop that never yields) and ``_quiet`` (nbgrader gives zero points to a
 test cell that writes to stderr), and turns an exception of the student's code
 into an :class:`AssertionError` that names the student's own line
 (``_explain_exception``). :func:`guarded_call` does all of that for a plain
-function.
+function. Imported in IPython (a notebook, ``nbgrader validate``), it also keeps
+the frames of this package out of the tracebacks a student reads
+(:func:`hide_grading_frames`).
 """
 from __future__ import annotations
 
@@ -14,15 +16,17 @@ import functools
 import io
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
+import types
 import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call"]
+__all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames"]
 
 # The library's own files: frames in them are the grader's, not the student's.
 _LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -255,3 +259,69 @@ def guarded_call(func: Callable, *args, time_limit_s: float = 10.0, **kwargs) ->
         raise
     except Exception as exc:
         raise AssertionError(_explain_exception(exc, what)) from None
+
+
+# -- what a student reads in IPython ---------------------------------------------------------
+
+# This package's own files: a check's frames, which say nothing to a student.
+_GRADING_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_grading_frame(tb: types.TracebackType) -> bool:
+    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_GRADING_DIR + os.sep)
+
+
+def _without_grading_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """A copy of the traceback ``tb`` without the frames of this package."""
+    kept = []
+    while tb is not None:
+        if not _is_grading_frame(tb):
+            kept.append(tb)
+        tb = tb.tb_next
+    trimmed = None
+    for entry in reversed(kept):
+        trimmed = types.TracebackType(trimmed, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return trimmed
+
+
+def _show_without_grading_frames(shell, etype, value, tb, tb_offset=None):
+    """IPython's custom exception handler: its usual traceback, minus the grading frames."""
+    seen = {id(value)}
+    chained = value.__cause__ or (None if value.__suppress_context__ else value.__context__)
+    while chained is not None and id(chained) not in seen:     # the exceptions it shows too
+        seen.add(id(chained))
+        chained.__traceback__ = _without_grading_frames(chained.__traceback__)
+        chained = chained.__cause__ or (None if chained.__suppress_context__
+                                        else chained.__context__)
+    tb = _without_grading_frames(tb)
+    shell.showtraceback((etype, value.with_traceback(tb), tb), tb_offset=tb_offset)
+
+
+def hide_grading_frames() -> bool:
+    """Keep the frames of this package out of the tracebacks IPython shows; True if it does.
+
+    A failed check raises an :class:`AssertionError` whose message says what went
+    wrong; the frames of the check itself, this package's code, only bury that
+    message in the student's notebook and in ``nbgrader validate``. IPython
+    skips frames that set ``__tracebackhide__`` but always shows the one that
+    raised, so this registers an IPython handler of ``AssertionError`` that shows
+    its usual traceback without this package's frames (the student's cell, and the
+    student's own frames, stay). Called when this module is imported; it does
+    nothing outside IPython (the trusted checker reports messages itself) or
+    where another custom exception handler is already registered. To see every
+    frame again: ``get_ipython().set_custom_exc((), None)``.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or not hasattr(shell, "set_custom_exc"):
+        return False
+    if getattr(shell, "_grading_frames_hidden", False):
+        return True
+    if shell.custom_exceptions:
+        return False
+    shell.set_custom_exc((AssertionError,), _show_without_grading_frames)
+    shell._grading_frames_hidden = True
+    return True
+
+
+hide_grading_frames()
