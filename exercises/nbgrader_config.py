@@ -11,6 +11,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
                                     ClearMarkScheme, ClearOutput, GetGrades, IgnorePattern,
                                     OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
+from collective_lib.autograde import feedback
 from collective_lib.autograde import (DeduplicateCells, EscapeStudentMarkup, FlagForReview,
                                       LimitOutputSize, TrustedVerdict)
 
@@ -89,6 +90,15 @@ c.GenerateFeedback.preprocessors = [
     EscapeStudentMarkup,
     CSSHTMLHeaderPreprocessor,
 ]
+
+# The feedback page names every question in its score summary by the title a student
+# knows (a test cell's first line, a written answer's heading) and leaves out the
+# rubric placeholders (0-point tasks): nbgrader's feedback template, extended in
+# collective_lib/autograde/templates/feedback/. Set for the feedback converter alone,
+# so formgrader's pages keep their own template.
+c.GenerateFeedback.HTMLExporter.template_file = feedback.TEMPLATE_FILE
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = feedback.template_basedirs()
+c.GenerateFeedback.HTMLExporter.filters = feedback.FILTERS
 
 # `nbgrader export` writes one column per graded cell (collective_lib.autograde.export),
 # so the instructor sees which question the class missed; see README "Running a course".

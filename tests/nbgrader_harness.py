@@ -21,6 +21,8 @@ that runs the tests, inside a copy of the course directory, so the real
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import os
 import re
 import shutil
@@ -536,14 +538,16 @@ _SUCCESS = "Success! Your notebook passes all the tests."
 
 
 def validate_many(notebooks: dict, folder: os.PathLike | str,
-                  name: str = "notebook.ipynb") -> dict:
+                  name: str = "notebook.ipynb",
+                  config_dir: os.PathLike | str | None = None) -> dict:
     """``{key: ValidateResult}``: each notebook validated as a student's Validate button does.
 
     ``notebooks`` maps a key to a notebook (file or in-memory). Each is written
     to ``folder/<key>/<name>`` (a student's assignment folder, outside the course
     directory, so no course configuration applies) and all are validated in one
     ``nbgrader validate`` command, with the interpreter that runs the tests and
-    an empty Jupyter configuration.
+    the Jupyter configuration directory ``config_dir``: by default an empty one;
+    :func:`student_config` makes the one the README's student setup writes.
     """
     folder = Path(folder)
     paths = {}
@@ -551,9 +555,10 @@ def validate_many(notebooks: dict, folder: os.PathLike | str,
         (folder / key).mkdir(parents=True, exist_ok=True)
         paths[key] = folder / key / name
         nbformat.write(_as_notebook(notebook), paths[key])
-    config = folder / ".jupyter-config"
-    config.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config))
+    if config_dir is None:
+        config_dir = folder / ".jupyter-config"
+        config_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir))
     proc = subprocess.run([sys.executable, "-m", "nbgrader", "validate",
                            *map(str, paths.values())],
                           cwd=folder, env=env, stdin=subprocess.DEVNULL,
@@ -573,6 +578,84 @@ def validate_many(notebooks: dict, folder: os.PathLike | str,
 
 
 def validate(notebook: os.PathLike | str | NotebookNode, folder: os.PathLike | str,
-             name: str = "notebook.ipynb") -> ValidateResult:
+             name: str = "notebook.ipynb",
+             config_dir: os.PathLike | str | None = None) -> ValidateResult:
     """One notebook validated as a student's Validate button does (see :func:`validate_many`)."""
-    return validate_many({"student": notebook}, folder, name)["student"]
+    return validate_many({"student": notebook}, folder, name, config_dir)["student"]
+
+
+def _course_demo():
+    """tools/course_demo.py, the README's course rehearsal (loaded once, on first use)."""
+    module = sys.modules.get("course_demo")
+    if module is None:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("course_demo",
+                                                      REPO_ROOT / "tools" / "course_demo.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module        # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return module
+
+
+def student_config(home: os.PathLike | str, student_id: str = "student") -> Path:
+    """The Jupyter configuration directory the README's student setup writes.
+
+    Runs README.md's ``student-setup`` block verbatim as the student
+    ``student_id`` whose home directory is ``home`` (created if need be; the
+    exchange is ``home/exchange``) and returns ``home/.jupyter``: what
+    :func:`validate_many` and :func:`jupyter_extensions` take as ``config_dir``.
+    """
+    home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    demo = _course_demo()
+    (code,) = demo.readme_blocks()["student-setup"]
+    demo.run_readme_block(code, home, home, EXCHANGE=str(home / "exchange"),
+                          STUDENT_ID=student_id)
+    return home / ".jupyter"
+
+
+@dataclass
+class JupyterExtensions:
+    """What a user's Jupyter loads, with a given configuration directory."""
+
+    server: dict[str, bool]
+    """``{module: enabled}`` of the server extensions, as jupyter_server decides when it starts."""
+    lab_disabled: list[str]
+    """The JupyterLab plugins that ``jupyter labextension list`` reports disabled."""
+    lab_listing: str = field(repr=False, default="")
+    """All that ``jupyter labextension list`` printed."""
+
+
+_SERVER_EXTENSIONS = """\
+import json
+from jupyter_server.serverapp import ServerApp
+app = ServerApp()
+app.load_config_file()          # what ServerApp.initialize does first,
+app.find_server_extensions()    # then it adds the extensions that the .d folders enable
+print(json.dumps(app.jpserver_extensions))
+"""
+
+
+def jupyter_extensions(config_dir: os.PathLike | str) -> JupyterExtensions:
+    """The server extensions and JupyterLab plugins of a user whose configuration is ``config_dir``.
+
+    The server extensions are those jupyter_server itself would load (it reads the
+    same files as ``jupyter server`` does, ``jupyter_server_config.py`` included,
+    which ``jupyter server extension list`` ignores); the disabled lab plugins are
+    the ones ``jupyter labextension list`` names. No server is started.
+    """
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir))
+    for name in ("JUPYTER_CONFIG_PATH", "JUPYTER_PATH"):
+        env.pop(name, None)
+    run = functools.partial(subprocess.run, env=env, cwd=config_dir, stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=True)
+    server = json.loads(run([sys.executable, "-c", _SERVER_EXTENSIONS]).stdout.splitlines()[-1])
+    listing = run([sys.executable, "-m", "jupyterlab.labextensions", "list"])
+    text = _ANSI.sub("", listing.stdout + listing.stderr)
+    disabled = []
+    if "Disabled extensions:" in text:
+        for line in text.split("Disabled extensions:", 1)[1].splitlines()[1:]:
+            if not line.startswith("    ") or not line.strip():
+                break
+            disabled.append(line.strip())
+    return JupyterExtensions(server=server, lab_disabled=disabled, lab_listing=text)

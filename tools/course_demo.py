@@ -53,7 +53,7 @@ from nbgrader.api import Gradebook  # noqa: E402
 from collective_lib.autograde.report import question_table  # noqa: E402
 
 __all__ = ["ROLES", "Answers", "MODEL_ANSWER", "CLASS", "ASSIGNMENTS", "FEEDBACK_FETCHED",
-           "MANUAL_GRADES", "readme_blocks",
+           "MANUAL_GRADES", "readme_blocks", "run_readme_block",
            "rehearse", "main"]
 
 README = REPO_ROOT / "README.md"
@@ -153,6 +153,26 @@ def readme_blocks(readme: Path = README) -> dict[str, list[str]]:
     return blocks
 
 
+def run_readme_block(code: str, cwd: Path, home: Path, **variables: str) -> str:
+    """Run the README's shell ``code`` in ``cwd`` as a person whose home is ``home``.
+
+    ``variables`` (``EXCHANGE``, ``STUDENT_ID``, ``A``...) are set in the
+    environment, no Jupyter location of the caller's environment applies, and the
+    programs of this interpreter's environment come first on the PATH. Returns
+    the output; raises :class:`nbgrader_harness.NbgraderError` on failure.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _JUPYTER_ENV}
+    env.update(HOME=str(home), **variables,
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
+    proc = subprocess.run(["bash", "-e", "-u", "-o", "pipefail", "-c", code], cwd=cwd,
+                          env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=h.COMMAND_TIMEOUT)
+    if proc.returncode != 0:
+        raise h.NbgraderError(f"README block failed with status {proc.returncode} "
+                              f"({variables}):\n{code}\n{proc.stdout}")
+    return proc.stdout
+
+
 class _Rehearsal:
     """The people, directories and environment of one rehearsal under ``root``."""
 
@@ -168,20 +188,13 @@ class _Rehearsal:
     def run(self, role: str, person: str, **variables: str) -> str:
         """Run the README block ``role`` as ``person``; its output. Raises on failure."""
         home = self.homes[person]
-        env = {k: v for k, v in os.environ.items() if k not in _JUPYTER_ENV}
-        env.update(HOME=str(home), EXCHANGE=str(self.exchange), **variables,
-                   PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
         cwd = self.course if person == "instructor" else home
         (code,) = self.blocks[role]
-        proc = subprocess.run(["bash", "-e", "-u", "-o", "pipefail", "-c", code], cwd=cwd,
-                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, timeout=h.COMMAND_TIMEOUT)
-        label = " ".join([role, person, *variables.values()])
-        self.log(f"$ {label}")
-        if proc.returncode != 0:
-            raise h.NbgraderError(f"README block {role!r} failed for {person} with status "
-                                  f"{proc.returncode} ({variables}):\n{proc.stdout}")
-        return proc.stdout
+        self.log("$ " + " ".join([role, person, *variables.values()]))
+        try:
+            return run_readme_block(code, cwd, home, EXCHANGE=str(self.exchange), **variables)
+        except h.NbgraderError as err:
+            raise h.NbgraderError(f"README block {role!r} failed for {person}: {err}") from None
 
     def answer(self, student: str, assignment: str, answers: Answers) -> None:
         """Write ``answers`` into the student's fetched notebook, as saving in Jupyter would."""

@@ -11,6 +11,7 @@ exports, as in formgrader. The last export must hold exactly the scores below.
 from __future__ import annotations
 
 import csv
+import html
 import importlib.util
 import re
 import sys
@@ -88,7 +89,8 @@ def test_the_readme_marks_every_step_once():
     for step in ["make setup", "nbgrader db student add", "c.Exchange.root",
                  "generate_assignment", "release_assignment", "fetch_assignment", "submit",
                  "collect", "autograde", "export", "generate_feedback", "release_feedback",
-                 "fetch_feedback", "collective_lib.autograde.report"]:
+                 "fetch_feedback", "collective_lib.autograde.report",
+                 "c.Validator.width", "jpserver_extensions", "labextension disable"]:
         assert step in commands, step
 
 
@@ -140,7 +142,49 @@ def test_students_fetch_feedback_with_the_manual_grade(rehearsal):
             "*/float_associativity.html")
         text = html.read_text()
         assert f"(Score: {points} / 10.0)" in text, student
-    assert "Written response</a> (Score: 1.0 / 2.0)" in text
+    assert "(iv) Consequences</a> (Score: 1.0 / 2.0)" in text
+
+
+#: The score summary atop bob's feedback on float_associativity: every question by the
+#: title a student knows (a test cell's first line, the written answer's heading).
+BOB_SUMMARY = ["simulated_sum (Score: 0.0 / 3.0)", "tree_difference (Score: 2.0 / 2.0)",
+               "my_values (Score: 3.0 / 3.0)", "(iv) Consequences (Score: 1.0 / 2.0)"]
+
+
+def _summary(page: str) -> list[str]:
+    """The lines of a feedback page's score summary, as a reader sees them."""
+    toc = re.search(r'<div id="toc">(.*?)</div>', page, re.S).group(1)
+    return [" ".join(html.unescape(re.sub(r"<[^>]+>", "", item)).split())
+            for item in re.findall(r"<li\b.*?</li>", toc, re.S)]
+
+
+def test_feedback_names_every_question_by_its_title(rehearsal):
+    root, _ = rehearsal
+    pages = {student: next((root / "home" / student / "float_associativity" / "feedback")
+                           .glob("*/float_associativity.html")).read_text()
+             for student in ("alice", "bob", "carol")}
+    assert _summary(pages["bob"]) == BOB_SUMMARY
+    # carol left the written answer as released: nbgrader's comment "No response." is
+    # listed after its question, by the same title
+    assert _summary(pages["carol"])[-1] == "Comment on (iv) Consequences"
+    for student, page in pages.items():
+        titles = [line.split(" (Score:")[0] for line in _summary(page) if "(Score:" in line]
+        assert titles == [line.split(" (Score:")[0] for line in BOB_SUMMARY], student
+        text = html.unescape(re.sub(r"<[^>]+>", "", page))
+        # neither nbgrader's unnamed entries nor the written answer's rubric placeholder
+        assert "Test cell" not in text and "Written response" not in text, student
+        assert "Student's task" not in text and "0.0 / 0.0" not in text, student
+
+
+def test_each_student_home_holds_the_students_setup(rehearsal):
+    """README's student setup ran for every student: validate's width, no instructor tools."""
+    root, _ = rehearsal
+    for student in course_demo.CLASS:
+        config = root / "home" / student / ".jupyter"
+        assert "c.Validator.width" in (config / "nbgrader_config.py").read_text()
+        assert "formgrader" in (config / "jupyter_server_config.py").read_text()
+        disabled = (config / "labconfig" / "page_config.json").read_text()
+        assert "@jupyter/nbgrader:create-assignment" in disabled, student
 
 
 def test_the_points_table_matches_the_source_notebooks():
