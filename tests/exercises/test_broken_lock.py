@@ -13,12 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 
 import nbgrader_harness as h
 from collective_lib.algorithms.sync import lock_demo
 from collective_lib.shared_memory import simulate_shared
 from exercise_references import load_reference
-from exercise_submissions import SPINS
+from exercise_submissions import SPINS, validated_fixture
 
 ASSIGNMENT = "broken_lock"
 
@@ -84,6 +85,9 @@ def build_submissions(source: Path) -> dict:
                     ("schedule_two_lost_solution", INCOMPLETE)],
         "endless": lock(SPINS),
         "shares_globals": lock(BOARD_ACQUIRE, BOARD_RELEASE),
+        # one wrong schedule each: one bug, one cell
+        "no_overlap": ("schedule_both_inside_solution", NO_OVERLAP),
+        "incomplete": ("schedule_two_lost_solution", INCOMPLETE),
     })
 
 
@@ -101,14 +105,15 @@ def test_release_hides_solutions_and_hidden_tests(graded):
     h.assert_release_hides(course, ASSIGNMENT, [
         "[0, 1, 0, 1]", "0, 0,                # PE 0 takes", "cas(self.cell, 0, 1)",
         "take it atomically", "the last write is its first-round write",
-        "range(1, 9), rounds=3", "seeds=range(150)", "rounds=2, time_limit_s=20",
+        "range(1, 9), rounds=3", "seeds=range(150)", "ROUNDS += [2]",
         "_sync.broken_lock"],
         shows=["YOUR ANSWER HERE", "class FixedLock:", "def memory(p, cell=\"lock\"):",
                "def acquire(self):", "def release(self):",
                "def try_schedule(schedule, p=2, rounds=1):",
                "check_lock_progress(FixedLock, [1, 2, 3], rounds=2, time_limit_s=5, "
                "exclusion=False)",
-               "check_lock_exhaustive(FixedLock, 2, rounds=1, time_limit_s=5)"],
+               "flaw = _flaw(check_lock_exhaustive, FixedLock, 2, rounds=rounds,",
+               "ROUNDS = [1]", "RANDOM = [dict(ps=[2], seeds=range(20))]"],
         unanswered=4)                                     # two schedules, acquire, release
 
 
@@ -156,32 +161,48 @@ def test_wrong_schedules_lose_part_1_only(graded):
     assert "read lock -> 1" in result.messages("both_inside_tests")     # the trace is shown
 
 
-def test_still_broken_lock_loses_the_exclusion_cells_with_the_violating_trace(graded):
+FULL = {"both_inside_tests": 2, "two_lost_tests": 3, "timed_tests": 2, "random_tests": 3,
+        "exhaustive_tests": 3, "answer_counter_one": 0, "answer_counter_one_rubric": 0}
+
+
+def _shown(result, cell) -> str:
+    return "".join(out.get("text", "") for out in result.cell(cell).outputs)
+
+
+def test_still_broken_lock_loses_the_random_cell_only(graded):
     _, results = graded
     result = results["still_broken"]
-    assert all(result.scores[g] == result.max_scores[g] for g in PART1)
-    # one bug, the cells that judge it: exclusion (random and every interleaving), not progress
-    assert result.scores["timed_tests"] == result.max_scores["timed_tests"]
-    assert result.scores["random_tests"] == result.scores["exhaustive_tests"] == 0
+    # one bug, one deduction: two PEs inside together is charged by the random interleavings;
+    # every interleaving finds it too, and says that a cell above charges it
+    assert result.scores == {**FULL, "random_tests": 0}
     random = result.messages("random_tests")
     assert "enters the critical section while PE" in random
     assert "schedule [" in random and "write lock := 1" in random
     assert "must be one atomic operation (cas or fetch_add)" in random
-    exhaustive = result.messages("exhaustive_tests")
-    assert "under the shortest interleaving that breaks it" in exhaustive
+    exhaustive = _shown(result, "exhaustive_tests")
+    assert "an interleaving breaks the lock in a way that a cell above already charges" in exhaustive
     assert "schedule [0, 1, 0, 1]" in exhaustive
 
 
-def test_lock_that_never_releases_loses_the_progress_cells(graded):
+def test_lock_that_never_releases_loses_the_timed_cell_only(graded):
     _, results = graded
     result = results["never_releases"]
-    assert all(result.scores[g] == result.max_scores[g] for g in PART1)
-    # one bug, the cells that judge it: progress (timed and every interleaving), not exclusion
-    assert result.scores["random_tests"] == result.max_scores["random_tests"]
-    assert result.scores["timed_tests"] == result.scores["exhaustive_tests"] == 0
-    for gid in ("timed_tests", "exhaustive_tests"):
-        assert "never finished: some PEs wait forever" in result.messages(gid), gid
+    # one bug, one deduction: a PE waiting forever is charged by the timed runs
+    assert result.scores == {**FULL, "timed_tests": 0}
+    assert "never finished: some PEs wait forever" in result.messages("timed_tests")
     assert "does release() really free the lock" in result.messages("timed_tests")
+    assert "never finished: some PEs wait forever" in _shown(result, "exhaustive_tests")
+
+
+@pytest.mark.parametrize("student, cell, message", [
+    ("no_overlap", "both_inside_tests", "no two PEs were in the critical section at the same time"),
+    ("incomplete", "two_lost_tests", "schedule_two_lost is not complete"),
+])
+def test_one_wrong_schedule_costs_its_cell_only(graded, student, cell, message):
+    _, results = graded
+    result = results[student]
+    assert result.scores == {**FULL, cell: 0}
+    assert message in result.messages(cell)
 
 
 def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
@@ -232,3 +253,60 @@ def test_pes_sharing_a_module_attribute_are_told_so(graded):
     assert board.scores["timed_tests"] == 0
     assert "PEs must not share Python globals" in board.messages("timed_tests")
     assert board.scores["both_inside_tests"] == board.max_scores["both_inside_tests"]
+    # the visible part of the timed cell says plainly that it cannot see this
+    assert "Not checked here: PEs that coordinate through Python globals" in \
+        _shown(board, "timed_tests")
+
+
+# -- the text says what the trace shows (where a marker stands) ------------------------------
+
+def test_the_text_about_markers_matches_the_trace(capsys):
+    """The trace stamps a marker with the number of steps done before it (the next step's
+    number): the notebook's text and try_schedule's message say so."""
+    nb = nbformat.read(h.EXERCISES_DIR / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+                       as_version=4)
+    text = " ".join(h.find_cell(nb, "machine").source.split())
+    assert "happen together with the step before them" not in text
+    assert ("In a trace, `3 0 enter cs` therefore means that PE 0 entered the critical section "
+            "after step 2 (its `write lock := 1`), before step 3") in text      # spaces joined
+    namespace = {}
+    for cell in ("setup", "replay_example"):
+        exec(h.find_cell(nb, cell).source, namespace)
+    capsys.readouterr()
+    namespace["try_schedule"]([0, 1, 0, 1])
+    shown = capsys.readouterr().out
+    assert "       2   0  write lock := 1\n       3   0  enter cs\n       3   1  write lock := 1" \
+        in shown
+    assert "VIOLATION: PE 1 entered the critical section after step 3 " in shown
+
+
+# -- what the Validate button says (the visible checks, in a student's saved notebook) --------
+
+#: Submissions whose bug a student's Validate must report, with the start of what it says.
+#: (endless is left out to keep the test short: the real-time limits of the checks stop it
+#: after 5 to 20 s.) shares_globals: the student's PEs all run in one process, where the
+#: replays of the random interleavings break a lock kept in a module attribute.
+CAUGHT_BY_VALIDATE = {
+    "no_overlap": "After the 4 steps of schedule_both_inside, no two PEs were in",
+    "incomplete": "schedule_two_lost is not complete",
+    "wrong_schedules": "After schedule_two_lost the counter is 4, not 2",
+    "still_broken": "FixedLock with p=2 PEs, 2 rounds each: under the interleaving of",
+    "never_releases": "FixedLock with p=1 PE, 2 rounds each, never finished",
+    "crashes": "schedule_both_inside names PE 7 at step 2",
+    "shares_globals": "FixedLock with p=2 PEs, 2 rounds each: under the interleaving of",
+}
+
+validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
+                              written={"answer_counter_one": "A written answer."})
+
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", CAUGHT_BY_VALIDATE)
+def test_validate_reports_each_named_bug(validated, student):
+    result = validated[student]
+    assert not result.passed, result.text
+    # nbgrader validate shows the first 67 characters of the failing check's message
+    assert f"AssertionError: {CAUGHT_BY_VALIDATE[student]}" in result.text, result.text
