@@ -323,7 +323,7 @@ def _hook(prints: dict, long: dict, files: dict, who: str):
                          _distinctive=_DISTINCTIVE_BYTES, _long_bytes=_LONG_BYTES,
                          _proc=_identity("/proc"),
                          _writing=os.O_WRONLY | os.O_RDWR, _stat=os.stat, _type=type,
-                         _len=len, _isinstance=isinstance, _str=str, _bytes=bytes, _int=int,
+                         _len=len, _issubclass=issubclass, _str=str, _bytes=bytes, _int=int,
                          _code=types.CodeType, _function=types.FunctionType,
                          _error=PermissionError, _os_error=OSError, _value_error=ValueError,
                          _type_error=TypeError, _me=("_forbidden_guard", __file__)):
@@ -364,11 +364,12 @@ def _hook(prints: dict, long: dict, files: dict, who: str):
                 todo.extend(item.co_consts)
         elif event == "open":
             path = args[0] if args else None
-            if path is None or _isinstance(path, _int):
+            kind = _type(path)                  # (isinstance would believe a __class__)
+            if path is None or _issubclass(kind, _int):
                 return
-            if not _isinstance(path, (_str, _bytes)):
+            if not _issubclass(kind, (_str, _bytes)):
                 raise _error(f"{_forbidden} {_who}: open files here by their name, a str, "
-                             f"not a {_type(path).__name__}")
+                             f"not a {kind.__name__}")
             try:
                 st = _stat(path)
             except (_os_error, _value_error, _type_error):
@@ -383,12 +384,12 @@ def _hook(prints: dict, long: dict, files: dict, who: str):
                 raise _error(f"{_forbidden} {_who}: a folder cannot be opened here ({path!r}); "
                              "list it with os.listdir")
             flags = args[2] if _len(args) > 2 else 0
-            if _proc is not None and st.st_dev == _proc[0] and _isinstance(flags, _int) \
+            if _proc is not None and st.st_dev == _proc[0] and _type(flags) is _int \
                     and flags & _writing:
                 raise _error(f"{_forbidden} {_who}: /proc cannot be written here ({path!r})")
         elif event == "import":
             module = args[0] if args else ""
-            if _isinstance(module, _str) and (module in _native
+            if _type(module) is _str and (module in _native
                                               or module.split(".")[0] in _native):
                 raise _error(f"{_forbidden} {_who}: the module {module} is not available here")
         elif event in _refused_events:

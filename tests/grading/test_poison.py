@@ -13,6 +13,7 @@ import dis
 import gc
 import importlib
 import inspect
+import io
 import json
 import marshal
 import multiprocessing.util
@@ -232,6 +233,19 @@ def _guard_code_replaced(kept):
     return open(gray_module.__file__).read()
 
 
+class _Disguised:
+    """A path that claims to be a str and names another file each time it is asked."""
+    asked = 0
+
+    @property
+    def __class__(self):
+        return str
+
+    def __fspath__(self):
+        _Disguised.asked += 1
+        return gray_module.__file__ if _Disguised.asked % 2 else "/nothing/here.py"
+
+
 SCRIPT = "from collective_lib.cm200.gray import gray; print(gray(5))"
 
 REBUILDS = {
@@ -247,6 +261,7 @@ REBUILDS = {
     "the original code (assigned to __code__)": _assigned_code,
     "code.replace": lambda kept: (lambda: 0).__code__.replace(co_name="x"),
     "numpy.fromfile": lambda kept: np.fromfile(gray_module.__file__, dtype=np.uint8)[:10],
+    "a path that changes when asked again": lambda kept: io.FileIO(_Disguised()).read(20),
     "a symbolic link": _symlink,
     "a folder's descriptor (dir_fd)": _folder_descriptor,
     "os.chdir": lambda kept: os.chdir(os.path.dirname(gray_module.__file__)),
