@@ -49,9 +49,10 @@ changed, and every way to re-create it is guarded.
      ``os.fork``, ``os.forkpty``, sub-interpreters, and the unaudited
      ``_posixsubprocess.fork_exec`` (rebound wherever it is held; its module
      cannot be imported again);
-   * ``ctypes`` (it could remove the hook or patch memory), and modules that
-     read files or call C without an audit event (``readline``, ``cffi``,
-     ``_tkinter``, ``_testcapi``...).
+   * ``ctypes`` (it could remove the hook or patch memory), modules that read
+     files or call C without an audit event (``readline``, ``cffi``,
+     ``_tkinter``, ``_testcapi``...), and tracing, profiling and other threads'
+     frames (a trace function could rewrite the hook's locals).
 
    Behind the hook, where the kernel allows it, a seccomp filter makes
    ``fork``, ``vfork``, ``clone`` without ``CLONE_THREAD`` and ``execve`` fail
@@ -285,6 +286,11 @@ _REFUSED_EVENTS = {   # event: what the refusal says
     "os.symlink": "links cannot be made here",
     "os.link": "links cannot be made here",
     "os.chdir": "the working folder cannot change here",
+    # a trace or profile function could rewrite this hook's locals or jump over a refusal
+    # (if the hook's __cantrace__ were set), and other threads' frames are the hook's too
+    "sys.settrace": "tracing is not available here",
+    "sys.setprofile": "profiling is not available here",
+    "sys._current_frames": "other threads' frames are not available here",
     "sqlite3.enable_load_extension": "native extensions cannot be loaded here",
     "sqlite3.load_extension": "native extensions cannot be loaded here",
     **{event: f"no process or interpreter can start here ({event}): it would run without "

@@ -246,6 +246,22 @@ class _Disguised:
         return gray_module.__file__ if _Disguised.asked % 2 else "/nothing/here.py"
 
 
+def _traced_guard(kept):
+    """A trace function let into the guard could clear the files it refuses."""
+    guard = _guard(kept)[0]
+    guard.__cantrace__ = True                  # an attribute, no audit event
+
+    def trace(frame, event, arg):
+        if frame.f_code is guard.__code__ and "_files" in frame.f_locals:
+            frame.f_locals["_files"] = frozenset()
+        return trace
+    sys.settrace(trace)
+    try:
+        return open(gray_module.__file__).read()
+    finally:
+        sys.settrace(None)
+
+
 SCRIPT = "from collective_lib.cm200.gray import gray; print(gray(5))"
 
 REBUILDS = {
@@ -278,6 +294,8 @@ REBUILDS = {
     "builtins and os.stat rebound": _builtins_rebound,
     "the guard's defaults replaced": _guard_switched_off,
     "the guard's code replaced": _guard_code_replaced,
+    "a trace function in the guard": _traced_guard,
+    "another thread's frames": lambda kept: sys._current_frames(),
 }
 
 
