@@ -246,6 +246,14 @@ class _Disguised:
         return gray_module.__file__ if _Disguised.asked % 2 else "/nothing/here.py"
 
 
+def _fork():
+    pid = os.fork()
+    if pid == 0:                                # were it allowed: the copy leaves at once
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
 def _traced_guard(kept):
     """A trace function let into the guard could clear the files it refuses."""
     guard = _guard(kept)[0]
@@ -285,7 +293,7 @@ REBUILDS = {
     "subprocess": lambda kept: subprocess.run([sys.executable, "-c", SCRIPT],
                                               capture_output=True, text=True).stdout,
     "os.system": lambda kept: os.system(f"{sys.executable} -c '{SCRIPT}'"),
-    "os.fork": lambda kept: os.fork() or 0,
+    "os.fork": lambda kept: _fork(),
     "os.posix_spawn": lambda kept: os.posix_spawn(sys.executable, [sys.executable], {}),
     "_posixsubprocess (multiprocessing)": lambda kept: multiprocessing.util.spawnv_passfds(
         sys.executable.encode(), [sys.executable.encode(), b"-c", SCRIPT.encode()], []),
