@@ -156,7 +156,7 @@ class Host:
             new = [passed[kind] for kind in ("memory", "processes") if kind in passed]
             self.events.extend(new)
             if new or self.spent:
-                self.group.kill(spare={self.process.pid}, wait_s=1.0)
+                self.group.kill(spare={self.process.pid}, wait_s=0.5, wait=False)
 
     def changed(self) -> bool:
         """Whether the group's event counters moved since the last :meth:`poll` (cheap)."""

@@ -400,8 +400,12 @@ class SubmissionGroup:
                 pass
         return found
 
-    def kill(self, spare=(), wait_s: float = 5.0) -> bool:
-        """SIGKILL every process of the group but ``spare``; True once none is left."""
+    def kill(self, spare=(), wait_s: float = 5.0, wait: bool = True) -> bool:
+        """SIGKILL every process of the group but ``spare``; True once none is left.
+
+        ``wait`` False returns as soon as every process there has had its signal
+        (none can fork any more), without waiting for them to end.
+        """
         spare = set(spare)
         if not spare and self.version == 2 and os.path.exists(
                 os.path.join(self.dirs["unified"], "cgroup.kill")):
@@ -410,18 +414,21 @@ class SubmissionGroup:
             except OSError:
                 pass
         deadline = time.monotonic() + wait_s
+        signalled = set()
         while True:
             left = self.pids() - spare
             if not left:
                 return True
-            if time.monotonic() > deadline:
+            if (not wait and left <= signalled) or time.monotonic() > deadline:
                 return False
-            for pid in left:
+            for pid in left - (set() if wait else signalled):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            time.sleep(0.005)
+            signalled |= left
+            if wait:
+                time.sleep(0.005)
 
     def remove(self) -> bool:
         """Kill everything in the group and remove it; True if it is gone."""
@@ -474,9 +481,16 @@ class SubmissionGroup:
     # -- what the group used -------------------------------------------------------------
 
     def usage(self) -> dict:
-        """``memory`` and its ``peak`` (bytes), ``cpu_s``, ``processes`` now, and the counts
-        ``full`` (times the memory limit was reached), ``oom_kills`` (processes the OOM
+        """``memory`` and its ``peak`` (bytes), ``cpu_s``, ``processes`` now, whether the
+        memory is ``at_limit`` (within 0.4 % of it), and the counts ``full`` (times the
+        limit was reached, where the kernel counts them), ``oom_kills`` (processes the OOM
         killer stopped) and ``refused`` (forks refused)."""
+        found = self._usage()
+        found["at_limit"] = bool(self.memory) and found["memory"] >= self.memory - max(
+            self.memory // 256, 1 << 20)
+        return found
+
+    def _usage(self) -> dict:
         if self.version == 2:
             folder = self.dirs["unified"]
             events = _numbers(os.path.join(folder, "memory.events"))
@@ -528,11 +542,11 @@ class SubmissionGroup:
         since = since or {}
         now = self.usage() if now is None else now
         found = {}
-        # reaching the limit is enough: waiting for the kernel's OOM killer, which first
-        # reclaims what it can, costs the submission's calls a second or more
-        at_limit = bool(self.memory) and now["memory"] >= self.memory - max(
-            self.memory // 256, 1 << 20)
-        if at_limit or now["oom_kills"] > since.get("oom_kills", 0) or \
+        # reaching the limit is enough (waiting for the kernel's OOM killer, which first
+        # reclaims what it can, costs a second or more); a group that stays there while
+        # the stopped processes free their memory has not passed it again
+        reached = now["at_limit"] and not since.get("at_limit", False)
+        if reached or now["oom_kills"] > since.get("oom_kills", 0) or \
                 now["full"] > since.get("full", 0):
             found["memory"] = (f"your processes together used more than "
                                f"{_size(self.memory or 0)} of memory (the limit for one "

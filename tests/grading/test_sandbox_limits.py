@@ -136,7 +136,7 @@ def test_a_v2_group_writes_its_limits_and_reads_its_usage(tmp_path):
     (folder / "cpu.stat").write_text("usage_usec 7500000\nuser_usec 7000000\n")
     usage = group.usage()
     assert usage == {"memory": 1 << 20, "peak": 3 << 30, "cpu_s": 7.5, "processes": 3,
-                     "full": 7, "oom_kills": 1, "refused": 2}
+                     "at_limit": False, "full": 7, "oom_kills": 1, "refused": 2}
     assert group.exceeded() == {
         "memory": "your processes together used more than 2 GiB of memory (the limit for one "
                   "submission) and were stopped",
@@ -150,6 +150,11 @@ def test_a_v2_group_writes_its_limits_and_reads_its_usage(tmp_path):
     assert group.exceeded(since=usage) == {}
     (folder / "memory.events").write_text("low 0\nhigh 0\nmax 8\noom 1\noom_kill 1\n")
     assert group.exceeded(since=usage) == {"memory": group.exceeded()["memory"]}  # reached
+    (folder / "memory.current").write_text(f"{(2 << 30) - (4 << 20)}\n")        # nearly full
+    full = group.usage()
+    assert full["at_limit"] and not usage["at_limit"]
+    assert "memory" in group.exceeded(usage, full)
+    assert "memory" not in group.exceeded(full, full)          # still there: not passed again
     before = group.counters()
     (folder / "pids.events").write_text("max 3\n")
     assert group.counters() != before
