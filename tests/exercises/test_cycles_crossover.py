@@ -5,6 +5,10 @@ The source notebook is released with ``nbgrader generate_assignment`` (the relea
 must hide solutions and hidden tests), then the instructor's solution (full
 marks) and wrong, crashing, endless and library-calling submissions (partial
 marks, a helpful message in the failing cell) are autograded in one nbgrader run.
+Each single typical bug costs exactly the cell of its part.
+
+Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook:
+the Validate button must not say "Success!" for any of them, and it must for the solution.
 """
 from __future__ import annotations
 
@@ -62,6 +66,39 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
+def _flat(text):
+    """``text`` with every run of white space made one blank: messages break their lines (so that
+    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
+    return " ".join(text.split())
+
+
+# Validate: the typical bugs as a student's saved notebooks, each with the messages Validate
+# must show. A bug in (i) rides with one in (ii): their checks are independent.
+VALIDATE = {
+    "every_size_and_sign": (
+        [("search_solution", SEARCH_EVERY_SIZE), ("predict_solution", BREAK_EVEN_SIGN, 0)],
+        ["crossover(5, 'move') returned 25, which is not a multiple of 2d = 10",
+         "predicted_crossover(3, 'compute') returned 6, but there d cycles take"]),
+    "spins_and_crashes": (
+        [("search_solution", SEARCH_SPINS), ("predict_solution", PREDICTION_CRASHES, 1)],
+        ["crossover(4, 'compute') did not return within 10 s",
+         "predicted_crossover(1, 'compute') raised TypeError"]),
+}
+
+
+@pytest.fixture(scope="module")
+def validated(graded, tmp_path_factory):
+    course, _ = graded
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
+    notebooks = {student: h.answered_release(released, notebook)
+                 for student, notebook in h.submissions(
+                     source, {student: changes for student, (changes, _) in VALIDATE.items()}
+                 ).items()}
+    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
+                           name=f"{ASSIGNMENT}.ipynb")
+
+
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
@@ -76,18 +113,47 @@ def test_solution_gets_full_marks(graded):
 
 @pytest.mark.parametrize("student, scores, cell, message", [
     ("every_size", {"search_tests": 0, "predict_tests": 3}, "search_tests",
-     "crossover(5, 'move') returned 25, expected 30"),
+     "crossover(5, 'move') returned 25, which is not a multiple of 2d = 10 from 10 to 4096"),
     ("library", {"search_tests": 0, "predict_tests": 3}, "search_tests", "cycles_crossover"),
     ("spins", {"search_tests": 0, "predict_tests": 3}, "search_tests",
      "did not return within 10 s of real time"),
     ("sign", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
-     "the lines for d = 4 meet between M' = 72 and 80"),
+     "predicted_crossover(3, 'compute') returned 6, but there d cycles take"),
     ("crashes", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
      "predicted_crossover(1, 'compute') raised TypeError"),
 ])
 def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, message):
     _, results = graded
     result = results[student]
-    assert {gid: result.scores[gid] for gid in scores} == scores, result.messages()
-    assert message in result.messages(cell)
+    assert result.scores == scores, result.messages()
+    assert message in _flat(result.messages(cell)), result.messages(cell)
 
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", sorted(VALIDATE))
+def test_validate_catches_every_typical_bug(validated, student):
+    # Validate runs the visible checks only; none of them may say "Success!" for these
+    result = validated[student]
+    assert not result.passed, result.text
+    for message in VALIDATE[student][1]:
+        assert message in _flat(result.text), (message, result.text)
+
+
+def test_the_visible_checks_say_what_they_do_not_check(graded):
+    # the library's crossover passes every visible check: the release says so
+    course, _ = graded
+    assert ("Not checked here (the graded tests check them): that None is right where crossover "
+            "returns it, and that the search is your own work." in _flat(
+                h.released_text(course, ASSIGNMENT)).replace('" "', ""))
+
+
+def test_no_message_states_a_crossover_or_a_line(graded):
+    # Table 9's values and the models' lines are what the student is asked to find
+    course, results = graded
+    text = h.released_text(course, ASSIGNMENT)
+    assert "== 80" not in text and "72 < m4 < 80" not in text
+    for student, result in results.items():
+        assert "expected" not in result.messages() and "T1 = " not in result.messages(), student

@@ -8,6 +8,9 @@ instructor's solution (full marks), typical slips in the fit and in the crossove
 library's calibration (rejected), and a crashing and an endless function (no marks
 for that cell, and grading still finishes quickly). The timings are synthetic, so
 the grades do not depend on the machine.
+
+Every typical slip is also handed to ``nbgrader validate`` as a student's saved notebook:
+the Validate button must not say "Success!" for any of them, and it must for the solution.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import nbgrader_harness as h
 ASSIGNMENT = "fit_and_predict"
 CELLS = ("fit_tests", "crossover_tests")
 FULL_MARKS = {"fit_tests": 4, "crossover_tests": 3}
+WRITTEN_CELLS = {"explain_crossover": 0, "explain_crossover_rubric": 0}   # graded by hand later
 
 
 FIT_NOT_HALVED = '''
@@ -79,6 +83,43 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
+def _flat(text):
+    """``text`` with every run of white space made one blank: messages break their lines (so that
+    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
+    return " ".join(text.split())
+
+
+# Validate: the typical slips as a student's saved notebooks (the written answer filled in, so
+# that only the code decides), each with the messages Validate must show. A slip in the fit
+# rides with one in the crossover: their checks are independent.
+VALIDATE = {
+    "not_halved_without_factor_2": (
+        [("fit_solution", FIT_NOT_HALVED), ("crossover_solution", CROSSOVER_WITHOUT_FACTOR_2)],
+        ["Is each round trip halved", "at m* the two closed forms should take the same time"]),
+    "plain_least_squares_none_for_never": (
+        [("fit_solution", FIT_PLAIN_LEAST_SQUARES),
+         ("crossover_solution", CROSSOVER_NONE_FOR_NEVER)],
+        ["more than 10% off", "crossover(ts=2e-06, tw=5e-10, p=1) returned None; it must return"]),
+    "spins_divides_by_zero": (
+        [("fit_solution", FIT_SPINS), ("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO)],
+        ["WallClockLimitExceeded: fit_ping_pong(", "raised ZeroDivisionError"]),
+}
+WRITTEN = {"explain_crossover": "m* = (ts/tw) L / (L - 2(p-1)/p)."}
+
+
+@pytest.fixture(scope="module")
+def validated(graded, tmp_path_factory):
+    course, _ = graded
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
+    notebooks = {student: h.answered_release(released, notebook, written=WRITTEN)
+                 for student, notebook in h.submissions(
+                     source, {student: changes for student, (changes, _) in VALIDATE.items()}
+                 ).items()}
+    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
+                           name=f"{ASSIGNMENT}.ipynb")
+
+
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
@@ -102,12 +143,44 @@ def test_solution_gets_full_marks(graded):
     ("crossover_without_factor_2", "crossover_tests",
      "at m* the two closed forms should take the same time"),
     ("crossover_none_for_never", "crossover_tests",
-     "crossover(ts=2e-06, tw=5e-10, p=1) returned None; it must return a number (math.inf"),
+     "crossover(ts=2e-06, tw=5e-10, p=1) returned None; it must return a number m* >= 0 "
+     "(math.inf"),
     ("crossover_divides_by_zero", "crossover_tests", "raised ZeroDivisionError"),
 ])
 def test_each_slip_costs_only_its_own_cell(graded, student, cell, message):
     _, results = graded
     result = results[student]
-    assert {c: result.scores[c] for c in CELLS} == {**FULL_MARKS, cell: 0}
-    assert message in result.messages(cell), result.messages(cell)
+    assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, cell: 0}
+    assert message in _flat(result.messages(cell)), result.messages(cell)
 
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", sorted(VALIDATE))
+def test_validate_catches_every_typical_slip(validated, student):
+    # Validate runs the visible checks only; none of them may say "Success!" for these
+    result = validated[student]
+    assert not result.passed, result.text
+    for message in VALIDATE[student][1]:
+        assert message in _flat(result.text), (message, result.text)
+
+
+def test_the_visible_checks_say_what_they_do_not_check(graded):
+    # the library's calibration passes the visible check of the fit: the release says so
+    course, _ = graded
+    assert ("Not checked here (the graded tests check them): the exact fit on other timings, and "
+            "that the fit is your own work." in _flat(h.released_text(course, ASSIGNMENT)).replace(
+                '" "', ""))
+
+
+def test_no_message_answers_a_written_question(graded):
+    # the written questions ask for m*'s closed form, for the p without a crossover and why,
+    # and for m* on this machine: no feedback may state them (nor the fit the hidden tests want)
+    _, results = graded
+    for student, result in results.items():
+        text = _flat(result.messages())
+        for answer in ("they are equal at m* =", "2(p-1)/p", "log2 p", "per word it pays",
+                       "the least-squares fit with relative residuals is ts ="):
+            assert answer not in text, (student, answer)
