@@ -468,6 +468,16 @@ class SubmissionGroup:
     @classmethod
     def problem(cls) -> str | None:
         """Why no group can be made here (a sentence), or None when one can."""
+        layout, _ = find_layout()
+        for parent in (layout or {"parents": {}})["parents"].values():
+            try:
+                entries = os.listdir(parent)
+            except OSError:
+                entries = []
+            for entry in entries:                     # probes of graders that died
+                pid = entry.split("-")[2] if entry.startswith("collective-probe-") else ""
+                if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                    cls.clean(entry, layout)
         try:
             group = cls.unique(f"collective-probe-{os.getpid()}-", memory=1 << 30,
                                processes=64).create()
