@@ -4,6 +4,11 @@ The source notebook is released with ``nbgrader generate_assignment`` (the relea
 must hide solutions and hidden tests), then the instructor's solution (full
 marks) and wrong, crashing, endless and library-calling submissions (partial
 marks, a helpful message in the failing cell) are autograded in one nbgrader run.
+Each single typical bug costs exactly the cell of its part: the later parts are
+graded with a correct gray_of and gray_rank.
+
+Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook:
+the Validate button must not say "Success!" for any of them, and it must for the solution.
 """
 from __future__ import annotations
 
@@ -23,6 +28,11 @@ i = 0
 while g >= 0:                            # never ends
     i ^= g
 return i
+'''
+
+# Right for codes of up to 3 bits (Table 1), wrong from 4 bits on.
+NARROW_RANK = '''
+return g ^ (g >> 1) ^ (g >> 2)
 '''
 
 OFF_BY_ONE_TRANSITIONS = '''
@@ -47,6 +57,7 @@ def build_submissions(source):
     return h.submissions(source, {
         "wrong_gray": ("gray_solution", WRONG_GRAY, 0),
         "spinning_rank": ("gray_solution", SPINNING_RANK, 1),
+        "narrow_rank": ("gray_solution", NARROW_RANK, 1),
         "off_by_one": ("transitions_solution", OFF_BY_ONE_TRANSITIONS),
         "crashing": ("transitions_solution", CRASHING_TRANSITIONS),
         "backwards": ("index_solution", BACKWARDS_INDEX),
@@ -55,6 +66,42 @@ def build_submissions(source):
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+
+
+def _flat(text):
+    """``text`` with every run of white space made one blank: messages break their lines (so that
+    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
+    return " ".join(text.split())
+
+
+# Validate: the typical bugs as a student's saved notebooks, each with the messages Validate
+# must show. A bug in (ii) rides with one in (iii): their checks are independent.
+VALIDATE = {
+    "wrong_gray": ([("gray_solution", WRONG_GRAY, 0)], ["the 3-bit codes should be"]),
+    "spinning_rank": ([("gray_solution", SPINNING_RANK, 1)],
+                      ["gray_rank(5) did not return within 5 s"]),
+    "narrow_rank": ([("gray_solution", NARROW_RANK, 1)],
+                    ["gray_rank(gray_of(8)) should give 8 back"]),
+    "off_by_one_and_backwards": (
+        [("transitions_solution", OFF_BY_ONE_TRANSITIONS), ("index_solution", BACKWARDS_INDEX)],
+        ["transitions(3) should be [0, 1, 0, 2, 0, 1, 0]",
+         "but the simulated broadcast leaves another index in address 1 of node 0"]),
+    "crashing": ([("transitions_solution", CRASHING_TRANSITIONS)],
+                 ["transitions(3) raised ValueError"]),
+}
+
+
+@pytest.fixture(scope="module")
+def validated(graded, tmp_path_factory):
+    course, _ = graded
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
+    notebooks = {student: h.answered_release(released, notebook)
+                 for student, notebook in h.submissions(
+                     source, {student: changes for student, (changes, _) in VALIDATE.items()}
+                 ).items()}
+    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
+                           name=f"{ASSIGNMENT}.ipynb")
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
@@ -76,12 +123,15 @@ def test_solution_gets_full_marks(graded):
      "the 3-bit codes should be"),
     ("spinning_rank", {"gray_tests": 0, "transitions_tests": 2, "index_tests": 3}, "gray_tests",
      "did not return within 5 s of real time"),
+    ("narrow_rank", {"gray_tests": 0, "transitions_tests": 2, "index_tests": 3}, "gray_tests",
+     "gray_rank(gray_of(8)) should give 8 back, got 9"),
     ("off_by_one", {"gray_tests": 3, "transitions_tests": 0, "index_tests": 3},
      "transitions_tests", "transitions(3) should be [0, 1, 0, 2, 0, 1, 0]"),
     ("crashing", {"gray_tests": 3, "transitions_tests": 0, "index_tests": 3},
      "transitions_tests", "transitions(3) raised ValueError"),
     ("backwards", {"gray_tests": 3, "transitions_tests": 2, "index_tests": 0}, "index_tests",
-     "node 101, address 1 holds index 100 in Figure 7"),
+     "fig7_index(pa=0, s=1, d=2) returned 2, but the simulated broadcast leaves another index "
+     "in address 1 of node 0"),
     ("library", {"gray_tests": 3, "transitions_tests": 2, "index_tests": 0}, "index_tests",
      "one_cycle_index"),
 ])
@@ -90,7 +140,7 @@ def test_wrong_submissions_get_partial_marks_and_a_message(graded, student, scor
     _, results = graded
     result = results[student]
     assert result.scores == scores, result.messages()
-    assert message in result.messages(cell)
+    assert message in _flat(result.messages(cell)), result.messages(cell)
 
 
 @pytest.mark.parametrize("student", ["wrong_gray", "spinning_rank"])
@@ -99,5 +149,36 @@ def test_later_parts_say_why_their_visible_check_is_skipped(graded, student):
     result = results[student]
     for cell in ("transitions_tests", "index_tests"):
         shown = "".join(out.get("text", "") for out in result.cell(cell).outputs)
-        assert "gray_of or gray_rank does not give the codes of part (i) yet" in shown, shown
+        assert "gray_of or gray_rank does not pass the checks of part (i) yet" in shown, shown
 
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", sorted(VALIDATE))
+def test_validate_catches_every_typical_bug(validated, student):
+    # Validate runs the visible checks only; none of them may say "Success!" for these
+    result = validated[student]
+    assert not result.passed, result.text
+    for message in VALIDATE[student][1]:
+        assert message in _flat(result.text), (message, result.text)
+
+
+def test_the_visible_checks_say_what_they_do_not_check(graded):
+    # the library's index function passes every visible check: the release says so
+    course, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    for line in ("codes of up to 16 bits, and that gray_of and gray_rank are your own work",
+                 "d up to 12, and that fig7_index is your own work, without simulating"):
+        assert "Not checked here (the graded tests check them): " + line in _flat(text).replace(
+            '" "', ""), line
+
+
+def test_no_message_states_a_code_or_index_that_was_expected(graded):
+    # a wrong value is named, never the right one (feedback files circulate between cohorts)
+    _, results = graded
+    for student in ("wrong_gray", "narrow_rank", "off_by_one", "backwards"):
+        text = results[student].messages()
+        assert "expected" not in text and "differ in bit" not in text.replace(
+            "do not differ in bit", ""), (student, text)
