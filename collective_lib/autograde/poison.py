@@ -431,10 +431,14 @@ def _who(names: list) -> str:
 
 # -- poisoning -----------------------------------------------------------------------------
 
-def poison(names) -> None:
+def poison(names, own_sources=()) -> None:
     """Make this process one where the library's ``names`` cannot run (see the module's note).
 
-    Call it once, before any student code runs; it cannot be undone.
+    Call it once, before any student code runs; it cannot be undone. ``own_sources``
+    are the student's cells as they will run: code written in them is the student's
+    own text, which the static likeness review judges, so it is never refused for
+    having the same bytecode as a library function (a short canonical lock or Gray
+    code is often written the library's way).
     """
     names = sorted({str(n) for n in names})
     if not names:
@@ -473,10 +477,11 @@ def poison(names) -> None:
     prints: dict = {}
     long: dict = {}
     files: dict = {}
+    own = _own_code(own_sources)
     for code, name in codes.items():
-        if len(code.co_code) >= _DISTINCTIVE_BYTES:
+        if len(code.co_code) >= _DISTINCTIVE_BYTES and fingerprint(code) not in own:
             prints.setdefault(fingerprint(code), name)
-        if len(code.co_code) >= _LONG_BYTES:
+        if len(code.co_code) >= _LONG_BYTES and code.co_code not in {c for c, _ in own}:
             long.setdefault(code.co_code, name)
         _protect(files, code.co_filename, name)
     for name, modules in elsewhere.items():
@@ -495,6 +500,21 @@ def poison(names) -> None:
     _forget_results()
     _no_new_processes()
     sys.addaudithook(_hook(prints, long, files, _who(names)))
+
+
+def _own_code(sources) -> set:
+    """The fingerprints of every code object written in the cells ``sources``."""
+    found = set()
+    for source in sources:
+        try:
+            todo = [compile(source, "<cell>", "exec")]
+        except (SyntaxError, ValueError):     # IPython syntax: its own run reports it
+            continue
+        while todo:
+            code = todo.pop()
+            found.add(fingerprint(code))
+            todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return found
 
 
 def _refusal(names: list, what: str):
