@@ -3,11 +3,15 @@
 The source notebook is released with ``nbgrader generate_assignment`` (the release
 must hide the solution, the hidden tests and the model answer), and a set of
 submissions is autograded in one ``nbgrader autograde`` run: the instructor's
-solution (full marks), typical bugs that each cost only the cells they should (the
-root's list not reordered: correctness only; the larger half sent away: the tree and
-the time; the library's binomial tree written out: the tree only; a block sent
-without its size: the time only), a program that calls the library (no credit), and
-crashing and endless programs (no marks, and grading still finishes quickly).
+solution (full marks), typical bugs that each cost exactly one cell (the root's list
+not reordered, or a crash at p = 1: correctness only; the larger half sent away, or the
+library's binomial tree written out: the tree only, since the time is measured where
+the halving tree is the binomial tree; a block sent without its size: the time only),
+a program that calls the library (no credit), and crashing and endless programs (no
+marks, and grading still finishes quickly).
+
+Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook:
+the Validate button must not say "Success!" for any of them, and it must for the solution.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ ASSIGNMENT = "scatter_any_root"
 SOLUTION_CELL = "scatter_solution"
 CELLS = ("correctness_tests", "tree_tests", "time_tests")
 FULL_MARKS = {"correctness_tests": 4, "tree_tests": 2, "time_tests": 3}
+WRITTEN_CELLS = {"explain_bound": 0, "explain_bound_rubric": 0}   # graded by hand later
 
 
 def _halving(cut_expression, reorder=True, words="words=sum(len(x) for x in upper)"):
@@ -101,6 +106,37 @@ while high - low > 1:
 return list(board[me])                        # read from the board, not from a message
 '''
 
+# Right for every p >= 2; at p = 1 the root still makes its first split and sends to itself.
+CRASHES_AT_P1 = '''
+rel = (me - root) % p
+low, high = 0, p
+if rel == 0:
+    block = [data[(root + j) % p] for j in range(p)]
+    cut = (p + 1) // 2                          # the root's first split
+    upper = block[cut:]
+    del block[cut:]
+    yield send((cut + root) % p, upper, words=sum(len(x) for x in upper))
+    high = cut
+else:
+    while True:
+        cut = low + (high - low + 1) // 2
+        if rel < cut:
+            high = cut
+        elif rel == cut:
+            parent, low = low, cut
+            break
+        else:
+            low = cut
+    block = yield recv((parent + root) % p)
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    upper = block[cut - low:]
+    del block[cut - low:]
+    yield send((cut + root) % p, upper, words=sum(len(x) for x in upper))
+    high = cut
+return block[0]
+'''
+
 CALLS_THE_LIBRARY = '''
 from collective_lib.algorithms.gather import binomial_scatter
 return (yield from binomial_scatter(me, p, data, root))
@@ -122,6 +158,7 @@ def build_submissions(source):
         "shares_globals": (SOLUTION_CELL, SHARES_GLOBALS),
         "calls_library": (SOLUTION_CELL, CALLS_THE_LIBRARY),
         "crashes": (SOLUTION_CELL, CRASHES),
+        "crashes_at_p1": (SOLUTION_CELL, CRASHES_AT_P1),
         "spins": (SOLUTION_CELL, SPINS),
         "yields_forever": (SOLUTION_CELL, YIELDS_FOREVER),
     })
@@ -130,15 +167,48 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
-def scores(result):
-    return {cell: result.scores[cell] for cell in CELLS}
+def _flat(text):
+    """``text`` with every run of white space made one blank: messages break their lines (so that
+    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
+    return " ".join(text.split())
+
+
+# Validate: the typical bugs as a student's saved notebooks (the written answer filled in, so
+# that only the code decides), each with a message Validate must show.
+VALIDATE = {
+    "larger_half_away": (LARGER_HALF_AWAY, "your PEs sent 0->3, 0->1, 1->2, 3->4, 4->5"),
+    "not_reordered": (NOT_REORDERED, "Every PE got the message of the PE `root` places away"),
+    "without_words": (WITHOUT_WORDS, "for p=8, root=0: the message from PE 0 to PE 4"),
+    "binomial_tree": (BINOMIAL_TREE, "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
+    "crashes_at_p1": (CRASHES_AT_P1, "halving_scatter for p=1, root=0 raised ValueError"),
+    "crashes": (CRASHES, "raised TypeError"),
+    "spins": (SPINS, "halving_scatter did not finish within 5 s"),
+    "yields_forever": (YIELDS_FOREVER, "halving_scatter for p=6, root=0 did not finish"),
+    # the library's binomial scatter is correct, but not the halving tree
+    "calls_library": (CALLS_THE_LIBRARY, "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
+}
+WRITTEN = {"explain_bound": "By induction on p: the root sends the upper half first."}
+
+
+@pytest.fixture(scope="module")
+def validated(graded, tmp_path_factory):
+    course, _ = graded
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
+    notebooks = {"solution": h.answered_release(released, source, written=WRITTEN)}
+    for student, (code, _) in VALIDATE.items():
+        notebooks[student] = h.answered_release(
+            released, h.replace_solution(source, SOLUTION_CELL, code), written=WRITTEN)
+    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
+                           name=f"{ASSIGNMENT}.ipynb")
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
         "(high - low + 1) // 2", "del block[", "parent, low", "_halving_tree", "range(1, 41)",
-        "forbid_library_calls(", "check_pe_isolation", "timed", "every_root", "Model answer", "Rubric",
+        "forbid_library_calls(", "check_pe_isolation", "timed += _timed(", "every_root",
+        "Model answer", "Rubric",
         "2\\alpha + 3n\\beta"],
         shows=["def halving_scatter(me, p, data, root=0):", "YOUR ANSWER HERE",
                "def direct_scatter(me, p, data, root=0):"], unanswered=1)
@@ -148,22 +218,25 @@ def test_solution_gets_full_marks(graded):
     h.assert_solution_full_marks(graded, ASSIGNMENT, CELLS, 12, by_hand={"explain_bound": 3})
 
 
-@pytest.mark.parametrize("student, lost, message", [
-    ("larger_half_away", {"tree_tests": 0, "time_tests": 0},
+@pytest.mark.parametrize("student, lost, cell, message", [
+    # the time is measured on p = 2^d, where both halves are equal: the tree test charges it
+    ("larger_half_away", {"tree_tests": 0}, "tree_tests",
      "your PEs sent 0->3, 0->1, 1->2, 3->4, 4->5"),
-    ("larger_half_away", {"tree_tests": 0, "time_tests": 0},
-     "too slow: halving_scatter for p=6, root=0, alpha=1, beta=0.5, ports='full-duplex' takes 12"),
-    ("not_reordered", {"correctness_tests": 0}, "Every PE got the message of the PE `root` places away"),
-    ("without_words", {"time_tests": 0},
-     "the message from PE 0 to PE 3 carries 9 words of data but is sent as"),
-    ("binomial_tree", {"tree_tests": 0}, "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
+    ("not_reordered", {"correctness_tests": 0}, "correctness_tests",
+     "Every PE got the message of the PE `root` places away"),
+    # right for p >= 2: neither the tree nor the time test charges the crash again
+    ("crashes_at_p1", {"correctness_tests": 0}, "correctness_tests",
+     "halving_scatter for p=1, root=0 raised ValueError"),
+    ("without_words", {"time_tests": 0}, "time_tests",
+     "the message from PE 0 to PE 4 carries 12 words of data but is sent as"),
+    ("binomial_tree", {"tree_tests": 0}, "tree_tests",
+     "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
 ])
-def test_each_bug_costs_only_its_cells(graded, student, lost, message):
+def test_each_bug_costs_exactly_one_cell(graded, student, lost, cell, message):
     _, results = graded
     result = results[student]
-    assert scores(result) == {**FULL_MARKS, **lost}
-    cell = next(iter(lost)) if len(lost) == 1 else ("tree_tests" if "->" in message else "time_tests")
-    assert message in result.messages(cell), result.messages(cell)
+    assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, **lost}, result.messages()
+    assert message in _flat(result.messages(cell)), result.messages(cell)
 
 
 def test_pes_sharing_globals_lose_the_correctness_points(graded):
@@ -171,7 +244,7 @@ def test_pes_sharing_globals_lose_the_correctness_points(graded):
     # says what is wrong; the tree and the time are right and keep their points
     _, results = graded
     result = results["shares_globals"]
-    assert scores(result) == {**FULL_MARKS, "correctness_tests": 0}
+    assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "correctness_tests": 0}
     h.assert_isolation_message(result, "correctness_tests")
 
 
@@ -179,7 +252,7 @@ def test_calling_the_library_gets_no_credit(graded):
     _, results = graded
     result = results["calls_library"]
     assert result.total == 0
-    assert "uses the library's `binomial_scatter`" in result.messages("correctness_tests")
+    assert "uses the library's `binomial_scatter`" in _flat(result.messages("correctness_tests"))
 
 
 @pytest.mark.parametrize("student, cell, message", [
@@ -187,11 +260,40 @@ def test_calling_the_library_gets_no_credit(graded):
     ("spins", "correctness_tests", "did not finish within 5 s of real time"),
     ("spins", "time_tests", "never yields an operation"),
     ("yields_forever", "correctness_tests", "keeps yielding operations"),
-    ("yields_forever", "time_tests", "keeps yielding operations"),
+    # the time is measured only where every PE gets its message: here nowhere
+    ("yields_forever", "time_tests", "halving_scatter was correct on none of them"),
 ])
 def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, message):
     _, results = graded
     result = results[student]
     assert result.total == 0
-    assert message in result.messages(cell)
+    assert message in _flat(result.messages(cell)), result.messages(cell)
 
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", sorted(VALIDATE))
+def test_validate_catches_every_typical_bug(validated, student):
+    # Validate runs the visible checks only; none of them may say "Success!" for these
+    result = validated[student]
+    assert not result.passed, result.text
+    assert VALIDATE[student][1] in _flat(result.text), result.text
+
+
+def test_the_visible_checks_say_what_they_do_not_check(graded):
+    # PEs that share globals pass every visible check: the release says so where it runs them
+    course, _ = graded
+    assert ("Not checked here (the graded tests check them): every p up to 40 with every root, "
+            "each PE in its own process" in _flat(h.released_text(course, ASSIGNMENT)).replace(
+                '" "', ""))
+
+
+def test_no_message_answers_the_written_question(graded):
+    # the written question asks why the root's sends meet the bound and for a p where the
+    # larger half exceeds it, with both times: no feedback may say either
+    _, results = graded
+    for student, result in results.items():
+        assert "The root's sends alone take" not in result.messages(), student
+        assert "too slow" not in result.messages("time_tests"), student
