@@ -5,8 +5,12 @@ must hide solutions and hidden tests), then the instructor's solution (full
 marks) and wrong tables and wrong, slow, crashing, deadlocking, endless and
 library-calling programs (partial marks, a helpful message in the failing cell,
 quick grading) are autograded in one nbgrader run. Each single typical bug costs only the cell
-that grades it: a ring that sends the wrong way round or starts from zeros keeps the time points,
-and the table cells are graded independently of the program.
+that grades it: a ring that sends the wrong way round, starts from zeros or crashes at p = 1
+keeps the time points, and the table cells are graded independently of the program.
+
+Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook: the
+Validate button must not say "Success!" for any of them (the visible checks catch each one
+cheaply), and it must for the solution.
 """
 from __future__ import annotations
 
@@ -100,6 +104,15 @@ received = yield sendrecv((me - 1) % p, data[me + 1], (me + 1) % p)
 return received
 '''
 
+# Right for every p >= 2; at p = 1 its first sendrecv names the node itself.
+RING_CRASHES_AT_P1 = '''
+left, right = (me - 1) % p, (me + 1) % p
+received = yield sendrecv(left, data[(me + 1) % p], right)      # step 1: my message alone
+for i in range(2, p):
+    received = yield sendrecv(left, op(data[(me + i) % p], received), right)
+return op(data[me], received)
+'''
+
 RING_DEADLOCKS = '''
 from collective_lib import recv, send
 received = yield recv((me + 1) % p)    # everybody waits for the right neighbour first
@@ -149,6 +162,7 @@ def build_submissions(source):
         "plus": program(RING_WITH_PLUS, TABLES_UNREADABLE),
         "from_zeros": program(RING_FROM_ZEROS),
         "crashes": program(RING_CRASHES),
+        "crashes_at_p1": program(RING_CRASHES_AT_P1),
         "deadlocks": program(RING_DEADLOCKS),
         "spins": program(SPINS),
         "yields_forever": program(YIELDS_FOREVER),
@@ -159,6 +173,54 @@ def build_submissions(source):
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+
+
+def _flat(text):
+    """``text`` with every run of white space made one blank: messages break their lines (so that
+    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
+    return " ".join(text.split())
+
+
+# Validate: the typical bugs as a student's saved notebooks (the written answer filled in, so
+# that only the code decides). A table bug rides with a program bug (the cells are independent);
+# Validate must show the message of each.
+VALIDATE = {
+    "to_the_right": (RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT,
+                     ["what node 0 sends in step 2 is x0[2] + x3[2], but in step 1 node 0 "
+                      "received x1[0] from its right neighbour, node 1 (your sends_4[1][1])",
+                      "Hint: send to the LEFT neighbour me - 1, receive from the right one"]),
+    "direct": (RING_DIRECT, TABLES_P8_WRONG,
+               ["6 term(s): a partial sum grows by one message in every step",
+                "yours took 27, but with p = 8, ts = 1, tw = 0 and"]),
+    "plus": (RING_WITH_PLUS, TABLES_UNREADABLE,
+             ["cannot read the term 'x0(1)'", "for p=2, op=word_max",
+              "Hint: combine with op(a, b), never with +."]),
+    "from_zeros": (RING_FROM_ZEROS, None, ["Hint: 0 is neutral for + only (max(0, -5) is 0)"]),
+    "crashes_at_p1": (RING_CRASHES_AT_P1, None, ["for p=1 raised ValueError"]),
+    "crashes": (RING_CRASHES, None, ["for p=4 raised IndexError"]),
+    "deadlocks": (RING_DEADLOCKS, None, ["deadlock in my_all_to_all_red_ring for p=4"]),
+    "spins": (SPINS, None, ["my_all_to_all_red_ring did not finish within 5 s"]),
+    "yields_forever": (YIELDS_FOREVER, None, ["my_all_to_all_red_ring for p=4 did not finish"]),
+    # the library's reductions reject the visible checks' p = 3 (hypercube) and p = 2 (mesh)
+    "calls_library": (RING_CALLS_LIBRARY, None, ["for p=3 raised ValueError"]),
+    "hides_library": (RING_HIDES_THE_LIBRARY, None, ["for p=2 raised ValueError"]),
+}
+WRITTEN = {"mesh_answer": "Columns first, with messages of m sqrt(p) words, then rows."}
+
+
+@pytest.fixture(scope="module")
+def validated(graded, tmp_path_factory):
+    course, _ = graded
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
+    notebooks = {"solution": h.answered_release(released, source, written=WRITTEN)}
+    for student, (code, tables, _) in VALIDATE.items():
+        changed = h.replace_solution(source, "program_solution", code)
+        if tables is not None:
+            changed = h.replace_solution(changed, "tables_solution", tables)
+        notebooks[student] = h.answered_release(released, changed, written=WRITTEN)
+    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
+                           name=f"{ASSIGNMENT}.ipynb")
 
 
 FULL = {"tables_p4_tests": 2, "tables_p8_tests": 2, "program_tests": 4, "time_tests": 2,
@@ -172,7 +234,7 @@ def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
         "x0[3] + x1[3] + x2[3]", "ring_pattern", "sends_4 = {", "sends_8, results_8 =",
-        "received = yield sendrecv(left", "_ring_tables", "check_answer_table",
+        "received = yield sendrecv(left", "_ring_tables", "_want_sends",
         "forbid_library", "_reference",
         "Phase 1 runs along the **columns**"],
         shows=["def my_all_to_all_red_ring(me, p, data, op=add):", "YOUR ANSWER HERE",
@@ -197,9 +259,11 @@ def test_the_reference_answer_stays_in_source(graded):
 
 
 @pytest.mark.parametrize("student, cell, message", [
-    ("to_the_right", "tables_p4_tests", "sends_4[1][0] is x0[3], but x0[1] was expected "
-                                        "(missing: x0[1]; not expected: x0[3])\nHint: in step i "
-                                        "node me sends its own message for node me + i"),
+    # the visible check: what a node passes on is what came from its right neighbour
+    ("to_the_right", "tables_p4_tests", "what node 0 sends in step 2 is x0[2] + x3[2], but in "
+                                        "step 1 node 0 received x1[0] from its right neighbour, "
+                                        "node 1 (your sends_4[1][1]): a node combines what it "
+                                        "received with its own message"),
     # the visible check warns before submission: a partial sum of step i has i terms
     ("direct", "tables_p8_tests", "step 7, node 3 sends x0[2] + x1[2] + x4[2] + x5[2] + x6[2] + "
                                   "x7[2], 6 term(s): a partial sum grows by one message in every "
@@ -212,20 +276,24 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
     result = results[student]
     for gid, points in TABLES_OF[student].items():
         assert result.scores[gid] == points, gid
-    assert message in result.messages(cell)
+    assert message in _flat(result.messages(cell)), result.messages(cell)
 
 
 @pytest.mark.parametrize("student, scores, cell, messages", [
     # sending to the right costs the results, not the time (one bug, one deduction)
     ("to_the_right", {"program_tests": 0}, "program_tests",
-     ["expected [[60], [64], [68], [72]], got"]),
+     ["wrong result of my_all_to_all_red_ring for p=4: PE 0 returned",
+      "Hint: send to the LEFT neighbour me - 1, receive from the right one, me + 1."]),
     ("from_zeros", {"program_tests": 0}, "program_tests",
-     ["0 is neutral for + only"]),
+     ["for p=1, op=word_max", "0 is neutral for + only"]),
     ("direct", {"time_tests": 0}, "time_tests",
-     ["the reduction should take 7 steps, yours took"]),
+     ["the reduction takes (ts + tw m)(p - 1) = 7"]),
     ("plus", {"program_tests": 0}, "program_tests",
      ["wrong result of my_all_to_all_red_ring for p=2, op=word_max: PE 0 returned",
-      "Combine with op(a, b), never with +."]),
+      "Hint: combine with op(a, b), never with +."]),
+    # right for p >= 2: the crash costs the results, and the time is measured where it runs
+    ("crashes_at_p1", {"program_tests": 0}, "program_tests",
+     ["my_all_to_all_red_ring for p=1 raised ValueError", "names itself as destination"]),
     ("crashes", {"program_tests": 0, "time_tests": 0}, "program_tests",
      ["my_all_to_all_red_ring for p=4 raised IndexError", "data[me + 1]"]),
     ("deadlocks", {"program_tests": 0, "time_tests": 0}, "program_tests",
@@ -246,13 +314,16 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
     result = results[student]
     assert result.scores == {**FULL, **TABLES_OF.get(student, {}), **scores}
     for message in messages:
-        assert message in result.messages(cell), (message, result.messages(cell))
+        assert message in _flat(result.messages(cell)), (message, result.messages(cell))
 
 
-def test_slow_program_is_told_its_time_in_the_hidden_tests(graded):
-    # direct delivery passes the visible p = 8 check of the result but not the ring's time
+def test_the_time_test_says_what_it_measured(graded):
+    # direct delivery passes every check of the results but not the ring's time; a program that
+    # runs to the end on no p is told that its time was never measured
     _, results = graded
     assert "yours took 27" in results["direct"].messages("time_tests")
+    assert "no run of my_all_to_all_red_ring finished" in _flat(
+        results["crashes"].messages("time_tests"))
 
 
 def test_pes_sharing_globals_lose_the_correctness_points(graded):
@@ -340,3 +411,26 @@ def test_the_reference_is_the_notebooks_solution():
 def test_the_reference_rejects_a_wrong_number_of_messages():
     with pytest.raises(ValueError, match="p=4"):
         simulate(_reference_ring(), 4, [[[1]] * 3] * 4, network=Ring(4))
+
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", sorted(VALIDATE))
+def test_validate_catches_every_typical_bug(validated, student):
+    # Validate runs the visible checks only; none of them may say "Success!" for these
+    result = validated[student]
+    assert not result.passed, result.text
+    for message in VALIDATE[student][2]:
+        assert message in _flat(result.text), (message, result.text)
+
+
+def test_the_visible_checks_say_what_they_do_not_check(graded):
+    # PEs that share globals pass every visible check: the release says so where it runs them
+    course, _ = graded
+    text = h.released_text(course, ASSIGNMENT)
+    assert ('print("Not checked here (the graded tests check them): p up to 47, other operators, '
+            'each PE "\n      "in its own process, and that the program is your own work.")'
+            in text)
+
