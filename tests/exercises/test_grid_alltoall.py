@@ -4,7 +4,12 @@ The source notebook is released with ``nbgrader generate_assignment`` (the relea
 must hide solutions and hidden tests), then the instructor's solution (full
 marks) and wrong, slow, crashing, deadlocking, endless and library-calling
 submissions (partial marks, a helpful message in the failing cell, quick
-grading) are autograded in one nbgrader run.
+grading) are autograded in one nbgrader run. Each single typical bug costs exactly
+one cell: results in the wrong order, or partners right for k = 2 and 4 only, cost
+the results; direct delivery, or bundles sent without their size, cost the time.
+
+Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook:
+the Validate button must not say "Success!" for any of them, and it must for the solution.
 """
 from __future__ import annotations
 
@@ -45,6 +50,20 @@ return [message for _, _, message in held]       # in the order they arrived
 
 GRID_FORGETS_WORDS = _GRID_PHASES + '''
         held += yield sendrecv(to, bundle, frm)   # one word per message in the bundle
+result = [None] * p
+for source, _, message in held:
+    result[source] = message
+return result
+'''
+
+# The hypercube's partners (me XOR s k^t): a permutation of the k PEs of a dimension when k is
+# a power of two, so right for k = 2 and 4; for k = 3 a partner lies outside the grid.
+GRID_XOR_PARTNERS = _GRID_PHASES.replace(
+    "to, frm = me + (to_digit - mine) * stride, me + (from_digit - mine) * stride",
+    "to = frm = me ^ (s * stride)").replace(
+    "digit(item[1], t) == to_digit", "digit(item[1], t) == digit(to, t)").replace(
+    "digit(item[1], t) != to_digit", "digit(item[1], t) != digit(to, t)") + '''
+        held += yield sendrecv(to, bundle, frm, words=sum(len(x) for _, _, x in bundle))
 result = [None] * p
 for source, _, message in held:
     result[source] = message
@@ -92,6 +111,7 @@ def build_submissions(source):
         "direct": ("grid_solution", GRID_DIRECT),
         "arrival_order": ("grid_solution", GRID_ARRIVAL_ORDER),
         "forgets_words": ("grid_solution", GRID_FORGETS_WORDS),
+        "xor_partners": ("grid_solution", GRID_XOR_PARTNERS),
         "crashes": ("grid_solution", GRID_CRASHES),
         "deadlocks": ("grid_solution", GRID_DEADLOCKS),
         "spins": ("grid_solution", SPINS),
@@ -103,6 +123,42 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
+def _flat(text):
+    """``text`` with every run of white space made one blank: messages break their lines (so that
+    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
+    return " ".join(text.split())
+
+
+# Validate: the typical bugs as a student's saved notebooks (the written answer filled in, so
+# that only the code decides), each with a message Validate must show.
+VALIDATE = {
+    "direct": (GRID_DIRECT, "yours is 8, but with k = 3, d = 2, alpha = 1 and beta = 0 the time "
+                            "must be at most 6"),
+    "arrival_order": (GRID_ARRIVAL_ORDER, "PE 1 should return [[0, 1], [1, 1], [2, 1], [3, 1]]"),
+    "forgets_words": (GRID_FORGETS_WORDS, "carries 4 words of data but is sent as 2 words"),
+    "xor_partners": (GRID_XOR_PARTNERS, "grid_all_to_all for p=3, k=3, d=1 raised"),
+    "crashes": (GRID_CRASHES, "raised IndexError"),
+    "deadlocks": (GRID_DEADLOCKS, "deadlock in grid_all_to_all for p=4, k=2, d=2"),
+    "spins": (SPINS, "grid_all_to_all for p=4, k=2, d=2 did not finish"),
+    # the catalog's first all-to-all is direct delivery: right, but too slow
+    "uses_catalog": (GRID_USES_CATALOG, "yours is 8, but with k = 3, d = 2, alpha = 1"),
+}
+WRITTEN = {"answer": "After phase t the digits 0..t of every destination equal mine."}
+
+
+@pytest.fixture(scope="module")
+def validated(graded, tmp_path_factory):
+    course, _ = graded
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
+    notebooks = {"solution": h.answered_release(released, source, written=WRITTEN)}
+    for student, (code, _) in VALIDATE.items():
+        notebooks[student] = h.answered_release(
+            released, h.replace_solution(source, "grid_solution", code), written=WRITTEN)
+    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
+                           name=f"{ASSIGNMENT}.ipynb")
+
+
 FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0, "answer_rubric": 0}
 
 
@@ -110,7 +166,7 @@ def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
         "def digit(rank, t)", "held = [(me, dst, data[dst])", "_unique_messages",
-        "_transpose", "count_pieces", "forbid_library", "_GRIDS",
+        "_transpose", "forbid_library", "_GRIDS",
         "After the phase of dimension $t$ every message"],
         shows=["def grid_all_to_all(me, p, data, k, d):", "YOUR ANSWER HERE",
                "def direct_all_to_all(me, p, data):"], unanswered=1)
@@ -123,13 +179,17 @@ def test_solution_gets_full_marks(graded):
 
 @pytest.mark.parametrize("student, scores, cell, messages", [
     ("direct", {"time_tests": 0}, "time_tests",
-     ["with k = 3, d = 2, alpha = 1 and beta = 0 the time must be at most 6, yours is 8"]),
+     ["yours is 8, but with k = 3, d = 2, alpha = 1 and beta = 0 the time must be at most "
+      "6"]),
     # results in the wrong order cost the results, not the time (one bug, one deduction)
     ("arrival_order", {"correctness_tests": 0}, "correctness_tests",
      ["PE 1 should return [[0, 1], [1, 1], [2, 1], [3, 1]], got [[1, 1], [0, 1], "]),
     ("forgets_words", {"time_tests": 0}, "time_tests",
-     ["the message from PE 0 to PE 1 carries 2 words of data but is sent as 1 word",
+     ["the message from PE 0 to PE 1 carries 4 words of data but is sent as 2 words",
       "words=n * len(bundle)"]),
+    # right for k = 2 and 4, the grids of the time test where it runs: results only
+    ("xor_partners", {"correctness_tests": 0}, "correctness_tests",
+     ["grid_all_to_all for p=3, k=3, d=1 raised"]),
     ("crashes", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
      ["grid_all_to_all for p=4, k=2, d=2 raised IndexError", "data[me + s]"]),
     ("deadlocks", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
@@ -145,7 +205,7 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
     result = results[student]
     assert result.scores == {**FULL, **scores}
     for message in messages:
-        assert message in result.messages(cell), (message, result.messages(cell))
+        assert message in _flat(result.messages(cell)), (message, result.messages(cell))
 
 
 def test_pes_sharing_globals_lose_the_correctness_points(graded):
@@ -157,3 +217,21 @@ def test_pes_sharing_globals_lose_the_correctness_points(graded):
     h.assert_isolation_message(result, "correctness_tests")
     h.assert_full_marks(results["solution"])
 
+
+def test_validate_passes_the_solution(validated):
+    assert validated["solution"].passed, validated["solution"].text
+
+
+@pytest.mark.parametrize("student", sorted(VALIDATE))
+def test_validate_catches_every_typical_bug(validated, student):
+    # Validate runs the visible checks only; none of them may say "Success!" for these
+    result = validated[student]
+    assert not result.passed, result.text
+    assert VALIDATE[student][1] in _flat(result.text), result.text
+
+
+def test_the_visible_checks_say_what_they_do_not_check(graded):
+    # PEs that share globals pass every visible check: the release says so where it runs them
+    course, _ = graded
+    assert ("Not checked here (the graded tests check them): larger grids, each PE in its own "
+            in h.released_text(course, ASSIGNMENT))
