@@ -100,7 +100,7 @@ def _source_names(func) -> set:
 
 def forbid_library_calls(program: Callable, names: Iterable[str], *,
                          reason: str = "this exercise asks for your own program, built from "
-                                       "send and recv") -> None:
+                                       "send and recv", at_run_time: bool = True) -> None:
     """Fail when ``program`` uses any of the library's objects called ``names``.
 
     Looks at everything the function can reach: the names and string
@@ -126,6 +126,9 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
         Forbidden names, e.g. ``["binomial_broadcast", "catalog"]``.
     reason : str
         Appended to the message.
+    at_run_time : bool
+        For a student's object in a sandboxed process, also poison the forbidden
+        functions in its processes for the rest of the cell (the default).
 
     Raises
     ------
@@ -155,7 +158,8 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
     forbidden = _library_objects(names)
     top = _name(program)
     if is_remote(program):
-        _forbid_at_run_time(program, names, forbidden)
+        if at_run_time:
+            _forbid_at_run_time(program, names, forbidden)
         _forbid_by_source(program, names, forbidden, reason)
         return
     word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
