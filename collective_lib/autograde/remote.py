@@ -36,7 +36,7 @@ from typing import Any
 
 from ..isolation import PEProcessError
 from .codec import Undecodable, decode, encode, receive_message, send_message
-from .sandbox import SubmissionGroup
+from .cgroups import SubmissionGroup
 
 __all__ = ["Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject", "Missing",
            "StudentCodeError", "StartFailed", "is_remote"]
@@ -90,7 +90,7 @@ def is_remote(obj: Any) -> bool:
 class Host:
     """The pristine process that forks student processes (:mod:`.student`).
 
-    With a :class:`~.sandbox.SubmissionGroup` in ``limits["group"]``, the host
+    With a :class:`~.cgroups.SubmissionGroup` in ``limits["group"]``, the host
     joins that group before it forks anything, so every process of the
     submission counts in its limits, and a watcher thread here stops the
     student processes (never the host) when the group says a limit was passed:

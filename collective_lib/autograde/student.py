@@ -32,7 +32,8 @@ import traceback
 
 from . import poison as _poisoning
 from .codec import Undecodable, decode, encode, receive_message, send_message
-from .sandbox import Limits, SubmissionGroup, confine
+from .cgroups import SubmissionGroup
+from .sandbox import Limits, confine
 
 __all__ = ["serve_host", "FORBIDDEN", "main"]
 

@@ -45,7 +45,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer, List, Unicode
 
-from .sandbox import SandboxUser, SubmissionGroup, self_check
+from .cgroups import SubmissionGroup
+from .sandbox import SandboxUser, self_check
 
 __all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_cells", "assemble",
            "PASSED"]

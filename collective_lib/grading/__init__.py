@@ -29,24 +29,24 @@ told as advice), :mod:`.programs` (running and checking SPMD programs),
 and lock classes), :mod:`.reductions` (a student's operator in the library's
 reductions), :mod:`.tables` (tables filled in by hand) and :mod:`.pipelining`.
 """
-from .guards import WallClockLimitExceeded, guarded_call, wall_clock_limit
+from .guards import WallClockLimitExceeded, guarded_call, hide_grading_frames, wall_clock_limit
 from .library import forbid_library_calls, forbid_library_execution
 from .locks import (check_lock_exclusion, check_lock_exhaustive, check_lock_progress,
                     check_own_lock, replay_schedule)
 from .pipelining import pipelined_broadcast_time
 from .programs import (check_broadcast_program, check_collective_program, check_pe_isolation,
-                       count_pieces, run_program, simulated_time)
+                       check_enough_finished, count_pieces, run_program, simulated_time)
 from .reductions import check_operator_in_reductions
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
 __all__ = [
-    "wall_clock_limit", "WallClockLimitExceeded", "guarded_call",
+    "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
     "forbid_library_calls", "forbid_library_execution",
     "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
     "check_lock_exhaustive",
     "pipelined_broadcast_time",
     "run_program", "check_broadcast_program", "simulated_time", "check_collective_program",
-    "check_pe_isolation", "count_pieces",
+    "check_pe_isolation", "count_pieces", "check_enough_finished",
     "check_operator_in_reductions",
     "parse_terms", "format_terms", "sends_by_step", "check_answer_table",
 ]

@@ -27,7 +27,8 @@ from .guards import (WallClockLimitExceeded, _explain_exception, _format_value, 
                      _same, wall_clock_limit)
 
 __all__ = ["run_program", "check_broadcast_program", "simulated_time",
-           "check_collective_program", "check_pe_isolation", "count_pieces"]
+           "check_collective_program", "check_pe_isolation", "count_pieces",
+           "check_enough_finished"]
 
 
 # -- running an SPMD program -------------------------------------------------------------
@@ -385,7 +386,8 @@ def _prepared_cases(cases: Iterable, make_inputs: Callable, expected: Callable, 
         p, params = _case(case)
         context = state["context"] = _case_text(p, params)
         inputs = make_inputs(p, rng, **params)
-        yield p, params, context, inputs, expected(copy.deepcopy(inputs), **params)
+        yield p, params, context, inputs, (None if expected is None else
+                                           expected(copy.deepcopy(inputs), **params))
 
 
 def _first_wrong_pe(results: list, want: list) -> int | None:
@@ -453,8 +455,39 @@ def count_pieces(payload: Any, pieces) -> int:
         return 0
 
 
+def check_enough_finished(program: Callable, finished: Iterable[int], tried: Iterable[int],
+                          what: str, see: str) -> None:
+    """Check that a test judged only on the runs that finish had enough of them to judge.
+
+    A test of the messages or the time of a program skips the cases on which the
+    program crashes or deadlocks, so that one bug costs the points of the
+    correctness test only. Skipping must not pay: a program that fails on every
+    case but the trivial ones (p = 1, where nothing is sent) would otherwise earn
+    the points of a tree or a time it never showed. So at least half of the cases
+    with p >= 2 must have finished.
+
+    ``finished`` and ``tried`` are the p of the cases (one entry per case), ``what``
+    names what the test measures ("the time"), ``see`` the test that says why the
+    others failed.
+
+    >>> check_enough_finished(lambda me, p: None, [1, 2, 3], [1, 2, 3, 4], "the time",
+    ...                       "the correctness test")
+    >>> check_enough_finished(lambda me, p: None, [1], [1, 2, 3], "the time",
+    ...                       "the correctness test")
+    Traceback (most recent call last):
+    ...
+    AssertionError: the time is measured on the runs that finish, and <lambda>
+    finished on 0 of the 2 cases with p >= 2: too few to judge the time; see the correctness test
+    """
+    done = sum(1 for p in finished if p >= 2)
+    cases = sum(1 for p in tried if p >= 2)
+    assert cases > 0 and 2 * done >= cases, (
+        f"{what} is measured on the runs that finish, and {_name(program)}\nfinished on "
+        f"{done} of the {cases} cases with p >= 2: too few to judge {what}; see {see}")
+
+
 def check_collective_program(program: Callable, cases: Iterable, *, make_inputs: Callable,
-                             expected: Callable, model: CostModel | None = None,
+                             expected: Callable | None, model: CostModel | None = None,
                              network: Callable | None = None,
                              expected_time: Callable | None = None,
                              time_bound: Callable | None = None,
@@ -481,8 +514,10 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
         dict of keyword arguments for the program (e.g. ``(9, {"k": 3, "d": 2})``).
     make_inputs : callable
         ``make_inputs(p, rng, **params) -> list`` of the p inputs (rng: numpy Generator).
-    expected : callable
-        ``expected(inputs, **params) -> list`` of the p results.
+    expected : callable or None
+        ``expected(inputs, **params) -> list`` of the p results; None checks no
+        result, only that the program runs to the end and its time and sizes
+        (when another test grades the results: one bug, one deduction).
     model : CostModel, optional
         Defaults to ``CostModel(ts=1, tw=0)`` (time counts steps).
     network : callable, optional
@@ -549,7 +584,7 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
                               network=None if network is None else network(p),
                               max_ops=max_ops, time_limit_s=time_limit_s, context=context,
                               **params)
-            pe = _first_wrong_pe(run.results, want)
+            pe = None if want is None else _first_wrong_pe(run.results, want)
             if pe is not None:
                 why = hint(run.results, original, **params) if callable(hint) else hint
                 raise AssertionError(_wrong_result_text(name, context, pe, run.results[pe],

@@ -322,7 +322,7 @@ def test_the_time_test_says_what_it_measured(graded):
     # runs to the end on no p is told that its time was never measured
     _, results = graded
     assert "yours took 27" in results["direct"].messages("time_tests")
-    assert "no run of my_all_to_all_red_ring finished" in _flat(
+    assert "my_all_to_all_red_ring finished on 0 of the 68 cases" in _flat(
         results["crashes"].messages("time_tests"))
 
 

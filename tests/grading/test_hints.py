@@ -20,7 +20,7 @@ CYCLE_HINT = "they wait for each other in a cycle"
 ROOT_HINT = "rel = (me - root) % p"
 EVERY_PE_HINT = "Does every PE return the message (the root included)?"
 ZEROS_HINT = "0 is neutral for + only"
-OP_HINT = "Combine with op(a, b), never with +."
+OP_HINT = "Hint: combine with op(a, b), never with +."
 
 
 def ring_receives_first(me, p, data, op=add):

@@ -1,6 +1,6 @@
 """Limits per submission, and a file system where a submission writes only what is its own.
 
-* :class:`collective_lib.autograde.sandbox.SubmissionGroup`: where the cgroups
+* :class:`collective_lib.autograde.cgroups.SubmissionGroup`: where the cgroups
   go (v1 and v2 layouts, read from fake /proc texts), the v2 file writes and
   reads against a fake cgroup tree, and the real group of this machine (root
   only): memory, processes and CPU of all its processes together, each with
@@ -25,9 +25,10 @@ import time
 
 import pytest
 
-from collective_lib.autograde import sandbox
+from collective_lib.autograde import cgroups, sandbox
 from collective_lib.autograde.checker import check_notebook
-from collective_lib.autograde.sandbox import Limits, SubmissionGroup, find_layout
+from collective_lib.autograde.cgroups import SubmissionGroup, find_layout
+from collective_lib.autograde.sandbox import Limits
 
 ROOT = os.geteuid() == 0
 LAYOUT, PROBLEM = find_layout() if os.path.exists("/proc/self/cgroup") else (None, "no /proc")
@@ -100,7 +101,7 @@ def test_without_usable_cgroups_the_problem_is_a_sentence(tmp_path):
 
 def test_a_root_grader_without_cgroups_refuses(monkeypatch):
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(sandbox, "find_layout", lambda *a: (None, "no cgroup here"))
+    monkeypatch.setattr(cgroups, "find_layout", lambda *a: (None, "no cgroup here"))
     assert sandbox.self_check() == ["the grader cannot limit the memory, processes and CPU "
                                     "time of a submission with a cgroup: no cgroup here"]
 
@@ -174,7 +175,7 @@ def _busy_parent(tmp_path, monkeypatch, procs: str, cgroup: str):
     """A v2 parent that refuses controllers while it holds processes (EBUSY), as the kernel."""
     parent = _v2_parent(tmp_path)
     (parent / "cgroup.procs").write_text(procs)
-    write, read = sandbox._write, sandbox._read
+    write, read = cgroups._write, cgroups._read
 
     def busy_write(path, text):
         if path.endswith("subtree_control") and (parent / "cgroup.procs").read_text().strip():
@@ -183,8 +184,8 @@ def _busy_parent(tmp_path, monkeypatch, procs: str, cgroup: str):
             (parent / "cgroup.procs").write_text("")          # moved
         write(path, text)
 
-    monkeypatch.setattr(sandbox, "_write", busy_write)
-    monkeypatch.setattr(sandbox, "_read",
+    monkeypatch.setattr(cgroups, "_write", busy_write)
+    monkeypatch.setattr(cgroups, "_read",
                         lambda path: cgroup if path == "/proc/self/cgroup" else read(path))
     return parent
 

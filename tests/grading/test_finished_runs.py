@@ -1,0 +1,94 @@
+"""A test judged on the runs that finish cannot be earned by not finishing.
+
+The tests of the tree and of the time in ``scatter_any_root``, ``ring_reduction`` and
+``grid_alltoall`` skip the cases on which a program crashes (one bug, one deduction).
+A program that crashes on every p but 1, where nothing is sent, once earned them: a
+direct scatter that yields a hand-built ``Send`` with a NaN size scored 0 + 2 + 3
+instead of the honest direct scatter's 4 + 0 + 0 (found by
+``tests/exercises/test_adversarial_records.py``). ``check_enough_finished`` now asks
+that at least half of the cases with p >= 2 finished. Here each hidden test cell runs,
+as autograde runs it, on a program that is right for p = 1 and crashes otherwise.
+"""
+import textwrap
+
+import nbformat
+import pytest
+
+import nbgrader_harness as h
+from collective_lib.grading import check_enough_finished
+
+ONLY_P1 = {
+    "halving_scatter": "(me, p, data, root=0)",
+    "my_all_to_all_red_ring": "(me, p, data, op=None)",
+    "grid_all_to_all": "(me, p, data, k=2, d=1)",
+}
+
+# (assignment, the solution cell, the program's name, the graded cells judged on finished runs)
+CELLS = [
+    ("scatter_any_root", "scatter_solution", "halving_scatter", "tree_tests"),
+    ("scatter_any_root", "scatter_solution", "halving_scatter", "time_tests"),
+    ("ring_reduction", "program_solution", "my_all_to_all_red_ring", "time_tests"),
+    ("grid_alltoall", "grid_solution", "grid_all_to_all", "time_tests"),
+]
+
+
+def _only_p1(name: str) -> str:
+    """A program of ``name`` that returns its own data at p = 1 and crashes on any other p."""
+    return textwrap.dedent(f'''
+        def {name}{ONLY_P1[name]}:
+            if p > 1:
+                raise ValueError("not written for p > 1")
+            if False:
+                yield
+            return data[0]
+    ''')
+
+
+def _run_cells(assignment: str, solution_cell: str, program: str, graded_cell: str) -> None:
+    """Run the notebook's set-up cells, ``program`` for the solution cell, then ``graded_cell``."""
+    nb = nbformat.read(h.EXERCISES_DIR / "source" / assignment / f"{assignment}.ipynb",
+                       as_version=4)
+    namespace = {}
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.cell_type != "code" or cell.metadata.get("nbgrader", {}).get("grade"):
+            continue
+        exec(program if grade_id == solution_cell else cell.source, namespace)
+    exec(h.find_cell(nb, graded_cell).source, namespace)
+
+
+@pytest.mark.parametrize("assignment, solution_cell, name, graded_cell", CELLS)
+def test_a_program_that_finishes_only_for_p_1_earns_nothing(assignment, solution_cell, name,
+                                                            graded_cell):
+    with pytest.raises(AssertionError) as failure:
+        _run_cells(assignment, solution_cell, _only_p1(name), graded_cell)
+    text = " ".join(str(failure.value).split())
+    assert f"the runs that finish, and {name} finished on 0 of the" in text, text
+    assert "too few to judge" in text
+
+
+@pytest.mark.parametrize("assignment, solution_cell, name, graded_cell", CELLS)
+def test_the_solution_passes_the_same_cells(assignment, solution_cell, name, graded_cell):
+    nb = nbformat.read(h.EXERCISES_DIR / "source" / assignment / f"{assignment}.ipynb",
+                       as_version=4)
+    _run_cells(assignment, solution_cell, h.find_cell(nb, solution_cell).source, graded_cell)
+
+
+def _program(me, p):
+    yield from ()
+
+
+@pytest.mark.parametrize("finished, tried, passes", [
+    ([1, 2, 3, 4], [1, 2, 3, 4], True),
+    ([2], [1, 2, 3], True),                 # half of the p >= 2: one bug, one deduction
+    ([1, 2], [1, 2, 3, 4], False),          # one of three
+    ([1, 1, 1], [1, 1, 1, 5], False),       # p = 1 shows nothing
+    ([1], [1], False),                      # nothing to judge at all
+])
+def test_check_enough_finished_counts_the_cases_with_p_at_least_2(finished, tried, passes):
+    if passes:
+        check_enough_finished(_program, finished, tried, "the time", "the correctness test")
+        return
+    with pytest.raises(AssertionError, match="the time is measured on the runs that finish, "
+                                             "and _program\nfinished on"):
+        check_enough_finished(_program, finished, tried, "the time", "the correctness test")
