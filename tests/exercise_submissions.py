@@ -2,14 +2,14 @@
 
 Each is the body of a generator program that replaces a solution region (see
 :func:`nbgrader_harness.replace_solution`): programs that never finish, which the
-guards of :mod:`collective_lib.grading` must stop with a helpful message; and
+guards of :mod:`collective_lib.grading` must stop with a helpful message;
 :func:`validated_fixture`, which hands submissions to ``nbgrader validate`` as a student's
-Validate button does. This module is a helper, not a test; a test module never imports
+Validate button does, and :func:`validate_tests`, the tests of what it said. This module is a helper, not a test; a test module never imports
 another test module.
 """
 from __future__ import annotations
 
-__all__ = ["SPINS", "YIELDS_FOREVER", "validated_fixture"]
+__all__ = ["SPINS", "YIELDS_FOREVER", "validated_fixture", "validate_tests"]
 
 SPINS = '''
 while True:                           # never yields, never returns
@@ -46,3 +46,33 @@ def validated_fixture(assignment: str, build_submissions, students, written=None
         return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
                                name=f"{assignment}.ipynb")
     return validated
+
+
+def validate_tests(messages: dict) -> tuple:
+    """The two tests of what Validate says, for a module with a ``validated`` fixture.
+
+    ``messages`` is ``{student: text or [texts]}``: Validate must pass the solution and
+    must not say "Success!" for any of these students, showing each text (compared with
+    every run of white space made one blank: messages break their lines). Use as::
+
+        test_validate_passes_the_solution, test_validate_reports_each_named_bug = \
+            validate_tests(MESSAGES)
+    """
+    import pytest
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    def test_validate_passes_the_solution(validated):
+        assert validated["solution"].passed, validated["solution"].text
+
+    @pytest.mark.parametrize("student", sorted(messages))
+    def test_validate_reports_each_named_bug(validated, student):
+        # Validate runs the visible checks only; none of them may say "Success!" for these
+        result = validated[student]
+        assert not result.passed, result.text
+        wanted = messages[student]
+        for message in [wanted] if isinstance(wanted, str) else wanted:
+            assert flat(message) in flat(result.text), (message, result.text)
+
+    return test_validate_passes_the_solution, test_validate_reports_each_named_bug

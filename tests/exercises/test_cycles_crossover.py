@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
+from exercise_submissions import validate_tests, validated_fixture
 
 ASSIGNMENT = "cycles_crossover"
 
@@ -86,17 +87,8 @@ VALIDATE = {
 }
 
 
-@pytest.fixture(scope="module")
-def validated(graded, tmp_path_factory):
-    course, _ = graded
-    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
-    notebooks = {student: h.answered_release(released, notebook)
-                 for student, notebook in h.submissions(
-                     source, {student: changes for student, (changes, _) in VALIDATE.items()}
-                 ).items()}
-    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
-                           name=f"{ASSIGNMENT}.ipynb")
+validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
+    source, {student: changes for student, (changes, _) in VALIDATE.items()}), [*VALIDATE])
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
@@ -129,17 +121,8 @@ def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, mess
     assert message in _flat(result.messages(cell)), result.messages(cell)
 
 
-def test_validate_passes_the_solution(validated):
-    assert validated["solution"].passed, validated["solution"].text
-
-
-@pytest.mark.parametrize("student", sorted(VALIDATE))
-def test_validate_catches_every_typical_bug(validated, student):
-    # Validate runs the visible checks only; none of them may say "Success!" for these
-    result = validated[student]
-    assert not result.passed, result.text
-    for message in VALIDATE[student][1]:
-        assert message in _flat(result.text), (message, result.text)
+test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
+    {student: v[1] for student, v in VALIDATE.items()})
 
 
 def test_the_visible_checks_say_what_they_do_not_check(graded):

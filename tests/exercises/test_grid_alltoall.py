@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import SPINS
+from exercise_submissions import SPINS, validate_tests, validated_fixture
 
 ASSIGNMENT = "grid_alltoall"
 
@@ -146,17 +146,9 @@ VALIDATE = {
 WRITTEN = {"answer": "After phase t the digits 0..t of every destination equal mine."}
 
 
-@pytest.fixture(scope="module")
-def validated(graded, tmp_path_factory):
-    course, _ = graded
-    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
-    notebooks = {"solution": h.answered_release(released, source, written=WRITTEN)}
-    for student, (code, _) in VALIDATE.items():
-        notebooks[student] = h.answered_release(
-            released, h.replace_solution(source, "grid_solution", code), written=WRITTEN)
-    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
-                           name=f"{ASSIGNMENT}.ipynb")
+validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
+    source, {student: ("grid_solution", code) for student, (code, _) in VALIDATE.items()}),
+    [*VALIDATE], written=WRITTEN)
 
 
 FULL = {"correctness_tests": 4, "time_tests": 3, "answer": 0, "answer_rubric": 0}
@@ -218,16 +210,8 @@ def test_pes_sharing_globals_lose_the_correctness_points(graded):
     h.assert_full_marks(results["solution"])
 
 
-def test_validate_passes_the_solution(validated):
-    assert validated["solution"].passed, validated["solution"].text
-
-
-@pytest.mark.parametrize("student", sorted(VALIDATE))
-def test_validate_catches_every_typical_bug(validated, student):
-    # Validate runs the visible checks only; none of them may say "Success!" for these
-    result = validated[student]
-    assert not result.passed, result.text
-    assert VALIDATE[student][1] in _flat(result.text), result.text
+test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
+    {student: v[1] for student, v in VALIDATE.items()})
 
 
 def test_the_visible_checks_say_what_they_do_not_check(graded):

@@ -25,7 +25,7 @@ from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_op
 from collective_lib.viz import values_table
 from exercise_references import load_reference
-from exercise_submissions import SPINS, YIELDS_FOREVER
+from exercise_submissions import SPINS, YIELDS_FOREVER, validate_tests, validated_fixture
 from traces import trace
 
 ASSIGNMENT = "ring_reduction"
@@ -208,19 +208,9 @@ VALIDATE = {
 WRITTEN = {"mesh_answer": "Columns first, with messages of m sqrt(p) words, then rows."}
 
 
-@pytest.fixture(scope="module")
-def validated(graded, tmp_path_factory):
-    course, _ = graded
-    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
-    notebooks = {"solution": h.answered_release(released, source, written=WRITTEN)}
-    for student, (code, tables, _) in VALIDATE.items():
-        changed = h.replace_solution(source, "program_solution", code)
-        if tables is not None:
-            changed = h.replace_solution(changed, "tables_solution", tables)
-        notebooks[student] = h.answered_release(released, changed, written=WRITTEN)
-    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
-                           name=f"{ASSIGNMENT}.ipynb")
+validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(source, {
+    student: [("program_solution", code)] + ([("tables_solution", tables)] if tables else [])
+    for student, (code, tables, _) in VALIDATE.items()}), [*VALIDATE], written=WRITTEN)
 
 
 FULL = {"tables_p4_tests": 2, "tables_p8_tests": 2, "program_tests": 4, "time_tests": 2,
@@ -413,17 +403,8 @@ def test_the_reference_rejects_a_wrong_number_of_messages():
         simulate(_reference_ring(), 4, [[[1]] * 3] * 4, network=Ring(4))
 
 
-def test_validate_passes_the_solution(validated):
-    assert validated["solution"].passed, validated["solution"].text
-
-
-@pytest.mark.parametrize("student", sorted(VALIDATE))
-def test_validate_catches_every_typical_bug(validated, student):
-    # Validate runs the visible checks only; none of them may say "Success!" for these
-    result = validated[student]
-    assert not result.passed, result.text
-    for message in VALIDATE[student][2]:
-        assert message in _flat(result.text), (message, result.text)
+test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
+    {student: v[2] for student, v in VALIDATE.items()})
 
 
 def test_the_visible_checks_say_what_they_do_not_check(graded):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import SPINS, YIELDS_FOREVER
+from exercise_submissions import SPINS, YIELDS_FOREVER, validate_tests, validated_fixture
 
 ASSIGNMENT = "scatter_any_root"
 SOLUTION_CELL = "scatter_solution"
@@ -190,17 +190,9 @@ VALIDATE = {
 WRITTEN = {"explain_bound": "By induction on p: the root sends the upper half first."}
 
 
-@pytest.fixture(scope="module")
-def validated(graded, tmp_path_factory):
-    course, _ = graded
-    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
-    notebooks = {"solution": h.answered_release(released, source, written=WRITTEN)}
-    for student, (code, _) in VALIDATE.items():
-        notebooks[student] = h.answered_release(
-            released, h.replace_solution(source, SOLUTION_CELL, code), written=WRITTEN)
-    return h.validate_many(notebooks, tmp_path_factory.mktemp("validate"),
-                           name=f"{ASSIGNMENT}.ipynb")
+validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
+    source, {student: (SOLUTION_CELL, code) for student, (code, _) in VALIDATE.items()}),
+    [*VALIDATE], written=WRITTEN)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
@@ -270,16 +262,8 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, 
     assert message in _flat(result.messages(cell)), result.messages(cell)
 
 
-def test_validate_passes_the_solution(validated):
-    assert validated["solution"].passed, validated["solution"].text
-
-
-@pytest.mark.parametrize("student", sorted(VALIDATE))
-def test_validate_catches_every_typical_bug(validated, student):
-    # Validate runs the visible checks only; none of them may say "Success!" for these
-    result = validated[student]
-    assert not result.passed, result.text
-    assert VALIDATE[student][1] in _flat(result.text), result.text
+test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
+    {student: v[1] for student, v in VALIDATE.items()})
 
 
 def test_the_visible_checks_say_what_they_do_not_check(graded):
