@@ -15,7 +15,6 @@ HTML export shows it, must hold none of the student's markup, only its text
 
 import base64
 import copy
-from html.parser import HTMLParser
 
 import nbformat
 import pytest
@@ -23,6 +22,7 @@ from nbconvert import HTMLExporter
 from nbformat.v4 import new_markdown_cell, new_output, new_raw_cell
 
 import nbgrader_harness as h
+from html_pages import Page
 
 ASSIGNMENT = "reverse_send_order"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -44,45 +44,6 @@ ADDED = f"More: {JS_LINK}\n\n![diagram](attachment:tree.svg)"
 RAW = f"{SCRIPT}\n{SCORE_BOX}"
 HONEST = ("*Smallest first*, PE $p - 1$ waits $\\Omega(\\log^2 p)$: for $a < b$ every step "
           "of the path costs $\\log_2 p - k$ rounds.")
-
-
-class _Page(HTMLParser):
-    """The elements, script texts, comments and visible text of an HTML page."""
-
-    def __init__(self, page):
-        super().__init__(convert_charrefs=True)
-        self.elements, self.scripts, self.comments, self.texts = [], [], [], []
-        self._inside = None
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        self.elements.append((tag, dict(attrs)))
-        if tag in ("script", "style"):
-            self._inside = tag
-
-    def handle_endtag(self, tag):
-        if tag == self._inside:
-            self._inside = None
-
-    def handle_data(self, data):
-        {"script": self.scripts, "style": []}.get(self._inside, self.texts).append(data)
-
-    def handle_comment(self, data):
-        self.comments.append(data)
-
-    def live(self):
-        """What of the payloads is markup: elements, images of the SVG, scripts, comments."""
-        found = [(tag, attrs) for tag, attrs in self.elements
-                 if any(MARK in f"{name}={value}" or SVG in (value or "")
-                        for name, value in attrs.items())]
-        found += [("script", text) for text in self.scripts if MARK in text]
-        found += [("comment", text) for text in self.comments if MARK in text]
-        return found
-
-    @property
-    def text(self):
-        return "".join(self.texts)
 
 
 def _attacked(released):
@@ -138,8 +99,8 @@ def _pages(course, results):
 
 def test_the_payloads_are_live_without_the_defence(graded):
     _, _, attack = graded
-    page = _Page(HTMLExporter().from_notebook_node(copy.deepcopy(attack))[0])
-    live = {tag for tag, _ in page.live()}
+    page = Page(HTMLExporter().from_notebook_node(copy.deepcopy(attack))[0])
+    live = {tag for tag, _ in page.live(MARK, SVG)}
     assert {"script", "img", "div", "a"} <= live, live
     assert h.find_cell(attack, "correctness_tests").outputs[0].data["text/html"] == (
         SCORE_BOX + SCRIPT)
@@ -149,8 +110,8 @@ def test_the_payloads_are_live_without_the_defence(graded):
 def test_no_student_markup_is_live(graded, view):
     course, results, _ = graded
     html = _pages(course, results)[view]
-    page = _Page(html)
-    assert page.live() == []
+    page = Page(html)
+    assert page.live(MARK, SVG) == []
     assert "<script>alert" not in html and "&lt;script&gt;alert('pwned')" in html
     assert not [attrs for _, attrs in page.elements
                 if "alert-success" in attrs.get("class", "") or "#dff0d8" in attrs.get("style", "")]
@@ -159,7 +120,7 @@ def test_no_student_markup_is_live(graded, view):
 @pytest.mark.parametrize("view", ["feedback", "formgrader", "nbconvert"])
 def test_the_student_text_is_shown_as_typed(graded, view):
     course, results, _ = graded
-    text = _Page(_pages(course, results)[view]).text
+    text = Page(_pages(course, results)[view]).text
     for typed in (SCRIPT, IMG, SCORE_BOX, ADDED, RAW):
         assert typed in text, typed
 

@@ -7,7 +7,6 @@ import base64
 import copy
 import os
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from collective_lib.autograde import (EscapeStudentMarkup, FlagForReview, LimitOutputSize,
                                      TrustedVerdict)
 from collective_lib.autograde.preprocessors import escape_markdown
+from html_pages import Page
 
 CONFIG = Path(__file__).resolve().parents[2] / "exercises" / "nbgrader_config.py"
 
@@ -150,47 +150,9 @@ HONEST = "*Emphasis* stays, so does $a < b$ and `x<y`.\n\n- one\n- two"
 INSTRUCTOR = 'Explain why <sub>p</sub> matters. <span class="course-note">See chapter 1.</span>'
 
 
-class _Page(HTMLParser):
-    """The elements, script texts, comments and visible text of an HTML page."""
-
-    def __init__(self, page):
-        super().__init__(convert_charrefs=True)
-        self.elements, self.scripts, self.comments, self.texts = [], [], [], []
-        self._inside = None
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        self.elements.append((tag, dict(attrs)))
-        if tag in ("script", "style"):
-            self._inside = tag
-
-    def handle_endtag(self, tag):
-        if tag == self._inside:
-            self._inside = None
-
-    def handle_data(self, data):
-        {"script": self.scripts, "style": []}.get(self._inside, self.texts).append(data)
-
-    def handle_comment(self, data):
-        self.comments.append(data)
-
-    def live(self, mark=MARK):
-        """What of a payload with ``mark`` is markup: elements, scripts, comments."""
-        found = [(tag, attrs) for tag, attrs in self.elements
-                 if any(mark in f"{name}={value}" for name, value in attrs.items())]
-        found += [("script", text) for text in self.scripts if mark in text]
-        found += [("comment", text) for text in self.comments if mark in text]
-        return found
-
-    @property
-    def text(self):
-        return "".join(self.texts)
-
-
 def _images(page):
     """The sources of the images in a page."""
-    return [attrs.get("src") for tag, attrs in _Page(page).elements if tag == "img"]
+    return [attrs.get("src") for tag, attrs in Page(page).elements if tag == "img"]
 
 
 def _html(nb, template=None):
@@ -241,9 +203,9 @@ def _gradebook(tmp_path, locked):
                               "mermaid"])
 def test_a_written_answer_shows_its_html_as_text(payload):
     nb = new_notebook(cells=[_answer(f"My answer.\n\n{payload}\n\n{HONEST}")])
-    assert _Page(_html(copy.deepcopy(nb))).live(), "the payload is not live without the step"
-    page = _Page(_html(_escaped(nb)))
-    assert page.live() == []
+    assert Page(_html(copy.deepcopy(nb))).live(MARK), "the payload is not live without the step"
+    page = Page(_html(_escaped(nb)))
+    assert page.live(MARK) == []
     assert payload in page.text                  # the answer, as the student typed it
     assert "My answer." in page.text
 
@@ -254,7 +216,7 @@ def test_script_tags_are_escaped_in_the_page():
     assert "<script>alert" not in html and "<img src" not in html
     assert "&lt;script&gt;alert('pwned')&lt;/script&gt;" in html
     assert "&lt;img src=" in html
-    assert _Page(html).live() == [] and f"Because {SCRIPT}, and {IMG}." in _Page(html).text
+    assert Page(html).live(MARK) == [] and f"Because {SCRIPT}, and {IMG}." in Page(html).text
     assert _escaped(nb).cells[0].source == ("Because &lt;script>alert('pwned')&lt;/script>, "
                                            "and &lt;img src=\"x\" onerror=\"alert(1)\" "
                                            "title=\"pwned\">.")
@@ -262,7 +224,7 @@ def test_script_tags_are_escaped_in_the_page():
 
 def test_a_fake_score_box_is_not_a_box():
     nb = new_notebook(cells=[_answer(SCORE_BOX)])
-    page = _Page(_html(_escaped(nb)))
+    page = Page(_html(_escaped(nb)))
     assert not [attrs for _, attrs in page.elements
                 if "alert" in attrs.get("class", "") or "background" in attrs.get("style", "")]
     assert not [tag for tag, _ in page.elements if tag == "b"]
@@ -284,11 +246,11 @@ def test_markdown_math_and_code_still_render():
 def test_a_raw_html_cell_shows_as_text():
     raw = new_raw_cell(f"{SCRIPT}\n{SCORE_BOX}", metadata={"raw_mimetype": "text/html"})
     nb = new_notebook(cells=[raw])
-    assert _Page(_html(copy.deepcopy(nb))).live(), "nbconvert copies the raw cell's HTML"
+    assert Page(_html(copy.deepcopy(nb))).live(MARK), "nbconvert copies the raw cell's HTML"
     escaped = _escaped(nb)
     assert escaped.cells[0].cell_type == "markdown" and escaped.cells[0].metadata == {}
-    page = _Page(_html(escaped))
-    assert page.live() == []
+    page = Page(_html(escaped))
+    assert page.live(MARK) == []
     assert f"{SCRIPT}\n{SCORE_BOX}" in page.text
 
 
@@ -302,7 +264,7 @@ def test_only_embedded_raster_images_are_kept():
     assert escaped.cells[0].attachments == {"plot.png": {"image/png": PNG}}
     page = _html(escaped)
     assert _images(page) == [] and SVG not in page
-    assert "![diagram](attachment:evil.svg)" in _Page(page).text   # shown as typed
+    assert "![diagram](attachment:evil.svg)" in Page(page).text   # shown as typed
     # a cell with only safe images keeps them
     good = _escaped(new_notebook(cells=[_answer("![plot](attachment:plot.png)",
                                                 attachments={"plot.png": {"image/png": PNG}})]))
@@ -313,11 +275,11 @@ def test_links_to_web_pages_stay_and_others_show_as_text():
     nb = _escaped(new_notebook(cells=[_answer("See [the book](https://example.org/b?x=1).")]))
     assert '<a href="https://example.org/b?x=1">the book</a>' in _html(nb)
     reference = f"[the proof][1]\n\n[1]: javascript:alert('{MARK}')"
-    page = _Page(_html(_escaped(new_notebook(cells=[_answer(reference)]))))
-    assert page.live() == [] and reference in page.text
+    page = Page(_html(_escaped(new_notebook(cells=[_answer(reference)]))))
+    assert page.live(MARK) == [] and reference in page.text
     remote = "![fake verdict](https://example.org/passed.png)"     # no request to anywhere
     page = _html(_escaped(new_notebook(cells=[_answer(remote)])))
-    assert _images(page) == [] and remote in _Page(page).text
+    assert _images(page) == [] and remote in Page(page).text
 
 
 def test_the_instructors_locked_markdown_keeps_its_html(gradebook):
@@ -366,8 +328,8 @@ def test_code_cells_keep_only_escaped_outputs():
     assert outputs[0].data == {"text/plain": "<HTML object>"}
     assert outputs[2].data == {"text/plain": "0.5"}
     assert escaped.cells[0].execution_count is None
-    page = _Page(_html(escaped))
-    assert page.live() == [] and SCRIPT in page.text
+    page = Page(_html(escaped))
+    assert page.live(MARK) == [] and SCRIPT in page.text
 
 
 def test_hiding_metadata_and_widget_state_go():
@@ -390,6 +352,6 @@ def test_escaping_twice_changes_nothing():
 
 def test_the_classic_template_of_feedback_shows_text_too():
     nb = new_notebook(cells=[_answer(f"{SCRIPT}{IMG}{SCORE_BOX}"), new_raw_cell(SCRIPT)])
-    page = _Page(_html(_escaped(nb), template="classic"))
-    assert page.live() == []
+    page = Page(_html(_escaped(nb), template="classic"))
+    assert page.live(MARK) == []
     assert f"{SCRIPT}{IMG}{SCORE_BOX}" in page.text
