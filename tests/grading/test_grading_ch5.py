@@ -365,6 +365,21 @@ def test_the_runtime_check_restores_a_previous_profiler_and_reports_other_failur
         forbid_library_execution(own_ring, ["no_such_thing"], 2)
 
 
+@pytest.mark.parametrize("program", RUN_CHEATS[:1], ids=lambda f: f.__name__)
+def test_without_report_failures_only_the_library_fails(program):
+    # a program's own failure is left to the test of its results (one bug, one deduction);
+    # reaching the library still fails
+    def crashes(me, p, data):
+        raise ValueError("not yet")
+        yield
+
+    forbid_library_execution(crashes, REDUCTIONS, 3, report_failures=False)
+    with pytest.raises(AssertionError, match="runs the library's `all_to_all_red_mesh`"):
+        forbid_library_execution(program, REDUCTIONS, 4, [[[i, j] for j in range(4)]
+                                                          for i in range(4)],
+                                 network=Ring(4), report_failures=False)
+
+
 # -- tables of partial sums ------------------------------------------------------------------------
 
 def test_parse_terms_reads_strings_lists_and_pairs():
