@@ -1,0 +1,342 @@
+"""What the notes on the sources say is right, checked against the library.
+
+Every "Note on the source" in a chapter (see ``test_source_notes.py``) says
+what a source prints, what is right instead, and how the library shows it.
+Each test here checks the "what is right" part of one note by running the
+library: the catalog's programs for many p (including p = 1 and values that
+are not powers of two), the library's formulas, or the source's printed
+version next to the simulated one.  ``CHECKED`` maps every note to its
+test, and :func:`test_every_note_has_a_check` keeps the map complete.
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from collective_lib import CostModel, catalog, recv, send, simulate
+from collective_lib.algorithms.broadcast import binomial_broadcast
+from collective_lib.algorithms.hrelation import eq_13_5_bound
+from collective_lib.algorithms.sync import (binomial_barrier, barrier_demo,
+                                            barriers_respected, diffusion, simple_barrier)
+from collective_lib.cm200.schedules import split_subblocks, subblock_bounds
+from collective_lib.operations import operations
+from collective_lib.shared_memory import (cell_array, pause, read, simulate_shared,
+                                          uses_memory, write)
+from collective_lib.trees import ceil_log2, is_power_of_two
+from collective_lib.viz import payload_sources
+
+
+
+def _load_notes_test():
+    spec = importlib.util.spec_from_file_location(
+        "test_source_notes_for_slips", Path(__file__).with_name("test_source_notes.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_chapter_notes = _load_notes_test()._chapter_notes
+ALGORITHMS = catalog()
+OPERATIONS = operations()
+STEPS = CostModel(ts=1, tw=0)                  # times count steps
+
+
+# -- Grama et al. 2003 ---------------------------------------------------------------------
+
+def test_grama_ring_takes_p_minus_1_steps():
+    """note-grama-ring-steps: the pipelined broadcasts of Algorithm 4.4 take p - 1 steps."""
+    ring = ALGORITHMS["all_to_all_bc_ring"]
+    for p in range(1, 65):
+        inputs = ring.make_inputs(p, 1)
+        run = ring.simulate(p, 1, inputs=inputs, model=STEPS, trace=False)
+        assert run.results == ring.expected(inputs)
+        assert run.time == p - 1, p              # not p, as the text of §4.2 counts
+
+
+def test_grama_fig_4_10_every_node_gets_all_nine():
+    """note-grama-fig-4-10: on the 3 x 3 mesh every node ends with messages 0..8."""
+    mesh = ALGORITHMS["all_to_all_bc_mesh"]
+    run = mesh.simulate(9, inputs=[[i] for i in range(9)])
+    for result in run.results:
+        assert set(payload_sources(result)) == set(range(9))
+        assert set(payload_sources(result)) != set(range(8))     # the caption's set
+    for side in range(1, 9):                                     # every square mesh to 8 x 8
+        p = side * side
+        inputs = mesh.make_inputs(p, 2)
+        assert mesh.simulate(p, 2, inputs=inputs, trace=False).results == mesh.expected(inputs)
+
+
+def test_grama_alg_4_8_is_a_reduction():
+    """note-grama-alg-4-8: ALL_TO_ALL_RED_HCUBE reduces; it does not broadcast."""
+    red = ALGORITHMS["all_to_all_red_hcube"]
+    assert red.operation == "all_to_all_reduction" and "Algorithm 4.8" in red.source
+    for d in range(7):
+        p = 2 ** d
+        inputs = red.make_inputs(p, 3, seed=d)
+        results = red.simulate(p, 3, inputs=inputs, trace=False).results
+        assert results == OPERATIONS["all_to_all_reduction"].expected(inputs)
+        if p > 1:              # an all-to-all broadcast would leave p messages on every PE
+            assert results != OPERATIONS["allgather"].expected(inputs)
+
+
+# -- Sanders et al. 2019 -------------------------------------------------------------------
+
+def _delegating_broadcast(split):
+    """Divide and conquer (§13.1): the PE holding lo..hi sends to ``split(lo, hi)``."""
+    def program(me, p, data):
+        lo, hi = 0, p - 1
+        while lo < hi:
+            mid = split(lo, hi)
+            if me == lo:
+                yield send(mid, data)
+            elif me == mid:
+                data = yield recv(lo)
+            if me < mid:
+                hi = mid - 1
+            else:
+                lo = mid
+        return data
+    return program
+
+
+RULE = _delegating_broadcast(lambda i, j: (i + j + 1) // 2)          # ceil((i + j)/2)
+FIRST_SENTENCE = _delegating_broadcast(lambda i, j: i + (j - i + 2) // 2)  # i + ceil(size/2)
+
+
+def test_sanders_13_1_both_delegations_take_ceil_log_p_rounds():
+    """note-sanders-13-1-delegation: ceil((i+j)/2) and ceil(p/2) differ for odd p only."""
+    for p in range(1, 65):
+        inputs = ["x"] + [None] * (p - 1)
+        runs = [simulate(program, p, inputs, model=STEPS) for program in (RULE, FIRST_SENTENCE)]
+        for run in runs:
+            assert run.results == ["x"] * p
+            assert run.time == ceil_log2(p), p
+        if p == 1:
+            continue
+        first = [min(run.messages, key=lambda msg: msg.start).dst for run in runs]
+        assert first == [math.ceil((p - 1) / 2), math.ceil(p / 2)]
+        assert (first[0] != first[1]) == (p % 2 == 1), p
+        if is_power_of_two(p):                  # both are the binomial tree
+            tree = simulate(binomial_broadcast, p, inputs, model=STEPS)
+            sends = {(m.src, m.dst, m.start) for m in tree.messages}
+            assert all({(m.src, m.dst, m.start) for m in run.messages} == sends
+                       for run in runs)
+
+
+def test_sanders_linear_pipeline_takes_p_plus_k_minus_2_steps():
+    """note-sanders-linear-pipeline: p + k - 2 steps, one fewer than printed."""
+    line = ALGORITHMS["linear_pipeline_broadcast"]
+    for p in range(2, 33):
+        for k in (1, 2, 3, 5, 8):
+            inputs = line.make_inputs(p, k)
+            run = line.simulate(p, k, inputs=inputs, k=k, model=STEPS, trace=False)
+            assert run.results == line.expected(inputs)
+            assert run.time == p + k - 2 < p + k - 1, (p, k)
+
+
+def test_sanders_corollary_13_7_summary():
+    """note-sanders-corollary-13-7: the bound is O(beta n + alpha log p), not O(alpha n + ...)."""
+    prefix = ALGORITHMS["pipelined_binary_tree_prefix_sum"]
+
+    def best(p, n, ts, tw):                     # the catalog's cost at its best k, and k
+        model = CostModel(ts=ts, tw=tw, ports="half-duplex")
+        k = prefix.optimal_k(p, n, model)
+        return prefix.predict(p, n, model, k=k), k
+
+    def bound(p, n, ts, tw):
+        return best(p, n, ts, tw)[0]
+
+    for ts, tw in ((1, 1), (100, 1), (1, 100), (0.01, 1), (1, 0.01), (1e-6, 1)):
+        for p in (2, 3, 15, 63, 1000):
+            for n in (1, 10, 100, 1000, 10_000):
+                time, k = best(p, n, ts, tw)
+                if k >= 2:          # where pipelining pays, the regime of the corollary
+                    assert time <= 10 * (tw * n + ts * math.log2(p)), (ts, tw, p, n)
+    # as printed, a start-up per word: the ratio grows without bound as alpha shrinks
+    assert bound(15, 10_000, 1e-6, 1) > 1000 * (1e-6 * 10_000 + 1 * math.log2(15))
+    # and the simulated time stays within the bound, with p = 1 free
+    words = CostModel(ts=1, tw=1, ports="half-duplex")
+    for q in (1, 2, 3, 7, 10, 15):
+        k = prefix.optimal_k(q, 64, words)
+        inputs = prefix.make_inputs(q, 64)
+        run = prefix.simulate(q, 64, inputs=inputs, model=words, k=k, trace=False)
+        assert run.results == prefix.expected(inputs)
+        assert run.time <= prefix.predict(q, 64, words, k=k)
+    assert prefix.simulate(1, 64, model=words, trace=False).time == 0
+
+
+class _PrintedBoundBarrier(binomial_barrier):
+    """Fig. 13.10 as printed: ``for i := 0 to |children|``, one wait too many."""
+
+    def wait(self):
+        self.epoch += 1
+        for i in range(len(self.children) + 1):
+            while (yield read((self.ready, self.me + 2 ** i))) != self.epoch:
+                yield pause(self.backoff)
+        yield write((self.ready, self.me), self.epoch)
+        while (yield read((self.ready, 0))) != self.epoch:
+            yield pause(self.backoff)
+
+
+def test_sanders_fig_13_10_loop_bound():
+    """note-sanders-fig-13-10: with the printed bound no PE ever leaves the first barrier."""
+    for p in range(1, 10):
+        good = simulate_shared(barrier_demo, p, barrier=binomial_barrier, epochs=3)
+        assert good.results == [3] * p and barriers_respected(good)
+        # the cells of PEs p, p + 1, ... exist here but are never written
+        memory = cell_array("barrier.readyEpoch", 2 * p + 2)
+        for seed in range(3):
+            run = simulate_shared(barrier_demo, p, memory=memory, barrier=_PrintedBoundBarrier,
+                                  epochs=1, seed=seed, stop_after=400 * p)
+            assert not run.complete
+            arrived = [e for e in run.trace if e.op == "note" and e.cell == "arrive"]
+            departed = [e for e in run.trace if e.op == "note" and e.cell == "depart"]
+            assert len(arrived) == p and not departed, p
+
+
+def _diffusion_memory(p, n, start, barrier=binomial_barrier, **_):
+    cells = dict(barrier.memory(p))
+    for j, value in enumerate(start):
+        cells["a", j] = cells["b", j] = value
+    return cells
+
+
+@uses_memory(_diffusion_memory)
+def _diffuse_with_values(me, p, data, n, start, k, barrier=binomial_barrier, printed=False):
+    """§13.4.3's diffuse on the shared-memory machine, with values: PE me owns a range of j."""
+    mine = barrier(me, p)
+    lo, hi = 1 + me * n // p, (me + 1) * n // p
+    for i in range(1, k + 1, 2):
+        for j in range(lo, hi + 1):
+            at = i if printed else j                       # the printed loop writes b[i]
+            left = yield read(("a", at - 1))
+            centre = yield read(("a", at))
+            right = yield read(("a", at + 1))
+            yield write(("b", at), (left + centre + right) / 3.0)
+        yield from mine.wait()
+        for j in range(lo, hi + 1):
+            left = yield read(("b", j - 1))
+            centre = yield read(("b", j))
+            right = yield read(("b", j + 1))
+            yield write(("a", j), (left + centre + right) / 3.0)
+        yield from mine.wait()
+    return hi - lo + 1
+
+
+def _diffuse_sequentially(start, k):
+    a, b = list(start), list(start)
+    n = len(start) - 2
+    for _ in range(1, k + 1, 2):
+        for j in range(1, n + 1):
+            b[j] = (a[j - 1] + a[j] + a[j + 1]) / 3.0
+        for j in range(1, n + 1):
+            a[j] = (b[j - 1] + b[j] + b[j + 1]) / 3.0
+    return a
+
+
+def test_sanders_diffusion_loop_index():
+    """note-sanders-diffusion-index: b[j] := (a[j-1] + a[j] + a[j+1])/3 for every j."""
+    n, k = 12, 6
+    rng = random.Random(24)
+    start = [rng.uniform(0, 100) for _ in range(n + 2)]
+    want = _diffuse_sequentially(start, k)
+    for p in range(1, 9):
+        for barrier in (binomial_barrier, simple_barrier):
+            for seed in (None, 0, 1):
+                run = simulate_shared(_diffuse_with_values, p, n=n, start=start, k=k,
+                                      barrier=barrier, seed=seed)
+                assert sum(run.results) == n
+                got = [run.memory["a", j] for j in range(n + 2)]
+                assert got == want, (p, barrier.__name__, seed)
+        printed = simulate_shared(_diffuse_with_values, p, n=n, start=start, k=k,
+                                  printed=True)
+        assert [printed.memory["a", j] for j in range(n + 2)] != want
+    # the library's benchmark charges one unit per entry of a PE's range and sweep
+    run = simulate_shared(diffusion, 1, barrier=binomial_barrier, n_per_pe=100, iterations=3,
+                          work_per_element=1)
+    assert sum(e.value for e in run.trace if e.op == "pause") == 3 * 100
+
+
+def test_sanders_theorem_13_9_for_every_p():
+    """note-sanders-theorem-13-9: the bound holds for every p; the proof's sum does not."""
+    model = CostModel(ts=100, tw=1)
+    for p in range(1, 65):
+        levels = ceil_log2(p)
+        assert (2 ** levels - 1 == p - 1) == is_power_of_two(p), p      # the proof's step
+        for name in ("binomial_gather", "binomial_scatter"):
+            entry = ALGORITHMS[name]
+            inputs = entry.make_inputs(p, 10, seed=p)
+            run = entry.simulate(p, 10, inputs=inputs, model=model, trace=False)
+            assert run.results == entry.expected(inputs)
+            assert run.time == levels * model.ts + (p - 1) * 10 * model.tw, (name, p)
+    assert 2 ** ceil_log2(5) - 1 == 7
+
+
+def test_sanders_eq_13_5_header_term():
+    """note-sanders-eq-13-5: the header words cost about 4 p^2 beta, not 4 p beta."""
+    words_only = CostModel(ts=0, tw=1)
+    for p in range(1, 33):
+        assert eq_13_5_bound(p, 0, words_only) == 4 * p * (p - 1)
+        if p >= 3:
+            assert eq_13_5_bound(p, 0, words_only) > 4 * p
+    two_phase = ALGORITHMS["alltoallv_two_phase"]
+    model = CostModel(ts=100, tw=1)
+    for p, h in ((4, 20), (8, 100), (16, 400)):
+        inputs = two_phase.make_inputs(p, h, seed=5)
+        run = two_phase.simulate(p, h, inputs=inputs, model=model, trace=False)
+        assert run.results == two_phase.expected(inputs)
+        assert run.time > 2 * p * model.ts + (2 * h + 4 * p) * model.tw     # as printed
+
+
+# -- Mathur and Johnsson 1993 --------------------------------------------------------------
+
+def test_mj_d_subblocks_as_in_fig_20():
+    """note-mj-subblocks: d subblocks of beta = ceil(B/d) or beta - 1 elements."""
+    for d in range(1, 6):
+        for length in range(0, 41):
+            blocks = split_subblocks(list(range(length)), d)
+            assert len(blocks) == d                                  # not 2d
+            assert [x for block in blocks for x in block] == list(range(length))
+            if length >= d:
+                beta = -(-length // d)
+                gamma = length - d * (beta - 1)                      # §4.2.4's gamma
+                assert [len(b) for b in blocks] == [beta] * gamma + [beta - 1] * (d - gamma)
+                text_beta = -(-length // 2 ** d)                     # the text's beta
+                if length >= 2 ** (d + 1):
+                    assert text_beta < beta, (d, length)
+            assert len(subblock_bounds(length, d)) == d
+    assert (-(-24 // 2 ** 3), -(-24 // 3)) == (3, 8)         # the note's example, d = 3
+    reduce = ALGORITHMS["d_cycles_reduce"]
+    for d in range(4):
+        for m in (1, 2, 5, 7, 11):
+            inputs = reduce.make_inputs(2 ** d, m, seed=m)
+            assert (reduce.simulate(2 ** d, m, inputs=inputs, trace=False).results
+                    == reduce.expected(inputs))
+
+
+# -- every note has its check ---------------------------------------------------------------
+
+CHECKED = {
+    "note-grama-ring-steps": test_grama_ring_takes_p_minus_1_steps,
+    "note-grama-fig-4-10": test_grama_fig_4_10_every_node_gets_all_nine,
+    "note-grama-alg-4-8": test_grama_alg_4_8_is_a_reduction,
+    "note-sanders-13-1-delegation": test_sanders_13_1_both_delegations_take_ceil_log_p_rounds,
+    "note-sanders-linear-pipeline": test_sanders_linear_pipeline_takes_p_plus_k_minus_2_steps,
+    "note-sanders-corollary-13-7": test_sanders_corollary_13_7_summary,
+    "note-sanders-fig-13-10": test_sanders_fig_13_10_loop_bound,
+    "note-sanders-diffusion-index": test_sanders_diffusion_loop_index,
+    "note-sanders-theorem-13-9": test_sanders_theorem_13_9_for_every_p,
+    "note-sanders-eq-13-5": test_sanders_eq_13_5_header_term,
+    "note-mj-subblocks": test_mj_d_subblocks_as_in_fig_20,
+}
+
+
+def test_every_note_has_a_check():
+    notes = set(_chapter_notes())
+    assert notes == set(CHECKED), (
+        f"notes without a check here: {sorted(notes - set(CHECKED))}; "
+        f"checks of no note: {sorted(set(CHECKED) - notes)}")
