@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import inspect
 import linecache
 import os
 import re
@@ -241,6 +242,42 @@ def _functions(obj, limit: int = 200) -> list:
             if wrapped is not None:
                 todo.append(wrapped)
     return found
+
+
+def _inherited_by_others(forbidden: set) -> set:
+    """The ids of the functions that a library class not in ``forbidden`` (ids) inherits
+    from one that is.
+
+    Such a function stays: the student may reach it through the class that is allowed
+    (``broken_lock``, handed out by an exercise, inherits ``release`` from the forbidden
+    ``cas_spin_lock``), so poisoning it would break what the exercise gives, and refuse
+    nothing the student cannot have.
+    """
+    kept = set()
+    for module in _package_modules():
+        for value in list(getattr(module, "__dict__", {}).values()):
+            if not isinstance(value, type) or id(value) in forbidden or \
+                    getattr(value, "__module__", "").split(".")[0] != _PACKAGE:
+                continue
+            for base in value.__mro__[1:]:
+                if id(base) in forbidden:
+                    kept.update(id(func) for func in _functions(base)
+                                if _resolves_to(value, func))
+    return kept
+
+
+def _resolves_to(cls: type, func: types.FunctionType) -> bool:
+    """Whether ``cls`` reaches ``func`` by one of its attributes (its own or inherited)."""
+    for name in dir(cls):
+        try:
+            attr = inspect.getattr_static(cls, name)
+        except AttributeError:
+            continue
+        if isinstance(attr, (staticmethod, classmethod)):
+            attr = attr.__func__
+        if attr is func:
+            return True
+    return False
 
 
 # -- the poisoned code -------------------------------------------------------------------
@@ -444,6 +481,7 @@ def poison(names, own_sources=()) -> None:
     if not names:
         return
     targets, elsewhere = _targets(set(names))
+    handed_out = _inherited_by_others({id(obj) for obj, _ in targets})
     victims: dict = {}                      # id -> (function, name)
     for obj, name in targets:
         try:
@@ -451,7 +489,7 @@ def poison(names, own_sources=()) -> None:
         except Exception:               # an odd object: its functions stay as they are
             continue
         for func in functions:
-            if _in_package(func):
+            if _in_package(func) and id(func) not in handed_out:
                 victims.setdefault(id(func), (func, name))
     codes: dict = {}
     for func, name in victims.values():

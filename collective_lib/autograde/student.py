@@ -71,6 +71,10 @@ def serve_host(sock: socket.socket, job: dict) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     shell = InteractiveShell.instance(history_length=0)
     shell.history_manager.enabled = False
+    # Nobody reads a traceback printed here (stdout is /dev/null; _error reports the
+    # failure), and formatting one imports and runs IPython's stack_data machinery: most
+    # of a second in every forked process whose cells raise.
+    shell.showtraceback = shell.showsyntaxerror = lambda *args, **kwargs: None
     limits = Limits(**{key: value for key, value in job.get("limits", {}).items()
                        if key != "group"})
     sock.sendall(b"R")

@@ -175,9 +175,7 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     if is_remote(lock):                    # graded in a sandbox: its source is checked
         if getattr(lock, "kind", None) != "class":
             raise AssertionError(f"{name} must be a class (with acquire and release methods)")
-        # Not poisoned at run time (source check only): in a poisoned process the
-        # timed check of an honest lock overran its 10 s (issue 23, point 5, left open).
-        forbid_library_calls(lock, forbidden, at_run_time=False,
+        forbid_library_calls(lock, forbidden,
                              reason="this exercise asks for your own lock, built from read, "
                                     "write, cas, fetch_add and pause")
     elif not isinstance(lock, type):
@@ -194,7 +192,7 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
         if _in_library(func):
             raise AssertionError(f"{name}.{method} is the library's own "
                                  f"{getattr(func, '__qualname__', method)}; write it yourself.")
-        forbid_library_calls(func, forbidden, at_run_time=False,
+        forbid_library_calls(func, forbidden,
                              reason="this exercise asks for your own lock, built from read, "
                                     "write, cas, fetch_add and pause")
     try:

@@ -595,3 +595,60 @@ def test_forbid_library_execution_names_the_function_the_program_reached():
     assert refused.startswith(
         "relay_elsewhere tries to run the library's `binomial_broadcast` (no process or "
         "interpreter can start here (subprocess.Popen)"), refused
+
+
+def test_a_method_an_allowed_class_inherits_stays_and_the_forbidden_one_goes():
+    # broken_lock, which the broken_lock exercise hands out, inherits __init__, memory and
+    # release from the forbidden cas_spin_lock: they stay; cas_spin_lock's own acquire goes
+    from collective_lib.algorithms import sync
+
+    def step(gen):
+        return type(next(gen)).__name__
+
+    out = _poisoned_child({
+        "broken release": lambda _: step(sync.broken_lock(0, 2).release()),
+        "broken acquire": lambda _: step(sync.broken_lock(0, 2).acquire()),
+        "broken memory": lambda _: sync.broken_lock.memory(2),
+        "spin acquire": lambda _: step(sync.cas_spin_lock(0, 2).acquire()),
+        "ttas acquire": lambda _: step(sync.ttas_backoff_lock(0, 2).acquire()),
+    }, names=["cas_spin_lock", "ttas_backoff_lock", "reader_writer_lock", "LOCKS"])
+    assert out["broken release"][0] == "ok" and out["broken acquire"][0] == "ok", out
+    assert out["broken memory"] == ["ok", "{'lock': 0}"], out
+    for route in ("spin acquire", "ttas acquire"):
+        assert out[route][0] == "RuntimeError" and FORBIDDEN in out[route][1], out
+
+
+LOCKS = '''
+import importlib
+from collective_lib.algorithms.sync import broken_lock
+
+_sync = importlib.import_module("collective_lib.algorithms." + "sync")
+
+class FixedLock(broken_lock):
+    # the library's spin lock, reached by a computed name: the source check cannot see it
+    acquire = getattr(_sync, "cas_" + "spin_lock").acquire
+
+class HonestLock(broken_lock):
+    def acquire(self):
+        from collective_lib.shared_memory import cas, pause, read
+        while True:
+            while (yield read(self.cell)) != 0:
+                yield pause(1)
+            if (yield cas(self.cell, 0, 1)):
+                return
+'''
+
+LOCK_CELL = '''
+from collective_lib.grading import check_lock_progress, check_own_lock
+check_own_lock({lock})
+check_lock_progress({lock}, [1, 2, 3], rounds=2, time_limit_s=10, exclusion=False)
+'''
+
+
+def test_a_lock_that_reaches_the_librarys_lock_by_a_computed_name_fails_at_run_time():
+    verdicts = _verdicts(LOCKS, LOCK_CELL.format(lock="FixedLock"),
+                         LOCK_CELL.format(lock="HonestLock"))
+    cheat = verdicts["t0"]
+    assert not cheat["passed"]
+    assert forbidden_name(cheat["message"]) == "cas_spin_lock", cheat["message"]
+    assert verdicts["t1"]["passed"], verdicts["t1"]     # broken_lock's release still works
