@@ -436,6 +436,16 @@ def test_mj_table_2_reads_2d():
         M = 2 ** d * 512
         if d >= 3:
             assert table2_transfers("d_cycles", d, M) < broadcast_lower_bound(d, M), d
+        # "transpose, gather, broadcast": its left side's transpose term is the other rows'
+        transpose = -(-M // (2 * 2 * 2 ** d))
+        for reading in ("printed", "2d"):
+            assert (table2_transfers("transpose_gather_broadcast", d, M, reading)
+                    - table2_transfers("gather_broadcast", d, M, reading) + d
+                    == table2_transfers("transpose_one_cycle", d, M, reading)
+                    - table2_transfers("one_cycle", d, M, reading) == transpose)
+    d, M = 11, 2 ** 11 * 512
+    right_side = 2 * -(-M // 2 ** d) + -(-M // (2 * 2 ** d))
+    assert (table2_transfers("transpose_gather_broadcast", d, M), right_side) == (1152, 1280)
 
 
 def test_mj_one_cycle_a2():
