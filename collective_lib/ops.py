@@ -28,7 +28,7 @@ __all__ = [
     "Send", "Recv", "SendRecv", "Compute", "Multi",
     "send", "recv", "sendrecv", "exchange", "compute", "multi",
     "size_in_words", "relay",
-    "WORDS_RULE", "TIME_RULE", "RANK_RULE",
+    "WORDS_RULE", "TIME_RULE", "RANK_RULE", "MAX_WORDS",
     "valid_words", "valid_time", "valid_rank", "check_operation", "shown",
 ]
 
@@ -70,6 +70,9 @@ def size_in_words(data: Any) -> int:
 
 #: Message sizes: Python or numpy integers, never a bool.
 WORDS_RULE = "a message size must be a non-negative integer"
+#: The largest message size plus one: every size below it is exact as a float, so that
+#: its cost ``tw * words`` can be computed (2**53 words is 64 PiB of 8-byte words).
+MAX_WORDS = 2 ** 53
 #: Times (``compute``, and the shared-memory ``pause``): never NaN or infinite.
 TIME_RULE = "a time must be a finite non-negative number"
 #: Ranks: Python or numpy integers, never a bool; only a run knows its p.
@@ -90,7 +93,8 @@ def shown(value: Any) -> str:
 
 
 def valid_words(words: Any, field: str = "words") -> int:
-    """``words`` as an int if it is a message size: a non-negative integer, not a bool.
+    """``words`` as an int if it is a message size: a non-negative integer, not a bool,
+    below :data:`MAX_WORDS`.
 
     numpy integers count as integers.  Raises ValueError naming ``field`` and the value.
 
@@ -100,11 +104,17 @@ def valid_words(words: Any, field: str = "words") -> int:
     Traceback (most recent call last):
     ...
     ValueError: words=nan: a message size must be a non-negative integer
+    >>> valid_words(10 ** 20)
+    Traceback (most recent call last):
+    ...
+    ValueError: words=100000000000000000000: a message size must be below 2**53 words
     """
-    if type(words) is int and words >= 0:
+    if type(words) is int and 0 <= words < MAX_WORDS:
         return words
     if isinstance(words, Integral) and not isinstance(words, bool) and words >= 0:
-        return int(words)
+        if words < MAX_WORDS:
+            return int(words)
+        raise ValueError(f"{field}={shown(words)}: a message size must be below 2**53 words")
     raise ValueError(f"{field}={shown(words)}: {WORDS_RULE}")
 
 

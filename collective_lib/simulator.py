@@ -49,8 +49,8 @@ from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .limits import check_memory, default_max_ops
 from .model import CostModel
 from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network
-from .ops import (Compute, Multi, Recv, Send, SendRecv, check_operation, shown, valid_rank,
-                  valid_time, valid_words)
+from .ops import (MAX_WORDS, Compute, Multi, Recv, Send, SendRecv, check_operation, shown,
+                  valid_rank, valid_time, valid_words)
 
 __all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
 
@@ -523,7 +523,7 @@ class _Engine:
                             _rank_check(pe, "destination", dst, p)
                         if type(src) is not int or src == pe or not 0 <= src < p:
                             _rank_check(pe, "source", src, p)
-                        if type(words) is not int or words < 0:     # a record built by hand
+                        if type(words) is not int or not 0 <= words < MAX_WORDS:   # by hand
                             words = _valid(pe, op, valid_words, words)
                         channel = pe * p + dst
                         start = now
@@ -636,7 +636,7 @@ class _Engine:
                     for dst, payload, words in sends:       # a Send is such a triple too
                         if type(dst) is not int or dst == pe or not 0 <= dst < p:
                             _rank_check(pe, "destination", dst, p)
-                        if type(words) is not int or words < 0:
+                        if type(words) is not int or not 0 <= words < MAX_WORDS:
                             words = _valid(pe, op, valid_words, words)
                         channel = pe * p + dst
                         posted = waiting[dst]

@@ -50,3 +50,13 @@ def spin_without_yielding(me, p, data):
     while True:
         pass
     yield  # noqa: unreachable; makes this a generator function
+
+
+def nan_sized_send(me, p, data):
+    """PE 0 yields a Send record built by hand with the size NaN (not through send())."""
+    from collective_lib.ops import Send
+    if me == 0:
+        yield Send(1, data, float("nan"))
+    elif me == 1:
+        yield recv(0)
+    return data

@@ -27,8 +27,8 @@ TIME_RULE = "a time must be a finite non-negative number"
 
 # -- the rules -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("good, want", [(0, 0), (3, 3), (2 ** 70, 2 ** 70), (np.int64(3), 3),
-                                        (np.uint8(2), 2)])
+@pytest.mark.parametrize("good, want", [(0, 0), (3, 3), (2 ** 53 - 1, 2 ** 53 - 1),
+                                        (np.int64(3), 3), (np.uint8(2), 2)])
 def test_a_size_is_a_non_negative_integer_returned_as_an_int(good, want):
     got = valid_words(good)
     assert got == want and type(got) is int
@@ -39,6 +39,17 @@ def test_any_other_size_is_refused_naming_the_value(bad):
     with pytest.raises(ValueError) as err:
         valid_words(bad)
     assert str(err.value) == f"words={shown(bad)}: {WORDS_RULE}"
+
+
+@pytest.mark.parametrize("huge", [2 ** 53, 2 ** 70, 10 ** 400, np.uint64(2 ** 63)])
+def test_a_size_too_large_for_its_cost_to_be_computed_is_refused(huge):
+    # tw * words must be a float: 10**400 words once raised OverflowError deep in the
+    # simulator, naming neither the PE nor the record
+    with pytest.raises(ValueError) as err:
+        valid_words(huge)
+    assert str(err.value) == f"words={shown(huge)}: a message size must be below 2**53 words"
+    with pytest.raises(ValueError, match="below 2\\*\\*53 words"):
+        send(1, [1], words=huge)
 
 
 @pytest.mark.parametrize("good", [0, 2, 0.5, 1e300, np.float64(1.5), np.int64(3), Fraction(1, 3)])

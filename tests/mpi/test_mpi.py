@@ -144,6 +144,13 @@ def test_wrong_results_are_reported_with_the_rank():
     assert [r["correct"] for r in caught.value.records] == [False]
 
 
+def test_a_record_built_by_hand_is_checked_as_the_simulator_checks_it():
+    with pytest.raises(Exception, match=r"rank 0 yielded Send with words=nan: a message size "
+                                        "must be a non-negative integer"):
+        launch(["run", program("nan_sized_send"), "--timeout", "5", "--words", "2",
+                "--repeats", "1", "--warmup", "0"], np=P, timeout=60)
+
+
 def test_a_deadlock_names_every_blocked_rank_and_its_operation():
     start = time.monotonic()
     with pytest.raises(MPIDeadlockError) as caught:
