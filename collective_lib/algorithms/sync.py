@@ -359,7 +359,11 @@ def barriers_respected(run: SharedRun) -> bool:
 
 # -- the diffusion benchmark (§13.4.3, Table 13.2) -----------------------------------
 
-@uses_memory(_barrier_demo_memory)
+def _diffusion_memory(p, barrier=binomial_barrier, **_):
+    return barrier.memory(p)
+
+
+@uses_memory(_diffusion_memory)
 def diffusion(me, p, data, barrier=binomial_barrier, n_per_pe: int = 100,
               iterations: int = 4, work_per_element: float = 1, backoff: float = 10):
     """The diffusion benchmark of Sanders et al. 2019, §13.4.3, in the shared-memory model.

@@ -234,6 +234,14 @@ def test_binomial_beats_simple_in_line_transfers():
 
 # -- the diffusion benchmark (Table 13.2) ------------------------------------------------
 
+@pytest.mark.parametrize("p", [1, 2, 5, 8])
+def test_diffusion_runs_with_its_default_barrier(p):
+    # the default barrier is the binomial tree: the memory declared is that barrier's too
+    default = simulate_shared(diffusion, p, iterations=2, trace=False)
+    tree = simulate_shared(diffusion, p, barrier=binomial_barrier, iterations=2, trace=False)
+    assert default.results == [2] * p and default.time == tree.time
+
+
 def test_book_table_is_consistent():
     assert len(BOOK_TABLE_13_2) == 10
     for p, n, simple, tree, speedup in BOOK_TABLE_13_2:
