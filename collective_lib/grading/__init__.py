@@ -34,8 +34,9 @@ from .library import forbid_library_calls, forbid_library_execution
 from .locks import (check_lock_exclusion, check_lock_exhaustive, check_lock_progress,
                     check_own_lock, replay_schedule)
 from .pipelining import pipelined_broadcast_time
-from .programs import (check_broadcast_program, check_collective_program, check_pe_isolation,
-                       check_enough_finished, count_pieces, run_program, simulated_time)
+from .programs import (OperationLimitExceeded, check_broadcast_program, check_collective_program,
+                       check_enough_finished, check_pe_isolation, count_pieces, run_program,
+                       simulated_time)
 from .reductions import check_operator_in_reductions
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
@@ -46,7 +47,7 @@ __all__ = [
     "check_lock_exhaustive",
     "pipelined_broadcast_time",
     "run_program", "check_broadcast_program", "simulated_time", "check_collective_program",
-    "check_pe_isolation", "count_pieces", "check_enough_finished",
+    "check_pe_isolation", "count_pieces", "check_enough_finished", "OperationLimitExceeded",
     "check_operator_in_reductions",
     "parse_terms", "format_terms", "sends_by_step", "check_answer_table",
 ]

@@ -28,7 +28,14 @@ from .guards import (WallClockLimitExceeded, _explain_exception, _format_value, 
 
 __all__ = ["run_program", "check_broadcast_program", "simulated_time",
            "check_collective_program", "check_pe_isolation", "count_pieces",
-           "check_enough_finished"]
+           "check_enough_finished", "OperationLimitExceeded"]
+
+
+class OperationLimitExceeded(AssertionError):
+    """The program issued more operations than its budget (raised by :func:`run_program`):
+    an endless loop that keeps yielding, as :class:`~.guards.WallClockLimitExceeded` is one
+    that never yields. A test that runs many cases can stop at the first (each costs the
+    whole budget)."""
 
 
 # -- running an SPMD program -------------------------------------------------------------
@@ -173,7 +180,7 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
             "\nHint: the receiving PE returned without a matching recv; is the message sent "
             "to the right PE, and does that PE receive before it returns?") from None
     except OperationLimitError:
-        raise AssertionError(
+        raise OperationLimitExceeded(
             f"{where} did not finish: the PEs issued more than {limit} operations, far more "
             "than this exercise needs. Is there an endless loop that keeps yielding "
             "operations?") from None
