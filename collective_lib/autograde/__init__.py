@@ -1,13 +1,19 @@
 """Autograding with nbgrader that an instructor can trust.
 
 * :mod:`.verdict` — ``TrustedVerdict``, in place of nbgrader's ``Execute``: the
-  verdict of every graded cell comes from a trusted checker process
-  (:mod:`.checker`) that runs the tests, while the student's cells run only in
-  sandboxed processes (:mod:`.student`, :mod:`.sandbox`) reached through
-  stand-ins (:mod:`.remote`) and a data-only codec (:mod:`.codec`);
+  instructor's cells are rebuilt from the gradebook, and the verdict of every
+  graded cell comes from a trusted checker process (:mod:`.checker`) that runs
+  the tests, while the student's cells run only in sandboxed processes
+  (:mod:`.student`, :mod:`.sandbox`, one cgroup per submission in
+  :mod:`.cgroups`, forbidden library code poisoned by :mod:`.poison`) reached
+  through stand-ins (:mod:`.remote`) and a data-only codec (:mod:`.codec`);
+  ``DeduplicateCells`` keeps a copied cell from stopping nbgrader, and
   ``FlagForReview`` marks cells whose checks raised a flag (:mod:`.review`,
   :mod:`.static`) for manual grading.
-* :mod:`.preprocessors` — ``LimitOutputSize``, a cap on the characters a cell keeps.
+* :mod:`.preprocessors` — ``LimitOutputSize``, a cap on the characters a cell keeps,
+  and ``EscapeStudentMarkup``, which shows what a student wrote as text, never as
+  live HTML, in feedback and formgrader.
+* :mod:`.feedback` — the feedback page's template, which names every question.
 * :mod:`.export` — ``PerQuestionExportPlugin``, the grade export with one column per
   graded cell; :mod:`.report` plots it (run as ``python -m collective_lib.autograde.report``).
 
