@@ -259,6 +259,17 @@ def test_pipelined_reduce_numbers_of_the_chapter():
     assert tb == 600600 and tp < 0.56 * tb and 1 < tp / (3 * 100_000 + 1200) < 1.11
 
 
+@pytest.mark.parametrize("m", [1, 100, 1_000, 2_000, 10_000, 100_000])
+def test_binomial_reduce_takes_the_same_time_on_either_port_model(m):
+    # §2.4: the comparison with the (half-duplex) pipelined reduction is like with like,
+    # because the binomial reduction never needs a PE to send and receive at once.
+    binom = entry("binomial_reduce")
+    times = {binom.simulate(64, m, model=CostModel(ts=100, tw=1, ports=ports),
+                            trace=False).time
+             for ports in ("half-duplex", "full-duplex")}
+    assert len(times) == 1
+
+
 @pytest.mark.parametrize("d", range(0, 7))
 def test_chapter_hypercube_allreduce_is_the_catalog_entry(d):
     p, cube = 2 ** d, entry("hypercube_allreduce")
