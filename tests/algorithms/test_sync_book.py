@@ -233,6 +233,33 @@ def test_about_p_transfers_of_the_lock_line_per_hand_over(lock):
     assert 0.9 * 64 < run.transfers["lock"] / (64 * 4) < 1.1 * 64
 
 
+# §3.4, "What a hand-over costs, derived"
+def hand_overs(run):
+    gaps, release = [], None
+    for e in run.trace:
+        if e.op == "write" and e.cell == "lock":
+            release = e
+        elif e.op == "enter" and release is not None:
+            if e.pe != release.pe:
+                gaps.append(e.time - release.time)
+            release = None
+    return gaps
+
+
+def test_two_pe_hand_overs_are_the_derived_ones():
+    cm = CoherenceModel()
+    spin = hand_overs(simulate_shared(lock_demo, 2, lock=cas_spin_lock, rounds=4, hold=50))
+    ttas = hand_overs(simulate_shared(lock_demo, 2, lock=ttas_backoff_lock, rounds=4, hold=50))
+    assert set(spin) == {2 * cm.contended} == {40}
+    assert set(ttas) == {cm.miss + 2 * cm.contended} == {50}
+
+
+@pytest.mark.parametrize("p", list(range(3, 13)) + [16, 32])
+def test_spin_lock_hand_over_takes_20_p_plus_1_when_all_others_wait(p):
+    gaps = hand_overs(simulate_shared(lock_demo, p, lock=cas_spin_lock, rounds=4, hold=50))
+    assert max(gaps) == 20 * (p + 1) and min(gaps) == 40
+
+
 def moves_while_held(run):
     # Transfers of the lock's line made by other PEs while some PE is in its critical section.
     spans = memory_spans(run)
