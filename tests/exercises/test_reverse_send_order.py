@@ -242,7 +242,7 @@ CAUGHT_BY_VALIDATE = {
     "calls_library": "binomial_broadcast_smallest_first uses the library's `binomial_broa",
     "crashes": "binomial_broadcast_smallest_first for p=8, root=0 raised IndexError",
     "deadlocks": "deadlock in binomial_broadcast_smallest_first for p=8, root=0",
-    "yields_forever": "binomial_broadcast_smallest_first for p=8, root=0 did not finish",
+    "yields_forever": "binomial_broadcast_smallest_first for p=8, root=0 did not",
     "shares_globals": "binomial_broadcast_smallest_first for p=3, root=1: PE 0 returned a",
     "no_bounds_check": "binomial_broadcast_smallest_first for p=3, root=0: PE 2 sent",
     "ignores_root": "wrong result of binomial_broadcast_smallest_first for p=8, root=1",
