@@ -45,12 +45,14 @@ from .alltoall import _check_messages, _step
 
 __all__ = [
     "alltoall_cyclic", "alltoall_direct_xor", "alltoall_one_factor", "one_factor_partner",
-    "alltoall_hypercube", "all_to_all_personal_ring", "all_to_all_personal_mesh",
+    "alltoall_hypercube", "all_to_all_personal_ring", "all_to_all_personal_ring_bidirectional",
+    "all_to_all_personal_mesh",
     "all_to_all_personal_hcube", "all_to_all_personal_hcube_ecube", "bruck_alltoall",
     "bruck_alltoall_bound", "rearranged_words_mesh", "rearranged_words_hcube",
     "direct_indirect_crossover", "transpose_by_alltoall",
     "bruck_alltoall_cost", "direct_cost", "ecube_cost", "hypercube_indirect_cost",
     "one_factor_cost", "personal_mesh_cost", "personal_ring_cost",
+    "personal_ring_bidirectional_cost",
 ]
 
 #: Where this module's entries stand in the catalog (chapter 5; see collective_lib.algorithms).
@@ -419,12 +421,71 @@ def all_to_all_personal_ring(me, p, data):
     received (it comes from the PE i places to its left) and forwards the
     rest, so step i moves m(p - i) words.  Any p, full-duplex, all messages
     in one direction; time (ts + tw m p/2)(p - 1) (Eq. 4.7).  Sending half
-    the packets each way would halve the tw term; Grama ignores that and
-    so do we.
+    the packets each way would halve the tw term; Grama ignores that, and
+    :func:`all_to_all_personal_ring_bidirectional` does it.
     """
     msgs, m = _uniform_messages("all_to_all_personal_ring", data, p)
     result = yield from _ring_personal(me, p, msgs, m, (me - 1) % p, (me + 1) % p)
     return _check_received("all_to_all_personal_ring", result, m)
+
+
+def personal_ring_bidirectional_cost(p, m, model, **_):
+    """(p - 1) ts + tw m floor(p^2 / 4): half of the packets each way, one direction per step.
+
+    The right-going message starts with ceil((p - 1)/2) packets and the
+    left-going one with floor((p - 1)/2), and each loses one packet per
+    step, so the words moved are m (ceil((p-1)/2)(ceil((p-1)/2) + 1)
+    + floor((p-1)/2)(floor((p-1)/2) + 1))/2 = m floor(p^2/4), against
+    m p(p - 1)/2 for Eq. 4.7: the t_w term shrinks by the factor
+    floor(p^2/4) / (p(p - 1)/2), which tends to 1/2 (Grama §4.5.1).  Exact.
+    """
+    return sum(_step(model, m * k) for sent in (p // 2, (p - 1) // 2)
+               for k in range(1, sent + 1))
+
+
+@register(operation="alltoall", cost=personal_ring_bidirectional_cost, exact=True,
+          network=Ring, source="Grama et al. 2003, §4.5.1, the remark after Fig. 4.18 "
+                               "(half of the messages each way halves the t_w term)")
+def all_to_all_personal_ring_bidirectional(me, p, data):
+    """All-to-all personalized on a ring, half of the packets going each way.
+
+    Grama et al. 2003, §4.5.1: after Fig. 4.18 they note that sending half
+    of the packets in one direction and half in the other divides the t_w
+    term of Eq. 4.7 by two, and leave it there.  Here a PE sends its packets
+    for the ceil((p - 1)/2) PEs to its right as one consolidated message to
+    the right, and those for the floor((p - 1)/2) PEs to its left as one to
+    the left; each stream is the procedure of Fig. 4.18 (keep the first
+    packet, forward the rest).  With one send and one receive at a time
+    (full-duplex, Grama's model) the two directions take turns: right,
+    left, right, ...; step s of either direction moves one packet fewer than
+    the step before.  Any p; p - 1 steps, as Eq. 4.7, and time
+    (p - 1) ts + tw m floor(p^2/4).  A PE with two ports could run both
+    directions at once and save start-ups as well; this program does not.
+
+    Examples
+    --------
+    >>> from collective_lib import simulate, CostModel, Ring
+    >>> data = [[10 * i + j for j in range(5)] for i in range(5)]    # one word each
+    >>> run = simulate(all_to_all_personal_ring_bidirectional, 5, data, network=Ring(5),
+    ...                model=CostModel(ts=0, tw=1))
+    >>> run.results[0], run.time            # floor(25 / 4) = 6 words, against 10 one way
+    ([0, 10, 20, 30, 40], 6.0)
+    """
+    msgs, m = _uniform_messages("all_to_all_personal_ring_bidirectional", data, p)
+    left, right = (me - 1) % p, (me + 1) % p
+    result = [None] * p
+    result[me] = msgs[me]
+    east = [msgs[(me + s) % p] for s in range(1, p // 2 + 1)]            # nearest first
+    west = [msgs[(me - s) % p] for s in range(1, (p - 1) // 2 + 1)]
+    for s in range(1, p // 2 + 1):
+        east = yield sendrecv(right, east, left, words=len(east) * m)
+        result[(me - s) % p] = east[0]          # from s places to the left, for me
+        east = east[1:]                         # forward the rest to the right
+        if s <= (p - 1) // 2:
+            west = yield sendrecv(left, west, right, words=len(west) * m)
+            result[(me + s) % p] = west[0]      # from s places to the right, for me
+            west = west[1:]
+    return _check_received("all_to_all_personal_ring_bidirectional", result, m)
 
 
 def _mesh_network(p):

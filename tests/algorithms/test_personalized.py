@@ -67,7 +67,8 @@ def test_cyclic_time_is_eq_13_3():
 
 
 NAMES = ["alltoall_cyclic", "alltoall_direct_xor", "alltoall_one_factor", "alltoall_hypercube",
-         "all_to_all_personal_ring", "all_to_all_personal_mesh", "all_to_all_personal_hcube",
+         "all_to_all_personal_ring", "all_to_all_personal_ring_bidirectional",
+         "all_to_all_personal_mesh", "all_to_all_personal_hcube",
          "all_to_all_personal_hcube_ecube", "bruck_alltoall"]
 # ts and tw separately: (1, 0) counts startups, (0, 1) counts words, then a mix.
 SEPARATE = [CostModel(ts=1.0, tw=0.0), CostModel(ts=0.0, tw=1.0), CostModel(ts=2.0, tw=0.25)]
@@ -87,12 +88,13 @@ def test_catalog_entries_networks_and_valid_p():
         assert entry(name).exact
         assert entry(name).ports == "full-duplex"
     assert entry("all_to_all_personal_ring").network(6) == Ring(6)
+    assert entry("all_to_all_personal_ring_bidirectional").network(7) == Ring(7)
     assert entry("all_to_all_personal_mesh").network(9) == Mesh(3, 3, wrap=True)
     assert entry("all_to_all_personal_hcube_ecube").network(8) == Hypercube(3)
     assert entry("alltoall_hypercube").network(16) == Hypercube(4)
     assert entry("alltoall_direct_xor").network(8) == FullyConnected(8)
     for name in ["alltoall_cyclic", "alltoall_one_factor", "all_to_all_personal_ring",
-                 "bruck_alltoall"]:
+                 "all_to_all_personal_ring_bidirectional", "bruck_alltoall"]:
         assert valid_ps(name) == list(range(1, 65))
     assert valid_ps("all_to_all_personal_mesh") == [1, 4, 9, 16, 25, 36, 49, 64]
     for name in ["alltoall_direct_xor", "alltoall_hypercube", "all_to_all_personal_hcube",
@@ -292,6 +294,74 @@ def test_fig_4_18_labels_on_six_nodes():
     assert sent[2, 1] == [(0, j) for j in range(2, 6)]
     assert sent[5, 4] == [(0, 5)]
     assert sent[3, 5] == [(3, 0), (3, 1), (3, 2)]
+
+
+# -- Grama §4.5.1's remark: half of the packets each way ------------------------------------------
+
+BOTH_WAYS_P = [*range(1, 41), 63, 64, 65, 100, 128, 255]
+
+
+@pytest.mark.parametrize("p", BOTH_WAYS_P)
+def test_ring_both_ways_meets_its_closed_form_and_delivers(p):
+    both = entry("all_to_all_personal_ring_bidirectional")
+    right, left = -(-(p - 1) // 2), (p - 1) // 2          # packets sent each way
+    for i, model in enumerate(SEPARATE):
+        m = 1 + i
+        inputs = both.make_inputs(p, m, seed=p + i)
+        run = both.simulate(p, m, inputs=inputs, model=model, trace=False)
+        assert run.results == both.expected(inputs), f"p={p}"
+        by_hand = sum(model.ts + model.tw * m * k
+                      for n in (right, left) for k in range(1, n + 1))
+        assert run.time == pytest.approx(by_hand) == both.predict(p, m, model), f"p={p}"
+    words = both.simulate(p, 1, model=CostModel(ts=0.0, tw=1.0), trace=False).time
+    assert words == p * p // 4                               # floor(p^2 / 4)
+
+
+@pytest.mark.parametrize("p", BOTH_WAYS_P)
+def test_ring_both_ways_halves_only_the_tw_term(p):
+    both, one_way = entry("all_to_all_personal_ring_bidirectional"), entry("all_to_all_personal_ring")
+    m = 3
+
+    def time(e, ts, tw):
+        return e.simulate(p, m, model=CostModel(ts=ts, tw=tw), trace=False).time
+
+    assert time(both, 1.0, 0.0) == time(one_way, 1.0, 0.0) == p - 1      # same start-ups
+    tw_both, tw_one = time(both, 0.0, 1.0), time(one_way, 0.0, 1.0)
+    assert tw_one == m * p * (p - 1) / 2                                   # Eq. 4.7's t_w term
+    if p > 2:
+        assert tw_both < tw_one
+        # half of Eq. 4.7's t_w term, plus m p/4 for even p and m (p - 1)/4 for odd p
+        assert tw_both - tw_one / 2 == pytest.approx(m * (p // 2) / 2 if p % 2 == 0
+                                                     else m * (p - 1) / 4)
+    else:
+        assert tw_both == tw_one                                           # one packet or none
+    if p >= 64:
+        assert tw_both / tw_one < 0.51
+
+
+def test_ring_both_ways_alternates_directions_between_neighbours():
+    p = 7
+    run = entry("all_to_all_personal_ring_bidirectional").simulate(p, 1, inputs=labelled(p))
+    assert all(len(msg.path) == 1 for msg in run.messages)
+    steps = len(run.step_starts())
+    assert steps == p - 1
+    for s in range(1, steps + 1):
+        shift = {(msg.dst - msg.src) % p for msg in run.step(s)}
+        assert shift == ({1} if s % 2 else {p - 1})        # right, left, right, ...
+        assert len(run.step(s)) == p
+    sizes = [run.step(s)[0].words for s in range(1, steps + 1)]
+    assert sizes == [3, 3, 2, 2, 1, 1]
+    # PE 0's first messages: its packets for PEs 1, 2, 3 to the right, for 6, 5, 4 to the left
+    first = {(msg.src, (msg.dst - msg.src) % p): [x[0] for x in msg.payload] for msg in run.step(1)}
+    assert first[0, 1] == [(0, 1), (0, 2), (0, 3)]
+    second = {msg.src: [x[0] for x in msg.payload] for msg in run.step(2)}
+    assert second[0] == [(0, 6), (0, 5), (0, 4)]
+
+
+def test_ring_both_ways_rejects_messages_of_different_sizes():
+    with pytest.raises(ValueError, match="all_to_all_personal_ring_bidirectional"):
+        simulate(entry("all_to_all_personal_ring_bidirectional").program, 3,
+                 [[[1], [2, 3], [4]]] * 3)
 
 
 def test_mesh_is_eq_4_8():
