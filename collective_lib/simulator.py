@@ -383,6 +383,7 @@ class _Engine:
         # Half-duplex: a PE receives only while it listens, so a send waits for the
         # matching receive to be posted.
         listen_first = model.ports == "half-duplex"
+        max_words = MAX_WORDS               # a local: checked on every transfer
         send_free = [0.0] * p               # when each port is free; half-duplex: one port
         recv_free = send_free if listen_first else [0.0] * p
         # Links are resources of their own unless the network is direct and a port
@@ -523,7 +524,7 @@ class _Engine:
                             _rank_check(pe, "destination", dst, p)
                         if type(src) is not int or src == pe or not 0 <= src < p:
                             _rank_check(pe, "source", src, p)
-                        if type(words) is not int or not 0 <= words < MAX_WORDS:   # by hand
+                        if type(words) is not int or not 0 <= words < max_words:   # by hand
                             words = _valid(pe, op, valid_words, words)
                         channel = pe * p + dst
                         start = now
@@ -636,7 +637,7 @@ class _Engine:
                     for dst, payload, words in sends:       # a Send is such a triple too
                         if type(dst) is not int or dst == pe or not 0 <= dst < p:
                             _rank_check(pe, "destination", dst, p)
-                        if type(words) is not int or not 0 <= words < MAX_WORDS:
+                        if type(words) is not int or not 0 <= words < max_words:
                             words = _valid(pe, op, valid_words, words)
                         channel = pe * p + dst
                         posted = waiting[dst]
