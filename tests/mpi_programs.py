@@ -60,3 +60,10 @@ def nan_sized_send(me, p, data):
     elif me == 1:
         yield recv(0)
     return data
+
+
+def yields_a_string(me, p, data):
+    """PE 0 yields something that is not an operation at all."""
+    if me == 0:
+        yield "send to 1"
+    return data

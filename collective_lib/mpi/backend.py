@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import DeadlockError, UnreceivedMessageError
-from ..ops import Compute, Multi, Recv, Send, SendRecv, check_operation
+from ..ops import Multi, Recv, Send, SendRecv, check_operation
 
 __all__ = ["run", "run_timed", "mpi", "comm_world", "MPINotAvailableError",
            "MPIDeadlockError", "MPIProgramError", "as_arrays", "plain"]
@@ -54,9 +54,6 @@ _BUFFER_DTYPES = tuple(np.dtype(name) for name in (
 _DTYPE_INDEX = {dtype: i for i, dtype in enumerate(_BUFFER_DTYPES)}
 #: Tags of the stall report (on the caller's communicator).
 _TAG_STATUS, _TAG_REPORT = 9001, 9002
-#: The records whose sizes and times are checked before they are performed (the
-#: simulator checks the same, collective_lib.ops.check_operation).
-_CHECKED = (Send, SendRecv, Multi, Compute, Recv)
 #: How long rank 0 waits for the others' status once a deadline has passed.
 _REPORT_GRACE_S = 3.0
 
@@ -213,12 +210,13 @@ class _Interpreter:
             return stop.value
 
     def perform(self, op):
+        # Every record is checked as the simulator checks it: a program may build
+        # one without send() & co.
+        try:
+            op = check_operation(op)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"rank {self.me} yielded {err}") from None
         kind = type(op)
-        if kind in _CHECKED:                  # a record may be built without send() & co.
-            try:
-                op = check_operation(op)
-            except ValueError as err:
-                raise ValueError(f"rank {self.me} yielded {err}") from None
         if kind is SendRecv:
             return self.transfer(((op.dst, op.data),), (op.src,), "sendrecv")[0]
         if kind is Recv:
@@ -229,13 +227,10 @@ class _Interpreter:
         if kind is Multi:
             return self.transfer(tuple((dst, data) for dst, data, _ in op.sends), op.recvs,
                                  "multi")
-        if kind is Compute:
-            if self.compute_scale:
-                time.sleep(op.time * self.compute_scale)
-            return None
-        raise TypeError(f"rank {self.me} yielded {op!r}, which is not an operation; yield "
-                        "send(...), recv(...), sendrecv(...), exchange(...), compute(...) "
-                        "or multi(...)")
+        # what is left is a Compute: check_operation passes only the five records
+        if self.compute_scale:
+            time.sleep(op.time * self.compute_scale)
+        return None
 
     def _check_rank(self, role: str, other) -> None:
         if not isinstance(other, (int, np.integer)) or isinstance(other, bool) \

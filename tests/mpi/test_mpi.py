@@ -151,6 +151,12 @@ def test_a_record_built_by_hand_is_checked_as_the_simulator_checks_it():
                 "--repeats", "1", "--warmup", "0"], np=P, timeout=60)
 
 
+def test_a_yielded_value_that_is_no_operation_is_named_with_its_rank():
+    with pytest.raises(Exception, match=r"rank 0 yielded 'send to 1' is not an operation"):
+        launch(["run", program("yields_a_string"), "--timeout", "5", "--words", "2",
+                "--repeats", "1", "--warmup", "0"], np=P, timeout=60)
+
+
 def test_a_deadlock_names_every_blocked_rank_and_its_operation():
     start = time.monotonic()
     with pytest.raises(MPIDeadlockError) as caught:
