@@ -159,3 +159,154 @@ def test_direct_and_indirect_cross_over_at_n_star(p):
 def test_crossover_numbers_of_the_chapter():
     assert direct_indirect_crossover(8, MODEL) == 80
     assert round(direct_indirect_crossover(64, MODEL), 2) == 44.19
+
+
+# §5.8: the ring both ways (Grama §4.5.1, the remark after Fig. 4.18)
+def test_both_ways_numbers_of_the_chapter():
+    one, both = entry("all_to_all_personal_ring"), entry("all_to_all_personal_ring_bidirectional")
+    words = CostModel(ts=0, tw=1)
+
+    def ratio(p):
+        return (both.simulate(p, M, model=words, trace=False).time
+                / one.simulate(p, M, model=words, trace=False).time)
+
+    assert ratio(2) == 1 and ratio(3) == pytest.approx(2 / 3)      # "by a third for p = 3"
+    assert round(ratio(64), 3) == 0.508 and ratio(65) < ratio(9) < ratio(8) < ratio(3)
+    for p in (2, 3, 8, 9, 64, 65):
+        sim = both.simulate(p, M, model=MODEL, trace=False).time
+        assert sim == both.predict(p, M, MODEL) == (p - 1) * MODEL.ts + M * (p * p // 4)
+        assert (one.simulate(p, M, model=MODEL, trace=False).time - sim
+                == M * (p * (p - 1) // 2 - p * p // 4))                # same start-ups
+
+
+# §5.8: Grama et al. 2003, Fig. 4.19 and Fig. 4.20, transcribed once.  {i,j} is the packet
+# from node i for node j; a group in parentheses travels together.  The seed text of §4.5 has
+# only the captions and the text around them; the panels are those of the printed figures.
+
+def parse_groups(text):
+    """'({0,0},{0,3}) ({0,1},{0,4})' -> [[(0, 0), (0, 3)], [(0, 1), (0, 4)]]."""
+    return [[tuple(int(x) for x in label.strip("{}").split(","))
+             for label in group.strip("()").replace("},{", "} {").split()]
+            for group in text.split(" ")]
+
+
+# Fig. 4.19(a): the distribution at the beginning of phase 1, grouped by destination column
+FIG_4_19_A = {
+    0: "({0,0},{0,3},{0,6}) ({0,1},{0,4},{0,7}) ({0,2},{0,5},{0,8})",
+    1: "({1,0},{1,3},{1,6}) ({1,1},{1,4},{1,7}) ({1,2},{1,5},{1,8})",
+    2: "({2,0},{2,3},{2,6}) ({2,1},{2,4},{2,7}) ({2,2},{2,5},{2,8})",
+    3: "({3,0},{3,3},{3,6}) ({3,1},{3,4},{3,7}) ({3,2},{3,5},{3,8})",
+    4: "({4,0},{4,3},{4,6}) ({4,1},{4,4},{4,7}) ({4,2},{4,5},{4,8})",
+    5: "({5,0},{5,3},{5,6}) ({5,1},{5,4},{5,7}) ({5,2},{5,5},{5,8})",
+    6: "({6,0},{6,3},{6,6}) ({6,1},{6,4},{6,7}) ({6,2},{6,5},{6,8})",
+    7: "({7,0},{7,3},{7,6}) ({7,1},{7,4},{7,7}) ({7,2},{7,5},{7,8})",
+    8: "({8,0},{8,3},{8,6}) ({8,1},{8,4},{8,7}) ({8,2},{8,5},{8,8})",
+}
+# Fig. 4.19(b): the beginning of phase 2, after the rows, regrouped by destination row
+FIG_4_19_B = {
+    0: "({0,0},{1,0},{2,0}) ({0,3},{1,3},{2,3}) ({0,6},{1,6},{2,6})",
+    1: "({0,1},{1,1},{2,1}) ({0,4},{1,4},{2,4}) ({0,7},{1,7},{2,7})",
+    2: "({0,2},{1,2},{2,2}) ({0,5},{1,5},{2,5}) ({0,8},{1,8},{2,8})",
+    3: "({3,0},{4,0},{5,0}) ({3,3},{4,3},{5,3}) ({3,6},{4,6},{5,6})",
+    4: "({3,1},{4,1},{5,1}) ({3,4},{4,4},{5,4}) ({3,7},{4,7},{5,7})",
+    5: "({3,2},{4,2},{5,2}) ({3,5},{4,5},{5,5}) ({3,8},{4,8},{5,8})",
+    6: "({6,0},{7,0},{8,0}) ({6,3},{7,3},{8,3}) ({6,6},{7,6},{8,6})",
+    7: "({6,1},{7,1},{8,1}) ({6,4},{7,4},{8,4}) ({6,7},{7,7},{8,7})",
+    8: "({6,2},{7,2},{8,2}) ({6,5},{7,5},{8,5}) ({6,8},{7,8},{8,8})",
+}
+# Fig. 4.20, panels (a)-(d): an eight-node hypercube at the start, before steps 2 and 3
+# (dimensions 0, 1, 2 in turn) and at the end; the order within a node is the figure's layout
+FIG_4_20 = [
+    {0: "{0,0},{0,1},{0,2},{0,3},{0,4},{0,5},{0,6},{0,7}",
+     1: "{1,0},{1,1},{1,2},{1,3},{1,4},{1,5},{1,6},{1,7}",
+     2: "{2,0},{2,1},{2,2},{2,3},{2,4},{2,5},{2,6},{2,7}",
+     3: "{3,0},{3,1},{3,2},{3,3},{3,4},{3,5},{3,6},{3,7}",
+     4: "{4,0},{4,1},{4,2},{4,3},{4,4},{4,5},{4,6},{4,7}",
+     5: "{5,0},{5,1},{5,2},{5,3},{5,4},{5,5},{5,6},{5,7}",
+     6: "{6,0},{6,1},{6,2},{6,3},{6,4},{6,5},{6,6},{6,7}",
+     7: "{7,0},{7,1},{7,2},{7,3},{7,4},{7,5},{7,6},{7,7}"},
+    {0: "{0,0},{0,2},{0,4},{0,6},{1,0},{1,2},{1,4},{1,6}",
+     1: "{0,1},{0,3},{0,5},{0,7},{1,1},{1,3},{1,5},{1,7}",
+     2: "{2,0},{2,2},{2,4},{2,6},{3,0},{3,2},{3,4},{3,6}",
+     3: "{2,1},{2,3},{2,5},{2,7},{3,1},{3,3},{3,5},{3,7}",
+     4: "{4,0},{4,2},{4,4},{4,6},{5,0},{5,2},{5,4},{5,6}",
+     5: "{4,1},{4,3},{4,5},{4,7},{5,1},{5,3},{5,5},{5,7}",
+     6: "{6,0},{6,2},{6,4},{6,6},{7,0},{7,2},{7,4},{7,6}",
+     7: "{6,1},{6,3},{6,5},{6,7},{7,1},{7,3},{7,5},{7,7}"},
+    {0: "{0,0},{0,4},{1,0},{1,4},{2,0},{2,4},{3,0},{3,4}",
+     1: "{0,1},{0,5},{1,1},{1,5},{2,1},{2,5},{3,1},{3,5}",
+     2: "{0,2},{0,6},{1,2},{1,6},{2,2},{2,6},{3,2},{3,6}",
+     3: "{0,3},{0,7},{1,3},{1,7},{2,3},{2,7},{3,3},{3,7}",
+     4: "{4,0},{4,4},{5,0},{5,4},{6,0},{6,4},{7,0},{7,4}",
+     5: "{4,1},{4,5},{5,1},{5,5},{6,1},{6,5},{7,1},{7,5}",
+     6: "{4,2},{4,6},{5,2},{5,6},{6,2},{6,6},{7,2},{7,6}",
+     7: "{4,3},{4,7},{5,3},{5,7},{6,3},{6,7},{7,3},{7,7}"},
+    {0: "{0,0},{1,0},{2,0},{3,0},{4,0},{5,0},{6,0},{7,0}",
+     1: "{0,1},{1,1},{2,1},{3,1},{4,1},{5,1},{6,1},{7,1}",
+     2: "{0,2},{1,2},{2,2},{3,2},{4,2},{5,2},{6,2},{7,2}",
+     3: "{0,3},{1,3},{2,3},{3,3},{4,3},{5,3},{6,3},{7,3}",
+     4: "{0,4},{1,4},{2,4},{3,4},{4,4},{5,4},{6,4},{7,4}",
+     5: "{0,5},{1,5},{2,5},{3,5},{4,5},{5,5},{6,5},{7,5}",
+     6: "{0,6},{1,6},{2,6},{3,6},{4,6},{5,6},{6,6},{7,6}",
+     7: "{0,7},{1,7},{2,7},{3,7},{4,7},{5,7},{6,7},{7,7}"},
+]
+
+
+def figure_packets(p):
+    """The chapter's inputs: node i's message for node j is its label '{i,j}'."""
+    return [["{%d,%d}" % (i, j) for j in range(p)] for i in range(p)]
+
+
+def label(text):
+    return tuple(int(x) for x in text.strip("{}").split(","))
+
+
+def test_fig_4_19_transcription_says_what_grama_section_4_5_2_says():
+    # "The first group contains the messages destined for nodes labeled 0, 3, and 6; ...";
+    # caption: at the end node i has ({0,i}, ..., {8,i}).
+    for i in range(9):
+        groups = parse_groups(FIG_4_19_A[i])
+        assert [[j for _, j in g] for g in groups] == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+        assert {s for g in groups for s, _ in g} == {i}
+        held = parse_groups(FIG_4_19_B[i])
+        assert sum(len(g) for g in held) == 9 and all(len(g) == 3 for g in held)
+
+
+def test_fig_4_19_holdings_at_the_beginning_of_each_phase():
+    run = record_run("all_to_all_personal_mesh", 9, inputs=figure_packets(9))
+    table = values_table(run, watch={"groups": "groups", "result": "result"})
+    assert len(run.step_starts()) == 4                     # two steps per phase on a 3 x 3 torus
+    for pe in range(9):
+        for row, figure in ((0, FIG_4_19_A), (2, FIG_4_19_B)):
+            got = [[label(x) for x in group] for group in table.value(row, pe, "groups")]
+            want = parse_groups(figure[pe])
+            assert [sorted(g) for g in got] == [sorted(g) for g in want], f"PE {pe} row {row}"
+        assert [label(x) for x in table.value(4, pe, "result")] == [(i, pe) for i in range(9)]
+
+
+def test_fig_4_20_holdings_before_each_step():
+    run = record_run("all_to_all_personal_hcube", 8, inputs=figure_packets(8))
+    table = values_table(run, watch="M")
+    assert len(table.rows) == len(FIG_4_20) == 4
+    for row, panel in enumerate(FIG_4_20):
+        for pe in range(8):
+            held = [label(x) for _, _, x in table.value(row, pe)]
+            assert len(held) == 8                                           # p packets always
+            assert sorted(held) == sorted(label(x) for x in panel[pe].replace("},{", "} {").split())
+    for s in range(1, 4):                                                   # dimensions 0, 1, 2
+        step = run.step(s)
+        assert {msg.dst ^ msg.src for msg in step} == {1 << (s - 1)}
+        assert {len(msg.payload) for msg in step} == {4}                   # p/2 packets each
+
+
+def test_chapter_renders_the_figures_as_transcribed():
+    # The chapter prints a group as '({0,0},{0,3},{0,6})' and a panel of Fig. 4.20 sorted.
+    run = record_run("all_to_all_personal_mesh", 9, inputs=figure_packets(9))
+    table = values_table(run, watch="groups",
+                         fmt=lambda v: " ".join("(" + ",".join(g) + ")" for g in v))
+    assert [table.column(pe)[0] for pe in range(9)] == [FIG_4_19_A[pe] for pe in range(9)]
+    assert [table.column(pe)[2] for pe in range(9)] == [FIG_4_19_B[pe] for pe in range(9)]
+    cube = values_table(record_run("all_to_all_personal_hcube", 8, inputs=figure_packets(8)),
+                        watch="M", fmt=lambda M: ",".join(sorted(x for _, _, x in M)))
+    assert [[cube.column(pe)[r] for pe in range(8)] for r in range(4)] == \
+        [[panel[pe] for pe in range(8)] for panel in FIG_4_20]
