@@ -17,7 +17,10 @@ the intro and two chapters: Chapter 0 (much math, no widgets) and Chapter 4
 * show a cell's printout in one box per stream (``nb_merge_streams``), and
   nothing printed to stderr;
 * typeset math with the MathJax copy in ``_static`` and its fonts;
-* show no Markdown pipe table as a paragraph of pipes.
+* show no Markdown pipe table as a paragraph of pipes;
+* offer, from each chapter, the student version of its assignment (no solution,
+  no hidden test) and, from Getting started, the course bundle, whose package
+  builds on its own (``_ext/downloads.py``).
 
 ``tools/browser_check.py`` renders every page of a full build in Chromium and
 counts untypeset math; this test is its fast, static counterpart.
@@ -26,9 +29,11 @@ counts untypeset math; this test is its fast, static counterpart.
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import nbformat
 import pytest
 import yaml
 from bs4 import BeautifulSoup
@@ -38,8 +43,11 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIG = REPO_ROOT / "_config.yml"
 TOC = REPO_ROOT / "_toc.yml"
 # Chapter 0 has the most math per page; Chapter 4 is the quickest chapter with
-# widget state and matplotlib animations.
+# widget state and matplotlib animations. The pages without code cost nothing
+# to build and carry the downloads, the bibliography and the glossary.
 CHAPTERS = ("book/ch0_machine_model", "book/ch4_gather_scatter")
+PAGES = ("book/getting_started", *CHAPTERS, "book/glossary", "book/references",
+         "book/instructors")
 BUILD_TIMEOUT = 600
 
 # Tags and attributes through which a page makes the browser fetch something.
@@ -138,16 +146,27 @@ def css_references(css: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """The HTML output of the small book (intro + CHAPTERS) built with the book's config."""
+    """The HTML output of the small book (intro + PAGES) built with the book's config."""
     toc = yaml.safe_load(TOC.read_text(encoding="utf-8"))
-    small_toc = {"format": toc["format"], "root": toc["root"], "chapters": [{"file": c} for c in CHAPTERS]}
+    small_toc = {"format": toc["format"], "root": toc["root"], "chapters": [{"file": c} for c in PAGES]}
     out = tmp_path_factory.mktemp("html_book")
     toc_path = out / "_toc.yml"
     toc_path.write_text(yaml.safe_dump(small_toc), encoding="utf-8")
+    # The book's own configuration, read from elsewhere: its relative paths made
+    # absolute, and links to the chapters this small book leaves out allowed
+    # (`make book` builds every chapter with every warning an error).
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    config["bibtex_bibfiles"] = [str(REPO_ROOT / f) for f in config["bibtex_bibfiles"]]
+    sphinx = config["sphinx"]
+    sphinx["local_extensions"] = {name: str(REPO_ROOT / path)
+                                  for name, path in sphinx["local_extensions"].items()}
+    sphinx["config"]["suppress_warnings"] = ["ref.doc"]
+    config_path = out / "_config.yml"
+    config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
     cmd = [
         sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
         "build", str(REPO_ROOT), "-W", "--keep-going",
-        "--config", str(CONFIG), "--toc", str(toc_path), "--path-output", str(out),
+        "--config", str(config_path), "--toc", str(toc_path), "--path-output", str(out),
     ]
     proc = subprocess.run(
         cmd, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -167,7 +186,7 @@ def pages(site) -> dict[Path, BeautifulSoup]:
         if "_static" not in p.relative_to(site).parts
     }
     chapters = {p.relative_to(site).with_suffix("").as_posix() for p in found}
-    assert set(CHAPTERS) <= chapters, f"the build lacks {set(CHAPTERS) - chapters}"
+    assert set(PAGES) <= chapters, f"the build lacks {set(PAGES) - chapters}"
     return found
 
 
@@ -301,3 +320,77 @@ def test_markdown_tables_are_tables(site, pages):
         if MARKDOWN_TABLE_RULE.search(paragraph.get_text())
     ]
     assert not problems, "a Markdown table rendered as a paragraph:\n" + "\n".join(problems)
+
+
+# -- downloads: the student versions and the course bundle (_ext/downloads.py) -------------
+
+EXERCISES = REPO_ROOT / "exercises" / "source"
+SECRET_REGIONS = (("BEGIN SOLUTION", "END SOLUTION"), ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"),
+                  ("BEGIN MARK SCHEME", "END MARK SCHEME"))
+
+
+def secret_lines(source: Path) -> set[str]:
+    """The lines of an instructor's notebook inside a solution, hidden-test or rubric
+    region that appear nowhere outside one (so a release must not show them)."""
+    inside, outside = set(), set()
+    for cell in nbformat.read(source, as_version=4).cells:
+        region = None
+        for line in cell.source.splitlines():
+            text = line.strip()
+            begin = [end for start, end in SECRET_REGIONS if start in text]
+            if begin:
+                region = begin[0]
+            elif region and region in text:
+                region = None
+            elif len(text) > 12:
+                (inside if region else outside).add(text)
+    return inside - outside
+
+
+def downloads(page: BeautifulSoup, suffix: str) -> list[str]:
+    return [a["href"] for a in page.find_all("a", href=True)
+            if "_downloads/" in a["href"] and a["href"].endswith(suffix)]
+
+
+@pytest.mark.parametrize("chapter, assignment", [(CHAPTERS[0], "reading_a_run"),
+                                                 (CHAPTERS[1], "scatter_any_root")])
+def test_a_chapter_offers_the_student_version_of_its_assignment(site, pages, chapter,
+                                                               assignment):
+    page_path = site / f"{chapter}.html"
+    links = downloads(pages[page_path], f"/{assignment}.ipynb")
+    assert len(links) == 1, f"{chapter} links {links} for {assignment}"
+    released = local_target(page_path, links[0])
+    assert released is not None and released.exists(), links[0]
+    text = released.read_text(encoding="utf-8")
+    for marker in (start for region in SECRET_REGIONS for start in region):
+        assert marker not in text, f"the student version of {assignment} shows {marker!r}"
+    shown = [line for line in secret_lines(EXERCISES / assignment / f"{assignment}.ipynb")
+             if line in text]
+    assert not shown, f"the student version of {assignment} gives away {shown[:3]}"
+    assert "raise NotImplementedError()" in text, "no starting cell left for the answers"
+
+
+def test_the_course_bundle_holds_what_its_readme_installs(site, pages, tmp_path):
+    page_path = site / "book" / "getting_started.html"
+    links = downloads(pages[page_path], "/collective-course.zip")
+    assert len(links) == 1, links
+    with zipfile.ZipFile(local_target(page_path, links[0])) as bundle:
+        bundle.extractall(tmp_path)
+    root = tmp_path / "collective-course"
+    chapters = {p.name for p in (REPO_ROOT / "book").glob("*.ipynb")}
+    assert {p.name for p in (root / "book").glob("*.ipynb")} == chapters
+    package = {p.relative_to(REPO_ROOT) for p in (REPO_ROOT / "collective_lib").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    assert {p.relative_to(root) for p in (root / "collective_lib").rglob("*")} >= package
+    assert {p.stem for p in (root / "exercises").glob("*.ipynb")} == \
+        {p.name for p in EXERCISES.iterdir() if p.is_dir()}
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "pip install -r requirements.txt -e ." in readme and "jupyter lab" in readme
+    # The package builds from the bundle alone (pyproject.toml names README.md, the data files).
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                            "--no-build-isolation", "-q", "-w", str(tmp_path / "wheel"), str(root)],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = (tmp_path / "wheel").glob("collective_lib-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        assert "collective_lib/cm200/data/tables.json" in archive.namelist()
