@@ -3,7 +3,8 @@
 The programs of :mod:`collective_lib.algorithms.cm200` move the data; this
 module holds the analysis of Mathur and Johnsson around them:
 
-* the layout of a block in d subblocks (Fig. 20, :func:`split_subblocks`);
+* the layout of an array in blocks and of a block in d subblocks (Fig. 20,
+  :func:`block_bounds`, :func:`split_subblocks`, :func:`memory_partition`);
 * the local-memory index formulas of §4.1, §4.2.1 and §4.2.3
   (:func:`one_cycle_index`, :func:`d_cycles_source`,
   :func:`d_cycles_broadcast_index`, :func:`d_cycles_reduce_start`,
@@ -40,7 +41,7 @@ from ..validate import check_positive_int
 from .gray import gray, gray_inverse, sh, transition_sequence
 
 __all__ = [
-    "ORDERS", "subblock_bounds", "split_subblocks",
+    "ORDERS", "block_bounds", "subblock_bounds", "split_subblocks", "memory_partition",
     "one_cycle_index", "d_cycles_source", "d_cycles_broadcast_index", "d_cycles_reduce_start",
     "d_cycles_reduce_nodes", "d_cycles_reduce_blocks",
     "DCyclesSchedule", "d_cycles_schedule", "CyclesCheck", "run_d_cycles_broadcast",
@@ -56,6 +57,24 @@ def _check_order(order):
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got order={order!r}")
     return order
+
+
+def block_bounds(M: int, d: int) -> list:
+    """(start, stop) of the 2**d blocks of an M-element array, as the CM-200 lays it out.
+
+    Mathur and Johnsson §4.2.4: an array of M elements spread over 2**d nodes
+    gives ``ceil(M / 2**d)`` consecutive elements to each node in turn until
+    the elements run out, so the first ``floor(M / ceil(M / 2**d))`` blocks
+    are full, one block may hold the rest, and the last blocks may be empty.
+    Block j is what node j ends with after an all-to-all reduction.
+
+    >>> block_bounds(34, 3)
+    [(0, 5), (5, 10), (10, 15), (15, 20), (20, 25), (25, 30), (30, 34), (34, 34)]
+    """
+    M = check_positive_int("M", M, least=0)
+    d = check_positive_int("d", d, least=0)
+    size = -(-M // (1 << d))
+    return [(min(j * size, M), min((j + 1) * size, M)) for j in range(1 << d)]
 
 
 def subblock_bounds(m: int, d: int) -> list:
@@ -90,6 +109,21 @@ def split_subblocks(elements, d: int) -> list:
     [[0], [1], []]
     """
     return [list(elements[start:stop]) for start, stop in subblock_bounds(len(elements), d)]
+
+
+def memory_partition(M: int, d: int) -> list:
+    """Fig. 20: the 2**d blocks of an M-element array, each cut into d subblocks.
+
+    ``memory_partition(M, d)[j][i]`` is the (start, stop) of subblock i of
+    block j in the whole array: :func:`block_bounds` cuts the array, and
+    :func:`subblock_bounds` cuts every block as the d-cycles reduction does.
+
+    >>> [[stop - start for start, stop in block] for block in memory_partition(34, 3)][5:]
+    [[2, 2, 1], [2, 1, 1], [0, 0, 0]]
+    """
+    d = check_positive_int("d", d)
+    return [[(start + a, start + b) for a, b in subblock_bounds(stop - start, d)]
+            for start, stop in block_bounds(M, d)]
 
 
 # -- index formulas (§4.1, §4.2.1, §4.2.3) --------------------------------------------------

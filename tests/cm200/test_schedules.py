@@ -4,7 +4,8 @@
   movement, for every node, memory slot and step;
 * the numpy path: d-cycles broadcast and reduction correct and edge-disjoint
   per step for d = 0..11 (the real machine's 2048 nodes);
-* element transfers in sequence, counted by the simulator.
+* element transfers in sequence, counted by the simulator;
+* the layout of an array in blocks and subblocks (Fig. 20).
 """
 import math
 
@@ -16,7 +17,7 @@ from collective_lib.algorithms.cm200 import d_cycles_broadcast, d_cycles_reduce,
 from collective_lib.algorithms.reduce import elementwise
 from collective_lib.cm200.gray import gray, gray_inverse, sh
 from collective_lib.cm200.schedules import (
-    d_cycles_broadcast_index, d_cycles_reduce_blocks, d_cycles_reduce_nodes,
+    block_bounds, memory_partition, d_cycles_broadcast_index, d_cycles_reduce_blocks, d_cycles_reduce_nodes,
     d_cycles_reduce_start, d_cycles_schedule, d_cycles_source, element_transfers,
     one_cycle_index, run_d_cycles_broadcast, run_d_cycles_reduce)
 
@@ -158,3 +159,37 @@ def test_two_channel_counts_are_refused_when_the_nodes_drift_out_of_lock_step():
         element_transfers("send_and_spread", 3, 7, channels=2)
     one, two = (element_transfers("send_and_spread", 3, 12, channels=c) for c in (1, 2))
     assert one / 2 <= two < one           # two channels at most halve every step
+
+
+# -- Fig. 20: blocks and subblocks ---------------------------------------------------------------
+
+@pytest.mark.parametrize("d", range(0, 6))
+def test_blocks_are_consecutive_full_then_the_rest(d):
+    for M in range(0, 200):
+        bounds = block_bounds(M, d)
+        sizes = [stop - start for start, stop in bounds]
+        assert len(bounds) == 2 ** d and sum(sizes) == M
+        assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+        full = -(-M // 2 ** d)
+        assert sizes == sorted(sizes, reverse=True) and set(sizes) <= {full, M % full if full else 0, 0}
+
+
+def test_node_j_ends_with_block_j_of_the_layout():
+    """d_cycles_reduce of 2**d blocks of M' elements: node j's result is block j of the layout."""
+    d, per_block = 3, 7
+    M = 2 ** d * per_block
+    partition = memory_partition(M, d)
+    inputs = [[[f"{pa}.{x}" for x in range(j * per_block, (j + 1) * per_block)]
+               for j in range(2 ** d)] for pa in range(2 ** d)]
+    results = run(d_cycles_reduce, d, inputs, op=concat).results
+    for j, result in enumerate(results):
+        addresses = [x for start, stop in partition[j] for x in range(start, stop)]
+        assert [set(s.split("+")) for s in result] == \
+            [{f"{pa}.{x}" for pa in range(2 ** d)} for x in addresses]
+
+
+@pytest.mark.parametrize("call", [lambda: block_bounds(-1, 2), lambda: block_bounds(4, -1),
+                                  lambda: memory_partition(4, 0), lambda: block_bounds(2.5, 1)])
+def test_layout_rejects_bad_sizes(call):
+    with pytest.raises(ValueError):
+        call()
