@@ -10,6 +10,9 @@ Connection Machine CM-200*, Harvard TR-02-93 (1993).  This module holds
 * :func:`consistency_report`: the checks the tables allow on themselves
   ("total" columns are sums of their parts, Table 6 and Table 15 are ratios of
   Tables 5 and 14, Table 16 repeats columns of Tables 5 and 14);
+  :func:`table3_check` and :func:`table10_check` set Tables 3 and 10 beside
+  the tables they describe again (the spread of Tables 4 and 5, the ratios of
+  Table 5's times);
 * the performance models of §6 with the constants the report prints
   (:data:`PRINTED_CONSTANTS`), refitted here by least squares
   (:func:`fit_model`, :func:`constants_comparison`);
@@ -42,6 +45,7 @@ import numpy as np
 
 __all__ = [
     "CM200Table", "cm200_table", "TABLE_NUMBERS", "Discrepancy", "consistency_report",
+    "table3_check", "table10_check",
     "PRINTED_CONSTANTS", "PerformanceModel", "MODELS", "ModelFit", "fit_model", "fitted_constants",
     "constants_comparison", "one_cycle_time", "d_cycles_time", "cycles_crossover",
     "table9_comparison", "TABLE2_OPERATIONS", "table2_transfers", "broadcast_lower_bound",
@@ -134,7 +138,11 @@ def cm200_table(number: int) -> CM200Table:
 # -- what the tables say about themselves ----------------------------------------------------
 
 class Discrepancy(NamedTuple):
-    """A printed cell that differs from what other cells of the report imply."""
+    """A printed cell beside what other cells of the report imply for it.
+
+    :func:`consistency_report` returns the cells where the two differ;
+    :func:`table3_check` and :func:`table10_check` return every cell they compare.
+    """
     table: int
     row: int           # 0-based row of the table
     where: str         # e.g. "256 words, 1 nodes"
@@ -268,6 +276,61 @@ def consistency_report(sum_tolerance: float = 0.025, ratio_tolerance: float = 0.
              ratio_tolerance, out)
     checked += 3 * t16.shape[0]
     return {"checked": checked, "discrepancies": out}
+
+
+def table3_check() -> list:
+    """The spread times of Tables 4 and 5 beside Table 3's broadcast of as many words.
+
+    Table 3 times a broadcast (the CM-200's spread) of N 32-bit words from one
+    node on 2 to 2048 nodes.  The spread of send-and-spread in Tables 4 and 5
+    broadcasts the gathered vector, p M' elements of S = 2 words, on p nodes,
+    so each of their spread cells with ``N = p M' S`` up to Table 3's 32768
+    words has a Table 3 cell timing the same broadcast.  Returns one
+    :class:`Discrepancy` per such cell: ``printed`` the spread of Table 4 or
+    5, ``implied`` the Table 3 time (both in ms).  (Tables 11 and 12 repeat
+    the spread columns of Tables 4 and 5.)
+
+    >>> cell = table3_check()[-1]
+    >>> cell.table, cell.where, cell.printed, cell.implied, cell.rule
+    (5, '256 words, 64 nodes', 87.5, 91.874, 'Table 3: 32768 words on 64 nodes')
+    """
+    t3 = cm200_table(3)
+    out = []
+    for number in (4, 5):
+        table = cm200_table(number)
+        for row, (words, nodes) in enumerate(zip(table["words_per_node"], table["nodes"])):
+            sent = int(words * nodes * table.S)
+            match = np.flatnonzero(t3["elements"] == sent)
+            column = f"{nodes:g}"
+            if nodes < 2 or not len(match) or column not in t3.columns:
+                continue
+            out.append(Discrepancy(number, row, _where(table, row), "spread",
+                                   float(table["spread"][row]), float(t3[column][match[0]]),
+                                   f"Table 3: {sent} words on {column} nodes"))
+    return out
+
+
+def table10_check() -> list:
+    """Table 10's relative times beside the ratios of Table 5's times.
+
+    Table 10 divides, for 256 elements per node, the time of the d-cycles
+    broadcast with reordering and that of the send by the spread's.  Table 5
+    holds all three at the same sizes: ``implied`` is Table 5's d-cycles total
+    (transpose, addresses and indirect addressing, AABC) or send over its
+    spread, one :class:`Discrepancy` per printed cell of the two columns.
+
+    >>> [(c.column, c.printed, round(c.implied, 4)) for c in table10_check()][:2]
+    [('d_cycles_aabc', 3.6, 3.5933), ('send', 3.57, 3.5742)]
+    """
+    t10, t5 = cm200_table(10), cm200_table(5)
+    rows = _rows_matching(t10, t5)
+    out = []
+    for row, source in enumerate(rows):
+        for column, numerator in (("d_cycles_aabc", "d_total"), ("send", "send")):
+            out.append(Discrepancy(10, row, _where(t10, row), column, float(t10[column][row]),
+                                   float(t5[numerator][source] / t5["spread"][source]),
+                                   f"Table 5 {numerator} / Table 5 spread"))
+    return out
 
 
 # -- the performance models of §6 -----------------------------------------------------------

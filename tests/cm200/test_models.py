@@ -11,7 +11,8 @@ import pytest
 from collective_lib.cm200.models import (
     MODELS, PAPER_ISSUES, PRINTED_CONSTANTS, TABLE2_OPERATIONS, TABLE_NUMBERS, cm200_table,
     broadcast_lower_bound, consistency_report, constants_comparison, cycles_crossover, d_cycles_time,
-    fit_model, fitted_constants, one_cycle_time, table2_transfers, table9_comparison)
+    fit_model, fitted_constants, one_cycle_time, table10_check, table2_transfers, table3_check,
+    table9_comparison)
 from collective_lib.cm200.schedules import element_transfers
 
 # -- the transcription -------------------------------------------------------------------------
@@ -110,6 +111,41 @@ def test_consistency_finds_exactly_the_known_discrepancies():
     assert len(found) == 19
     # Tables 6, 15 and 16 agree with Tables 5 and 14 everywhere
     assert not [x for x in report["discrepancies"] if x.table in (6, 15, 16)]
+
+
+def test_table3_is_paired_with_every_spread_of_the_same_broadcast():
+    """Each spread of Tables 4 and 5 that broadcasts at most 32768 words meets its Table 3 cell."""
+    cells = table3_check()
+    t3 = cm200_table(3)
+    paired = set()
+    for cell in cells:
+        table = cm200_table(cell.table)
+        words = table["words_per_node"][cell.row] * table["nodes"][cell.row] * table.S
+        row = int(np.flatnonzero(t3["elements"] == words)[0])
+        assert cell.implied == t3[f"{table['nodes'][cell.row]:g}"][row]
+        assert cell.printed == table["spread"][cell.row] and cell.column == "spread"
+        paired.add((cell.table, cell.row))
+    for number in (4, 5):                          # nothing left out that Table 3 covers
+        table = cm200_table(number)
+        for r in range(table.shape[0]):
+            words = table["words_per_node"][r] * table["nodes"][r] * 2
+            if table["nodes"][r] >= 2 and words <= 32768:
+                assert (number, r) in paired
+    assert len(cells) == 15
+    # Tables 11 and 12 repeat the spread columns of Tables 4 and 5
+    for a, b in ((4, 11), (5, 12)):
+        assert np.array_equal(cm200_table(a)["spread"], cm200_table(b)["spread"])
+
+
+def test_table10_cells_and_their_table5_ratios():
+    cells = table10_check()
+    t5, t10 = cm200_table(5), cm200_table(10)
+    assert [c.column for c in cells] == ["d_cycles_aabc", "send"] * 8
+    assert np.all(t10["spread"] == 1)
+    for cell in cells:
+        source = int(np.flatnonzero(t5["nodes"] == t10["nodes"][cell.row])[0])
+        numerator = "d_total" if cell.column == "d_cycles_aabc" else "send"
+        assert cell.implied == pytest.approx(t5[numerator][source] / t5["spread"][source])
 
 
 def test_table11_confirms_the_corrected_digit_of_table4():
