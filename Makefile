@@ -2,6 +2,7 @@
 #
 #   make book       build the HTML book into _build/html (executes every chapter)
 #   make test       run the test suite (library, notebooks under nbval, nbgrader)
+#   make lab        open the chapters in JupyterLab as a reader (no nbgrader tools)
 #   make course-demo  rehearse README "Running a course" in a temporary directory
 #   make clean      remove build output and caches (keeps .venv)
 #   make distclean  clean, and remove .venv too
@@ -18,7 +19,7 @@ export MPLBACKEND ?= Agg
 # Never stop for input (CI has no stdin).
 export PIP_NO_INPUT := 1
 
-.PHONY: all book test setup course-demo clean distclean
+.PHONY: all book test setup lab course-demo clean distclean
 
 all: book
 
@@ -48,6 +49,12 @@ book: $(STAMP)
 # --dist loadgroup: with pytest 9 it no longer keeps an xdist_group together.)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
+
+# JupyterLab for reading the chapters: jupyter_reader/ switches off nbgrader's
+# panels and buttons (Create Assignment, Validate, formgrader, ...), which the
+# environment has for the instructor but which mean nothing on a chapter.
+lab: $(STAMP)
+	JUPYTER_CONFIG_PATH=$(abspath jupyter_reader) $(BIN)/jupyter lab book/
 
 # The README's course commands, run verbatim for three students and three
 # assignments in a scratch course under a temporary directory (never exercises/);

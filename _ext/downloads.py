@@ -123,11 +123,12 @@ This folder holds the book's chapters as Jupyter notebooks (`book/`), the
 assignment (`exercises/`). With Python 3.11 or newer, in this folder:
 
     python3 -m venv .venv && .venv/bin/pip install -r requirements.txt -e .
-    .venv/bin/jupyter lab
+    JUPYTER_CONFIG_PATH=$PWD/jupyter_reader .venv/bin/jupyter lab
 
 The first command installs the pinned versions the book was built with (a few
 minutes, once); the second opens JupyterLab, where the widgets of the chapters
-come alive. An assignment's notebook shows a starting cell for each answer and
+come alive (jupyter_reader/ hides the grading tools that the environment
+brings for instructors). An assignment's notebook shows a starting cell for each answer and
 the checks you may run yourself; your course's grader holds the other tests.
 """
 
@@ -136,6 +137,7 @@ def build_bundle(srcdir: Path, outdir: Path) -> Path:
     """Zip the notebooks, the package, its requirements and the student versions."""
     bundle = outdir / BUNDLE
     files = [srcdir / "requirements.txt", srcdir / "pyproject.toml",
+             *sorted((srcdir / "jupyter_reader").rglob("*.json")),
              *sorted((srcdir / "book").glob("*.ipynb")),
              *sorted(path for path in (srcdir / "collective_lib").rglob("*")
                      if path.is_file() and "__pycache__" not in path.parts)]

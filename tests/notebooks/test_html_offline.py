@@ -386,6 +386,8 @@ def test_the_course_bundle_holds_what_its_readme_installs(site, pages, tmp_path)
         {p.name for p in EXERCISES.iterdir() if p.is_dir()}
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "pip install -r requirements.txt -e ." in readme and "jupyter lab" in readme
+    assert "JUPYTER_CONFIG_PATH=$PWD/jupyter_reader" in readme
+    assert (root / "jupyter_reader" / "labconfig" / "page_config.json").exists()
     # The package builds from the bundle alone (pyproject.toml names README.md, the data files).
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                             "--no-build-isolation", "-q", "-w", str(tmp_path / "wheel"), str(root)],
