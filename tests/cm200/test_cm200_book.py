@@ -13,6 +13,7 @@ Connection Machine CM-200, Harvard TR-02-93 (1993).
 import contextlib
 import io
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -33,7 +34,8 @@ from collective_lib.cm200.models import (MODELS, PAPER_ISSUES, PRINTED_CONSTANTS
                                          broadcast_lower_bound, cm200_table, consistency_report,
                                          constants_comparison, cycles_crossover, d_cycles_time,
                                          fit_model, fitted_constants, one_cycle_time,
-                                         table2_transfers, table9_comparison)
+                                         table10_check, table2_transfers, table3_check,
+                                         table9_comparison)
 from collective_lib.cm200.rates import measured_crossovers, table18_summary
 from collective_lib.cm200.schedules import (d_cycles_broadcast_index, d_cycles_reduce_nodes,
                                             d_cycles_schedule, element_transfers,
@@ -155,20 +157,55 @@ def test_the_printed_receiving_block_names_the_previous_sender(i):
             assert printed == d_cycles_reduce_nodes(0, i, u - 1, 3)[0] != receiver
 
 
+def _numbers(text: str) -> set:
+    """{1, 5, 6, 7} from "1 and 5-7"."""
+    out = set()
+    for first, last in re.findall(r"(\d+)(?:\s*[-–]\s*(\d+))?", text):
+        out |= set(range(int(first), int(last or first) + 1))
+    return out
+
+
+def test_the_first_cell_names_exactly_the_regenerated_tables():
+    """The opening's list of regenerated step tables is FIGURES, and its checked tables are checked.
+
+    Drop a figure from FIGURES (or name one that is not regenerated) and this fails.
+    """
+    opening = " ".join(nbformat.read(CHAPTER, as_version=4).cells[0].source.split())
+    match = re.search(r"Every step table the report prints is regenerated here from the library "
+                      r"and compared with the report cell by cell: (?P<named>.*?)\.\s+[A-Z]",
+                      opening)
+    assert match, "the opening no longer says which step tables are regenerated"
+    named = match["named"]
+    keys = {f"table_{n}" for part in re.findall(r"Tables? ([\d\s,and–-]+)", named)
+            for n in _numbers(part)}
+    keys |= {f"figure_{n}" for part in re.findall(r"Figs?\. ([\d\s,and–-]+)", named)
+             for n in _numbers(part)}
+    assert keys == set(FIGURES), (sorted(keys - set(FIGURES)), sorted(set(FIGURES) - keys))
+    for key in keys:
+        assert regenerate(key)["rows"] and compare(key) == documented_differences(key)
+    checked = re.search(r"Tables (\d+) and (\d+) time again what Tables 4 and 5 time", opening)
+    checks = {3: table3_check, 10: table10_check}
+    assert checked and {int(n) for n in checked.groups()} == set(checks)
+    code = " ".join(c.source for c in nbformat.read(CHAPTER, as_version=4).cells
+                    if c.cell_type == "code")
+    for number, check in checks.items():
+        assert check() and f"table{number}_check()" in code
+
+
 def test_every_step_table_cell_by_cell():
-    """3745 cells, 3681 equal; 12 of the 17 tables agree; every difference is documented."""
+    """3879 cells, 3815 equal; 14 of the 19 tables agree; every difference is documented."""
     summary = []
     for key in FIGURES:
         paper = paper_figure(key)
         cells = len(paper["rows"]) * len(paper["header"])
         differ = compare(key)
         summary.append((key, cells, len(differ), set(differ) == set(documented_differences(key))))
-    assert all(s[3] for s in summary) and len(summary) == 17
+    assert all(s[3] for s in summary) and len(summary) == 19
     assert {s[0]: s[2] for s in summary if s[2]} == \
         {"figure_10": 3, "figure_11": 48, "figure_17": 5, "figure_18": 1, "figure_19": 7}
     total, differ = sum(s[1] for s in summary), sum(s[2] for s in summary)
-    assert (total, differ, total - differ) == (3745, 64, 3681)
-    assert sum(1 for s in summary if s[2] == 0) == 12
+    assert (total, differ, total - differ) == (3879, 64, 3815)
+    assert sum(1 for s in summary if s[2] == 0) == 14
     # Fig. 11: deleting the block digit of every regenerated cell of step 3 gives the paper's
     assert all(len(b) == 3 and a == b[0] + b[2] for _, _, a, b in compare("figure_11"))
     assert {r for r, *_ in compare("figure_11")} == set(range(24, 30))

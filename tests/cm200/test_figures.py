@@ -1,12 +1,15 @@
-"""The regenerated step tables against the paper's (Mathur and Johnsson 1993, Table 1, Figs. 5-21).
+"""The regenerated step tables against the paper's (Mathur and Johnsson 1993, Table 1, Figs. 1, 5-21).
 
 Every regenerated figure equals the paper's table up to the documented
 differences, and the differences are the ones explained in the data file.
 """
 import pytest
 
-from collective_lib.cm200.figures import (FIGURES, compare, documented_differences,
-                                          format_table, paper_figure, regenerate)
+from collective_lib.cm200.figures import (FIGURE_20_EXAMPLE, FIGURES, compare,
+                                          documented_differences, figure_20_quantities,
+                                          figure_20_sizes, format_table, paper_figure,
+                                          regenerate)
+from collective_lib.cm200.schedules import block_bounds, memory_partition
 
 
 @pytest.mark.parametrize("key", sorted(FIGURES))
@@ -56,3 +59,54 @@ def test_figure_21_is_the_butterfly():
     rows = regenerate("figure_21")["rows"]
     assert rows[1][1] == "00+01 10+12 20+24" and rows[-1][-1] == "2 0 1"
     assert all(cell == "00 - 07 10 - 17 20 - 27" for cell in rows[-1][1:9])
+
+
+def test_figure_1_is_the_reduction_into_consecutive_blocks():
+    rows = regenerate("figure_1")["rows"]
+    assert [row[0] for row in rows] == ["Before reduction"] + [""] * 7 + ["After reduction", ""]
+    assert all(row[1:] == [str(c)] * 4 for c, row in enumerate(rows[:8]))
+    assert [row[1:] for row in rows[8:]] == [["0", "2", "4", "6"], ["1", "3", "5", "7"]]
+
+
+@pytest.mark.parametrize("d", range(1, 7))
+def test_figure_20s_rule_is_the_librarys_layout(d):
+    """Fig. 20 evaluated with the report's quantities equals memory_partition, M = 1 .. 600."""
+    for M in range(1, 601):
+        partition = memory_partition(M, d)
+        sizes = [[stop - start for start, stop in block] for block in partition]
+        assert sizes == figure_20_sizes(M, d), (M, d)
+        assert [x for block in partition for start, stop in block for x in range(start, stop)] \
+            == list(range(M))
+
+
+def test_block_alpha_is_empty_exactly_when_the_block_size_divides_m():
+    """§4.2.4 promises alpha + 1 nonempty blocks; with ceil(M/2^d) | M there are alpha."""
+    for d in range(1, 6):
+        for M in range(1, 300):
+            q = figure_20_quantities(M, d)
+            nonempty = sum(1 for start, stop in block_bounds(M, d) if stop > start)
+            assert q["alpha"] * q["block"] + q["rest"] == M
+            assert nonempty == q["alpha"] + (q["rest"] > 0), (M, d)
+            assert (nonempty == q["alpha"]) == (M % q["block"] == 0), (M, d)
+    assert [stop - start for start, stop in block_bounds(10, 3)] == [2] * 5 + [0] * 3
+
+
+def test_figure_20_as_printed_is_the_rule_in_symbols():
+    printed = paper_figure("figure_20")["printed"]
+    starts = [r for r, row in enumerate(printed) if row[0]]
+    assert [printed[r][0] for r in starts] == ["0", "1", "·", "·", "·", "α − 1", "α"]
+    for r, (size, count) in zip(starts[:2] + starts[5:], [("β", "γ")] * 3 + [("δ", "ε")]):
+        block = printed[r:r + 10]
+        assert [row[2] for row in block] == [size] * 6 + [f"{size} − 1"] * 4
+        assert [row[1] for row in block][5:8] == [f"{count} − 1", count, f"{count} + 1"]
+        assert block[-1][1] == "d − 1"
+    example = FIGURE_20_EXAMPLE
+    q = figure_20_quantities(**example)
+    assert 0 < q["gamma"] < example["d"] and 0 < q["epsilon"] < example["d"]
+    assert 0 < q["rest"] < q["block"] and q["alpha"] + 1 < 2 ** example["d"]
+
+
+@pytest.mark.parametrize("M, d", [(0, 3), (5, 0), (2.5, 1), ("8", 2), (True, 2)])
+def test_figure_20_quantities_reject_bad_input(M, d):
+    with pytest.raises(ValueError, match="M must|d must"):
+        figure_20_quantities(M, d)
