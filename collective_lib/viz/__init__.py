@@ -17,7 +17,9 @@ One module per kind of picture; every public name is re-exported here, so
 * :mod:`~collective_lib.viz.trees` -- :func:`draw_in_order_tree`, :func:`draw_binomial_run`,
   :func:`draw_heap_tree`, :func:`draw_mesh_tree`;
 * :mod:`~collective_lib.viz.cubes` -- :func:`draw_cube`, :func:`draw_cube_path`;
-* :mod:`~collective_lib.viz.style` -- the colours and sizes they all share.
+* :mod:`~collective_lib.viz.style` -- the colours and sizes they all share;
+* :mod:`~collective_lib.viz.descriptions` -- :func:`describe`, :func:`description`: what a
+  drawing shows, in words (its alt text in the book).
 
 Every drawing function takes an optional ``ax``; without one it opens a new
 figure through pyplot (so that a notebook shows it) and returns the Axes.
@@ -25,10 +27,11 @@ Nothing is shown or printed.  Recording what each PE holds during a run is not
 a picture: it lives in :mod:`collective_lib.recording`, and the symbolic
 operands "x:y" in :mod:`collective_lib.spans`.
 """
-from . import (costs, cubes, graphs, layout, measurements, memory, style, tables, timelines,
+from . import (costs, cubes, descriptions, graphs, layout, measurements, memory, style, tables, timelines,
                topology, trees)
 from .costs import cost_curves, forget_simulated_times, optimal_params, simulated_time
 from .cubes import CUBE_POSITIONS, draw_cube, draw_cube_path
+from .descriptions import describe, description
 from .graphs import draw_bipartite_multigraph
 from .measurements import Timings, measured_vs_model, oversubscribed
 from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_spans,
@@ -42,5 +45,5 @@ from .topology import (draw_network, draw_step, draw_steps, link_load_map, paylo
                        sources_label)
 from .trees import draw_binomial_run, draw_heap_tree, draw_in_order_tree, draw_mesh_tree
 
-__all__ = [*topology.__all__, *timelines.__all__, *costs.__all__, *tables.__all__,
+__all__ = [*descriptions.__all__, *topology.__all__, *timelines.__all__, *costs.__all__, *tables.__all__,
            *memory.__all__, *measurements.__all__, *graphs.__all__, *trees.__all__, *cubes.__all__, *style.__all__]
