@@ -176,13 +176,26 @@ class Algorithm:
             # Refuse before building inputs that alone would not fit.
             check_memory(p, operations()[self.operation].input_words(p, m))
             inputs = self.make_inputs(p, m, seed, **params)
-        # A pipelined algorithm issues a few operations per packet and PE, so k
-        # packets widen the default budget, which is meant for endless programs.
-        max_ops = default_max_ops(p) + 8 * p * params.get("k", 0)
         return simulate(self.program, p, inputs,
                         network=self.network(p) if network is None else network,
                         model=self.default_model() if model is None else model,
-                        trace=trace, max_ops=max_ops, **params)
+                        trace=trace, max_ops=self.max_ops(p, m, **params), **params)
+
+    def max_ops(self, p: int, m: int = 1, **params) -> int:
+        """The operation budget of a run on ``p`` PEs with ``m`` words: what it runs allows.
+
+        :func:`~collective_lib.limits.default_max_ops` with the message
+        start-ups of the closed form (its time under ts = 1, tw = 0, with
+        this entry's ports): a long run, such as a pipeline of many packets,
+        gets room for its operations, and an endless one still stops.
+
+        >>> entry = catalog()["linear_pipeline_broadcast"]
+        >>> entry.max_ops(2, 30_000, k=30_000) > entry.simulate(2, 30_000, k=30_000).operations
+        True
+        """
+        startups = self.cost(p, m, self.default_model(ts=1.0, tw=0.0),
+                             **{**self.params, **params})
+        return default_max_ops(p, startups)
 
     def predict(self, p: int, m: int, model: CostModel | None = None, **params) -> float:
         """The closed-form time for ``p`` PEs and ``m`` words."""

@@ -9,6 +9,7 @@ PE starts.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 
 __all__ = ["default_max_ops", "memory_estimate", "check_memory", "BYTES_PER_PE", "BYTES_PER_WORD"]
@@ -21,18 +22,28 @@ BYTES_PER_PE = 1000
 BYTES_PER_WORD = 36
 
 
-def default_max_ops(p: int) -> int:
-    """The operation budget of :func:`~collective_lib.simulate` without a ``max_ops``.
+def default_max_ops(p: int, startups: float = 0) -> int:
+    """The operation budget of a simulated run on ``p`` PEs.
 
-    Every PE may issue 10,000 operations plus 4 per PE of the run: room for an
-    all-to-all's p - 1 sends and p - 1 receives twice over, and for pipelines
-    of thousands of packets, while an endless program on a few PEs stops
-    within a second or so.
+    The budget is a guard against endless programs, not a cap on long ones,
+    so it grows with what the program is known to do.  Every PE may issue
+    10,000 operations plus 4 per PE of the run (room for an all-to-all's
+    p - 1 sends and p - 1 receives twice over, while an endless program on a
+    few PEs stops within a second or so), plus twice ``startups``: the
+    message start-ups the program's closed form counts (its time under
+    ts = 1, tw = 0, th = 0; see :meth:`collective_lib.catalog.Algorithm.max_ops`).
+    Each operation a PE issues occupies one of its ports for at least ts, so
+    a run that keeps its closed form issues at most that many per port; a
+    pipeline of 30,000 packets gets room for them.  Without ``startups``
+    (a program of one's own) this is the default of
+    :func:`~collective_lib.simulate`.
 
     >>> default_max_ops(8)
     80256
+    >>> default_max_ops(2, startups=30_001)
+    140020
     """
-    return p * (10_000 + 4 * p)
+    return p * (10_000 + 4 * p + 2 * math.ceil(startups))
 
 
 def _available_memory() -> int | None:
