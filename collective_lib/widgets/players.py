@@ -61,6 +61,7 @@ class _CatalogPlayer(_Demo):
             "k": W.IntSlider(value=k, min=1, max=k_max, description="packets k",
                              continuous_update=False),
         }
+        self._k_max = k_max
         for control in controls.values():
             control.observe(self._on_setup, names="value")
         return controls
@@ -85,12 +86,42 @@ class _CatalogPlayer(_Demo):
             params["k"] = c["k"].value
         return params
 
+    def _words(self, p: int, k: int) -> int:
+        """The message length in words of a run with ``k`` packets on ``p`` PEs."""
+        raise NotImplementedError
+
     def _fit_controls(self, p: int) -> None:
-        """Show only the parameters the chosen algorithm takes; keep the root below p."""
+        """Show only the parameters the chosen algorithm takes; keep the root below p and
+        the number of packets among those the algorithm accepts."""
         c, entry = self.controls, self.entry
         c["root"].max = max(p - 1, 0)
         c["k"].layout.display = None if "k" in entry.params else "none"
         c["root"].layout.display = None if "root" in entry.params else "none"
+        if "k" in entry.params:
+            self._fit_k(p)
+
+    def _fit_k(self, p: int) -> None:
+        """Let the k slider offer only packet counts the algorithm accepts on p PEs.
+
+        Where these are every ``step``-th count from the smallest (the two-tree broadcast
+        takes an even k: 2, 4, ...), the slider starts there and moves by ``step``, and
+        its value goes to the nearest of them.  Otherwise the slider offers 1 .. its
+        maximum and a refused k is explained instead of drawn.
+        """
+        slider = self.controls["k"]
+        params = self._params()
+        fits = [k for k in range(1, self._k_max + 1)
+                if self.entry.accepts(p, self._words(p, k), **{**params, "k": k})]
+        step = fits[1] - fits[0] if len(fits) > 1 else 1
+        if not fits or fits != list(range(fits[0], fits[-1] + 1, step)):
+            fits, step = list(range(1, self._k_max + 1)), 1
+        slider.step = step
+        # One bound at a time, in the order that keeps min <= max.
+        if fits[0] > slider.max:
+            slider.max, slider.min = fits[-1], fits[0]
+        else:
+            slider.min, slider.max = fits[0], fits[-1]
+        slider.value = min(fits, key=lambda k: (abs(k - slider.value), k))
 
 
 class StepPlayer(_CatalogPlayer):
@@ -137,11 +168,12 @@ class StepPlayer(_CatalogPlayer):
 
     # -- state ---------------------------------------------------------------------------
 
-    def _message_words(self) -> int:
+    def _words(self, p: int, k: int) -> int:
         # One word per packet unless the caller fixed m: every k is then possible.
-        if self.m is not None:
-            return self.m
-        return self.controls["k"].value if "k" in self.entry.params else 1
+        return k if self.m is None else self.m
+
+    def _message_words(self) -> int:
+        return self._words(self.controls["p"].value, self._params().get("k", 1))
 
     def _resimulate(self) -> None:
         """Fit the controls to the algorithm and p, simulate, and redraw."""
@@ -316,10 +348,15 @@ class ValuePlayer(_CatalogPlayer):
         with self._computing():
             self._resimulate()
 
-    def _message_words(self, p: int) -> int:
+    def _words(self, p: int, k: int) -> int:
         """One word per packet; an algorithm that needs more (Rabenseifner: m >= p) gets p."""
-        m = self.controls["k"].value if "k" in self.entry.params else 1
-        return m if self.entry.accepts(p, m, **self._params()) else max(m, p)
+        params = self._params()
+        if "k" in params:
+            params["k"] = k
+        return k if self.entry.accepts(p, k, **params) else max(k, p)
+
+    def _message_words(self, p: int) -> int:
+        return self._words(p, self._params().get("k", 1))
 
     def _inputs(self, p: int, m: int):
         """(inputs, extra parameters): symbolic spans or small random integers."""
@@ -343,7 +380,9 @@ class ValuePlayer(_CatalogPlayer):
                 m = self._message_words(p)
                 inputs, extra = self._inputs(p, m)
                 self.m = m
-                self.run = record_run(entry, p, m, inputs=inputs, **self._params(), **extra)
+                self.run = record_run(entry, p, m, inputs=inputs,
+                                      max_ops=entry.max_ops(p, m, **self._params()),
+                                      **self._params(), **extra)
                 self.values = values_table(self.run)
             except ValueError as exc:
                 self.error = f"{entry.name} cannot run on p = {p}: {exc}"
