@@ -31,6 +31,7 @@ import io
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 
@@ -123,14 +124,18 @@ def check_notebook(job: dict) -> dict:
     ``hide`` (folders the student's processes must not see), ``uid`` (the
     sandbox uid, or None for an unconfined run), ``limits`` and optionally
     ``reference_dir`` (the assignment's ``source/`` folder, whose
-    ``_reference.py`` the hidden tests may import) and ``cell_timeout_s``.
+    ``_reference.py`` the hidden tests may import), ``cell_timeout_s`` and
+    ``template_fd`` (a socket to a :class:`~.remote.HostTemplate` that forks the
+    student host; without it the host starts a template of its own).
     """
     cells = job["cells"]
     wall_clock_limit.scale = job.get("time_scale", 1.5)
     if job.get("reference_dir"):
         sys.path.insert(0, job["reference_dir"])
+    template = job.get("template_fd")
     host = Host([c["source"] for c in cells if c["role"] != "graded"], job.get("hide", []),
-                job.get("uid"), job.get("limits"))
+                job.get("uid"), job.get("limits"),
+                template=None if template is None else socket.socket(fileno=template))
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     sandbox = Sandbox(host, namespace)
     sandbox.sources = [c["source"] for c in cells if c["role"] == "student"]

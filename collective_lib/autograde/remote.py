@@ -25,8 +25,10 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -38,8 +40,8 @@ from ..isolation import PEProcessError
 from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
 
-__all__ = ["Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject", "Missing",
-           "StudentCodeError", "StartFailed", "is_remote"]
+__all__ = ["HostTemplate", "Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject",
+           "Missing", "StudentCodeError", "StartFailed", "is_remote"]
 
 _START_S = 30.0          # running the student's cells in a new process
 _ANSWER_S = 120.0        # one request; the grading library's own limits are shorter
@@ -87,8 +89,62 @@ def is_remote(obj: Any) -> bool:
     return isinstance(obj, (Remote, RemoteObject, Missing))
 
 
+class HostTemplate:
+    """A process that has imported what a student host needs, and forks hosts from it.
+
+    Started once (by ``TrustedVerdict`` for a whole ``nbgrader autograde`` run, or by
+    a :class:`Host` for itself), it runs :func:`.student.serve_template`: every
+    :class:`Host` hands it one end of a socket and gets a new host process, which
+    has paid for neither an interpreter nor its imports. The template never sees a
+    job, so each host starts as pristine as a new interpreter would. It ends when
+    :meth:`close` is called or this process exits.
+    """
+
+    def __init__(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.cwd = tempfile.mkdtemp(prefix="collective-host-")   # nothing there to import
+        # one thread per process for the numerical libraries: threads count as processes
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "collective_lib.autograde.student", str(theirs.fileno())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(theirs.fileno(),), cwd=self.cwd, start_new_session=True, env=env)
+        theirs.close()
+        self.sock = ours
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        """Stop the template (hosts it forked live on until their checkers let go)."""
+        self.sock.close()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        try:
+            os.rmdir(self.cwd)
+        except OSError:
+            pass
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor of process ``pid`` (Linux >= 5.3), which no later process can reuse."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 class Host:
     """The pristine process that forks student processes (:mod:`.student`).
+
+    It is forked by a :class:`HostTemplate`: ``template``, a socket connected to
+    one (the checker gets it from ``TrustedVerdict``), or else a template this host
+    starts for itself and stops in :meth:`close`. Its first request waits until the
+    host is ready, so the checker's own work overlaps the host's start.
 
     With a :class:`~.cgroups.SubmissionGroup` in ``limits["group"]``, the host
     joins that group before it forks anything, so every process of the
@@ -101,8 +157,8 @@ class Host:
 
     _WATCH_S = 0.1
 
-    def __init__(self, cells: list, hide: list, uid: int | None, limits: dict | None = None):
-        ours, theirs = socket.socketpair()
+    def __init__(self, cells: list, hide: list, uid: int | None, limits: dict | None = None,
+                 template: socket.socket | None = None):
         description = (limits or {}).get("group")
         self.group = SubmissionGroup.from_description(description) if description else None
         self.events: list = []          # why the group's processes were stopped, in order
@@ -112,23 +168,43 @@ class Host:
         self._cpu_before = 0.0          # the host's own start-up: not the student's budget
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        job = json.dumps({"cells": cells, "hide": hide, "uid": uid, "limits": limits or {}})
+        self._ready = False
+        self._own_template = HostTemplate() if template is None else None
         self.cwd = tempfile.mkdtemp(prefix="collective-host-")   # nothing there to import
-        # one thread per process for the numerical libraries: threads count as processes
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   MKL_NUM_THREADS="1")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "collective_lib.autograde.student", str(theirs.fileno())],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(theirs.fileno(),), cwd=self.cwd, start_new_session=True, env=env)
-        theirs.close()
-        self.sock = ours
-        self.process.stdin.write(job.encode())
-        self.process.stdin.close()
-        self.sock.settimeout(_START_S)
-        if self.sock.recv(1) != b"R":
+        self.sock, theirs = socket.socketpair()
+        self._pidfd = None
+        try:
+            socket.send_fds(template or self._own_template.sock, [b"H"], [theirs.fileno()])
+            theirs.close()
+            self.sock.settimeout(_START_S)
+            (self.pid,) = struct.unpack("!I", self._exactly(4))
+            self._pidfd = _pidfd(self.pid)
+            job = json.dumps({"cells": cells, "hide": hide, "uid": uid,
+                              "limits": limits or {}, "cwd": self.cwd}).encode()
+            self.sock.sendall(struct.pack("!Q", len(job)) + job)
+        except (OSError, EOFError) as err:
+            theirs.close()
+            self.close()
+            raise RuntimeError(f"the student host did not start ({err})") from None
+
+    def _exactly(self, size: int) -> bytes:
+        chunks = []
+        while size:
+            chunk = self.sock.recv(size)
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def _wait_ready(self) -> None:
+        """Wait for the host's first word (it joined its group and can fork)."""
+        if self._ready:
+            return
+        if self._exactly(1) != b"R":
             raise RuntimeError("the student host did not start")
         self.sock.settimeout(None)
+        self._ready = True
         if self.group is not None:
             self._seen, self._counters = self.group.usage(), self.group.counters()
             self._cpu_before, self._seen["cpu_s"] = self._seen["cpu_s"], 0.0
@@ -156,7 +232,7 @@ class Host:
             new = [passed[kind] for kind in ("memory", "processes") if kind in passed]
             self.events.extend(new)
             if new or self.spent:
-                self.group.kill(spare={self.process.pid}, wait_s=0.5, wait=False)
+                self.group.kill(spare={self.pid}, wait_s=0.5, wait=False)
 
     def changed(self) -> bool:
         """Whether the group's event counters moved since the last :meth:`poll` (cheap)."""
@@ -174,6 +250,10 @@ class Host:
     def fork(self, poison: list = ()) -> "StudentProcess":
         if self.spent:
             raise StartFailed(f"your code was not run: {self.spent}")
+        try:
+            self._wait_ready()
+        except (OSError, EOFError) as err:
+            raise RuntimeError(f"the student host did not start ({err})") from None
         mark = self.mark()
         for attempt in range(20):
             child_reads, checker_writes = os.pipe()
@@ -200,17 +280,29 @@ class Host:
         raise StartFailed(f"your code could not be run: {self.why(mark) or failure}")
 
     def close(self) -> None:
+        """Stop the host: it holds nothing that must be saved, so it is killed, not asked."""
         self._stop.set()
         if self.group is not None:
-            self._watcher.join()
+            if self._ready:
+                self._watcher.join()
             self.group.close()
         self.sock.close()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        self._end_host()
+        if self._own_template is not None:
+            self._own_template.close()
         os.rmdir(self.cwd)
+
+    def _end_host(self) -> None:
+        """Kill the host and wait (at most 10 s) until it is gone."""
+        if self._pidfd is None:          # no pidfd: the host leaves when its socket closes
+            return
+        try:
+            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            select.select([self._pidfd], [], [], 10)     # readable once it has exited
+        except OSError:
+            pass
+        finally:
+            os.close(self._pidfd)
 
 
 class StudentProcess:

@@ -18,7 +18,12 @@ student's code does to this interpreter stays here; the checker sees only the
 decoded values.
 
 Run as ``python -m collective_lib.autograde.student FD``, FD being a UNIX
-socket shared with the checker.
+socket of the grader's: that process is a *template* (:func:`serve_template`).
+It imports what a host needs once and then forks one host per socket it is
+handed, so a notebook's host starts in a few milliseconds instead of paying
+for an interpreter and its imports. The template never reads a job: each host
+reads its own from its socket after the fork, so no host can find another
+submission's cells in its memory.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import sys
 import traceback
 
@@ -35,7 +41,7 @@ from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
 from .sandbox import Limits, confine
 
-__all__ = ["serve_host", "FORBIDDEN", "main"]
+__all__ = ["serve_template", "serve_host", "FORBIDDEN", "main"]
 
 # What a poisoned library object or a refused way to it raises (see _poison), before a
 # forbidden name in backticks; the checker recognizes it.
@@ -270,10 +276,68 @@ def _student_process(rfd, wfd, shell, job, limits, poison) -> None:
     _Server(rfd, wfd, shell.user_ns, first_error).serve()
 
 
-def main(argv: list) -> None:
-    sock = socket.socket(fileno=int(argv[1]))
-    job = json.load(sys.stdin)
-    sys.stdin.close()
+def serve_template(control: socket.socket) -> None:
+    """Fork one student host per socket handed over ``control`` until it closes.
+
+    ``control`` is a ``SOCK_SEQPACKET`` socket; each message carries one file
+    descriptor, the host's end of a stream socket to a checker. The child gets
+    a session of its own and serves that checker (:func:`_host`); this process
+    reads nothing but the descriptors, so it stays as pristine as it started.
+    """
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)          # hosts reap themselves
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 16, 4)
+        except OSError:
+            return
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            return
+        for fd in fds[1:]:
+            os.close(fd)
+        if not fds:
+            continue
+        try:
+            pid = os.fork()
+        except OSError:             # the checker sees its socket close and says so
+            os.close(fds[0])
+            continue
+        if pid == 0:
+            code = 0
+            try:
+                control.close()
+                os.setsid()
+                _host(socket.socket(fileno=fds[0]))
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(fds[0])
+
+
+def _receive_job(sock: socket.socket) -> dict:
+    """The job a checker sends a new host: its length (8 bytes), then its JSON."""
+    def exactly(size: int) -> bytes:
+        chunks = []
+        while size:
+            chunk = sock.recv(min(size, 1 << 20))
+            if not chunk:
+                raise EOFError("the checker closed the socket")
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+    (size,) = struct.unpack("!Q", exactly(8))
+    return json.loads(exactly(size))
+
+
+def _host(sock: socket.socket) -> None:
+    """A new host: say its pid, read its job, join the submission's group, serve."""
+    sock.sendall(struct.pack("!I", os.getpid()))
+    job = _receive_job(sock)
+    # an empty folder of its own, as the first place imports look (see Host)
+    os.chdir(job["cwd"])
+    sys.path[0] = job["cwd"]
     group = job.get("limits", {}).get("group")
     if group:
         # before anything is forked: every process of the submission counts in its
@@ -286,8 +350,13 @@ def main(argv: list) -> None:
                 handle.write("-1000")
         except OSError:
             pass
-    _preload()
     serve_host(sock, job)
+
+
+def main(argv: list) -> None:
+    control = socket.socket(fileno=int(argv[1]))
+    _preload()
+    serve_template(control)
 
 
 if __name__ == "__main__":

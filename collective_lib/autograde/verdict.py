@@ -30,6 +30,7 @@ automatic comment; the score the checks gave stays.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import resource
@@ -46,6 +47,7 @@ from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer, List, Unicode
 
 from .cgroups import SubmissionGroup
+from .remote import HostTemplate
 from .sandbox import SandboxUser, self_check
 
 __all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_cells", "assemble",
@@ -318,12 +320,14 @@ class TrustedVerdict(NbGraderPreprocessor):
                                      "scratch": self.submission_memory,
                                      # the group's limit, not the uid's, must stop a fork
                                      "processes": 2 * self.submission_processes + 16}}
+        template = self._host_template()
+        job = {**job, "template_fd": template.sock.fileno()}
         try:
             with tempfile.TemporaryDirectory(prefix="collective-checker-") as cwd:
                 process = subprocess.Popen(
                     [sys.executable, "-m", "collective_lib.autograde.checker"],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                    cwd=cwd, start_new_session=True,
+                    cwd=cwd, start_new_session=True, pass_fds=(template.sock.fileno(),),
                     env=dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                              MKL_NUM_THREADS="1"),
                     preexec_fn=None if checker is not None else self._address_space)
@@ -364,6 +368,16 @@ class TrustedVerdict(NbGraderPreprocessor):
                                       "message": f"not graded: {reason or 'no verdict'}"}
                 self.log.warning("%s: %s", grade_id, verdicts[grade_id]["message"])
         return verdicts
+
+    _template = None
+
+    def _host_template(self) -> HostTemplate:
+        """The process that forks every notebook's student host (started once, and again
+        should it have died); it ends with this process."""
+        if self._template is None or not self._template.alive():
+            TrustedVerdict._template = HostTemplate()
+            atexit.register(TrustedVerdict._template.close)
+        return self._template
 
     def _groups(self, uid: int | None) -> tuple:
         """``(students, checker)``: new cgroups for a confined run, or ``(None, None)``."""
