@@ -1,0 +1,213 @@
+"""What grading one submission costs, phase by phase (issue 26, point 1).
+
+For one honest submission (the instructor's solution) and one endless one
+(the same notebook with one answer replaced by a loop that never returns),
+this script grades each with ``nbgrader autograde`` in a fresh copy of the
+course and prints where the time goes:
+
+* the whole command (wall and CPU seconds of nbgrader and every process it
+  waited for), the CPU the trusted checker's cgroup and the submission's
+  cgroup used (nbgrader's own debug log), and what nbgrader itself spends
+  outside the checker;
+* the start-up of each kind of process, each in a new interpreter: nbgrader
+  (importing ``nbgrader.apps``) and the part of it that is ``jsonschema`` (which
+  imports ``rfc3987_syntax``, whose grammar is built at import time), the
+  trusted checker (one per notebook) and the template that forks the student
+  hosts (one per ``nbgrader autograde`` run);
+* the same job run again by the checker's code in this process, phase by
+  phase: the student host, and for every graded cell the student processes'
+  start (fork and the student's cells) and the checks themselves.
+
+Grading needs root (the sandbox); the script says so and exits with 2 when
+it cannot grade. It never fails on speed.
+
+    python benchmarks/grading_cost.py                       # reading_a_run
+    python benchmarks/grading_cost.py --assignment gray_codes --answer gray_solution
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))          # the harness that drives nbgrader
+if str(REPO) not in sys.path:
+    sys.path.insert(1, str(REPO))
+
+import nbgrader_harness as h  # noqa: E402
+
+ENDLESS = '''
+while True:                   # never returns
+    pass
+'''
+
+# Runs `nbgrader autograde` with TrustedVerdict._check wrapped: the checker's wall time
+# and the job it was given go to the file named by the first argument.
+_CAPTURE = '''
+import json, sys, time
+from collective_lib.autograde import verdict
+capture = sys.argv[1]
+original = verdict.TrustedVerdict._check
+def _check(self, job):
+    start = time.perf_counter()
+    try:
+        return original(self, job)
+    finally:
+        with open(capture, "w") as handle:
+            json.dump({"job": job, "wall": time.perf_counter() - start}, handle)
+verdict.TrustedVerdict._check = _check
+from nbgrader.apps.nbgraderapp import main
+sys.argv = ["nbgrader", *sys.argv[2:]]
+main()
+'''
+_GROUP_CPU = re.compile(r"collective-(sandbox|checker)-\d+-\S*: peak memory \d+ bytes, "
+                        r"([\d.]+) CPU s")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_process(cmd: list, **kwargs) -> tuple:
+    """(wall s, CPU s of it and the processes it waited for, completed process)."""
+    cpu, start = _children_cpu(), time.perf_counter()
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, **kwargs)
+    return time.perf_counter() - start, _children_cpu() - cpu, proc
+
+
+def start_up() -> list:
+    """Rows for the start-up of each kind of process, each in a new interpreter."""
+    rows = []
+    for what, code in (
+            ("nbgrader start-up (import nbgrader.apps)", "import nbgrader.apps"),
+            ("  of it: import jsonschema (rfc3987_syntax)", "import jsonschema"),
+            ("checker start-up, per notebook (its imports)",
+             "import collective_lib.autograde.checker"),
+            ("host template start-up, per autograde run (its imports)",
+             "from collective_lib.autograde import student; student._preload()")):
+        wall, cpu, _ = timed_process([sys.executable, "-c", code])
+        rows.append((what, wall, cpu))
+    return rows
+
+
+def autograde(course: Path, assignment: str, student: str, capture: Path) -> list:
+    """Rows for one `nbgrader autograde` of ``student``; the checker's job goes to ``capture``."""
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(course.parent / ".jupyter-config"),
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    wall, cpu, proc = timed_process(
+        [sys.executable, "-c", _CAPTURE, str(capture), "autograde", assignment, "--force",
+         f"--student={student}", "--log-level=DEBUG"], cwd=course, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"nbgrader autograde failed:\n{proc.stdout}")
+    groups = {kind: float(cpu_s) for kind, cpu_s in _GROUP_CPU.findall(proc.stdout)}
+    checker = json.loads(capture.read_text())["wall"]
+    return [("nbgrader autograde, whole command", wall, cpu),
+            ("  of it: the checker and its processes", checker,
+             groups.get("checker", 0.0) + groups.get("sandbox", 0.0)),
+            ("    the checker's cgroup", None, groups.get("checker")),
+            ("    the submission's cgroup (host, student processes)", None,
+             groups.get("sandbox")),
+            ("  of it: nbgrader outside the checker", wall - checker, None)]
+
+
+def phases(job: dict) -> list:
+    """Rows for the checker's phases, the job run again in this process (wall; CPU here)."""
+    from collective_lib.autograde import checker, remote
+    from collective_lib.autograde.sandbox import SandboxUser
+
+    rows = []
+
+    def timed(owner, name, label, once=False):
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                text = label(args)
+                if not (once and any(row[0] == text for row in rows)):
+                    rows.append((text, time.perf_counter() - wall,
+                                 time.process_time() - cpu))
+        setattr(owner, name, wrapper)
+        return original
+
+    originals = {
+        (remote.Host, "__init__"): timed(
+            remote.Host, "__init__",
+            lambda a: "student host (here: its template's start and imports, then the fork)"),
+        (remote.Host, "_wait_ready"): timed(
+            remote.Host, "_wait_ready", lambda a: "  waiting until the host can fork",
+            once=True),
+        (remote.StudentProcess, "__init__"): timed(
+            remote.StudentProcess, "__init__",
+            lambda a: "  a student process (fork, the student's cells)"),
+        (checker, "_grade"): timed(checker, "_grade", lambda a: f"  {a[0]['id']}: checks"),
+        (remote.Host, "close"): timed(remote.Host, "close", lambda a: "student host closed"),
+    }
+    job = {**job, "limits": {k: v for k, v in job["limits"].items() if k != "group"}}
+    job.pop("template_fd", None)
+    try:
+        with SandboxUser() as user:
+            job["uid"] = user.uid
+            checker.check_notebook(job)
+    finally:
+        for (owner, name), original in originals.items():
+            setattr(owner, name, original)
+    return rows
+
+
+def _print(rows: list) -> None:
+    for what, wall, cpu in rows:
+        wall_s = "" if wall is None else f"{wall:8.2f}"
+        cpu_s = "" if cpu is None else f"{cpu:8.2f}"
+        print(f"{what:66s} {wall_s:>8s} {cpu_s:>8s}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--assignment", default="reading_a_run")
+    parser.add_argument("--answer", default="half_duplex_solution",
+                        help="the solution cell the endless submission replaces")
+    args = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        print("grading needs root (the sandbox); nothing measured", file=sys.stderr)
+        return 2
+    scratch = Path(tempfile.mkdtemp(prefix="grading-cost-"))
+    try:
+        course = h.copy_course(scratch / "course")
+        h.generate_assignment(course, args.assignment)
+        name = f"{args.assignment}.ipynb"
+        source = h.source_notebook(course, args.assignment, name)
+        submissions = {"honest": h.nbformat.read(source, as_version=4),
+                       "endless": h.replace_solution(source, args.answer, ENDLESS)}
+        print(f"{'phase':66s} {'wall s':>8s} {'CPU s':>8s}")
+        _print(start_up())
+        for student, notebook in submissions.items():
+            target = course / "submitted" / student / args.assignment
+            target.mkdir(parents=True)
+            h.nbformat.write(notebook, target / name)
+            print(f"-- {student} submission ({args.assignment}"
+                  + (f", {args.answer} loops forever)" if student == "endless" else ")"))
+            capture = scratch / f"{student}.json"
+            _print(autograde(course, args.assignment, student, capture))
+            print("  the checker's phases, run again here (CPU: the checker's own)")
+            _print(phases(json.loads(capture.read_text())["job"]))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
