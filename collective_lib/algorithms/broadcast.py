@@ -577,12 +577,15 @@ def two_tree_optimal_k(p, m, model, **_):
     return best_packet_count(two_tree_broadcast_cost, p, m, model, even=True)
 
 
-def _cut_evenly(message, k):
-    """k contiguous packets of floor or ceil(n/k) words; some are empty when k > n."""
+def _cut_evenly(message, k, who="two_tree_broadcast"):
+    """k contiguous packets of floor or ceil(n/k) words; some are empty when k > n.
+
+    ``who`` is the program named in the error for a message that cannot be cut.
+    """
     try:
         n = len(message)
     except TypeError:
-        raise TypeError("two_tree_broadcast needs a sequence (list, array, string) to cut "
+        raise TypeError(f"{who} needs a sequence (list, array, string) to cut "
                         f"into packets, got {type(message).__name__}") from None
     return [message[i * n // k:(i + 1) * n // k] for i in range(k)]
 
