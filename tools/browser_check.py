@@ -12,7 +12,10 @@ saves a 1366x768 screenshot and reports
   ``$$``, ``\\begin{`` or a ``$...$`` with a TeX command;
 * external: requests the page made to any other host (they fail);
 * errors: uncaught script errors and failed loads (not ``console.error``
-  messages: the theme logs one on a first visit, when no colour mode is stored).
+  messages: the theme logs one on a first visit, when no colour mode is stored);
+* axe: the WCAG 2.1 A and AA violations that axe-core (the npm package, installed
+  into ``tools/node_modules`` by ``make``) rates *serious* or *critical*, run in
+  the rendered page once MathJax is done.
 
 It prints one table row per page and exits 1 if any count but "typeset" is
 not zero. It drives Chromium through the DevTools protocol (``websocket-client``
@@ -45,6 +48,11 @@ from pathlib import Path
 import websocket
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+AXE = REPO_ROOT / "tools" / "node_modules" / "axe-core" / "axe.min.js"
+#: The rules axe-core runs: WCAG 2.0 and 2.1, levels A and AA.
+AXE_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
+#: The impacts that fail the check.
+AXE_FAILING = ("serious", "critical")
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 WIDTH, HEIGHT = 1366, 768
 # Seconds Chromium may take to start, and one page to load and typeset.
@@ -91,6 +99,24 @@ COUNT_MATH = r"""
   return {typeset: document.querySelectorAll("mjx-container").length, untypeset, samples};
 })()
 """
+
+
+# Runs axe-core (already loaded in the page) and keeps what a reader needs to find each problem.
+RUN_AXE = """
+(async () => {
+  const result = await axe.run(document, {runOnly: {type: "tag", values: %s}});
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.length, targets: v.nodes.slice(0, 3).map(n => n.target.join(" "))}));
+})()
+"""
+
+
+def axe_violations(tools: "DevTools", axe_source: str) -> list[dict]:
+    """The serious and critical WCAG 2.1 AA violations axe-core finds in the current page."""
+    tools.evaluate(axe_source + ";true")
+    found = tools.evaluate(RUN_AXE % json.dumps(list(AXE_TAGS)))
+    return [v for v in found if v["impact"] in AXE_FAILING]
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -198,6 +224,9 @@ def is_redirect(page: Path) -> bool:
 
 def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
     """Render every page of ``site``; one dict of counts per page."""
+    if not AXE.exists():
+        raise SystemExit(f"{AXE} is missing: run make (it installs tools/package.json with npm)")
+    axe_source = AXE.read_text(encoding="utf-8")
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
                    if "_static" not in p.relative_to(site).parts and not is_redirect(p))
     if not pages:
@@ -223,8 +252,10 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
                 shot = tools.call("Page.captureScreenshot", format="png")
                 (shots / (page[:-len(".html")].replace("/", "_") + ".png")).write_bytes(
                     base64.b64decode(shot["data"]))
+                axe = axe_violations(tools, axe_source)
                 external, errors = page_problems(tools.events, origin)
-                rows.append({"page": page, **math, "external": external, "errors": errors})
+                rows.append({"page": page, **math, "external": external, "errors": errors,
+                             "axe": axe})
             tools.socket.close()
         finally:
             process.terminate()
@@ -236,11 +267,11 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
 def report(rows: list[dict]) -> str:
     """The table, then the details of every problem."""
     width = max(len("page"), *(len(r["page"]) for r in rows))
-    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors",
-             f"{'-' * width}-|---------|-----------|----------|-------"]
+    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors | axe",
+             f"{'-' * width}-|---------|-----------|----------|--------|----"]
     for r in rows:
         lines.append(f"{r['page']:<{width}} | {r['typeset']:>7} | {r['untypeset']:>9} | "
-                     f"{len(r['external']):>8} | {len(r['errors']):>6}")
+                     f"{len(r['external']):>8} | {len(r['errors']):>6} | {len(r['axe']):>3}")
     for r in rows:
         for sample in r["samples"][:5]:
             lines.append(f"{r['page']}: untypeset {sample!r}")
@@ -248,6 +279,9 @@ def report(rows: list[dict]) -> str:
             lines.append(f"{r['page']}: external request {url}")
         for error in r["errors"]:
             lines.append(f"{r['page']}: error {error}")
+        for v in r["axe"]:
+            lines.append(f"{r['page']}: axe {v['impact']} {v['id']} ({v['help']}) on "
+                         f"{v['nodes']} element(s), e.g. {'; '.join(v['targets'])}")
     return "\n".join(lines)
 
 
@@ -273,7 +307,7 @@ def main(argv=None) -> int:
     rows = check_site(args.site.resolve(), args.shots.resolve(), chromium)
     print(report(rows))
     print(f"screenshots: {args.shots}")
-    bad = any(r["untypeset"] or r["external"] or r["errors"] for r in rows)
+    bad = any(r["untypeset"] or r["external"] or r["errors"] or r["axe"] for r in rows)
     return 1 if bad else 0
 
 

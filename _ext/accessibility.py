@@ -1,0 +1,33 @@
+"""Sphinx extension: what the book's pages need for WCAG 2.1 AA beyond the theme.
+
+* Every focusable control shows a focus ring (``static/accessibility.css``).
+* A list of citations is not marked as an ARIA list: docutils writes
+  ``<div class="citation-list" role="list">`` around entries of role
+  ``doc-biblioentry``, which a list may not hold (axe-core: aria-required-children).
+
+The theme's own buttons are mended by the templates in ``_templates/``; MathJax
+keeps formulas out of the tab order by its own setting (``mathjax3_config`` in
+``_config.yml``). tools/browser_check.py runs axe-core over every built page.
+"""
+import re
+from pathlib import Path
+
+STATIC = Path(__file__).parent / "static"
+CITATION_LIST = re.compile(r'<div (?:role="list" class="citation-list"|class="citation-list" role="list")>')
+
+
+def drop_citation_list_role(app, pagename, templatename, context, doctree) -> None:
+    body = context.get("body")
+    if body:
+        context["body"] = CITATION_LIST.sub('<div class="citation-list">', body)
+
+
+def add_static(app, config) -> None:
+    config.html_static_path.append(str(STATIC))
+
+
+def setup(app):
+    app.connect("config-inited", add_static)
+    app.add_css_file("accessibility.css")
+    app.connect("html-page-context", drop_citation_list_role)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
