@@ -19,7 +19,7 @@ export MPLBACKEND ?= Agg
 # Never stop for input (CI has no stdin).
 export PIP_NO_INPUT := 1
 
-.PHONY: all book test setup lab course-demo clean distclean
+.PHONY: all book test setup lab browser course-demo clean distclean
 
 all: book
 
@@ -39,6 +39,24 @@ $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
 
 setup: $(STAMP)
 
+# axe-core, which tools/browser_check.py runs in every page (pinned in tools/package-lock.json).
+TOOLS_JS := tools/node_modules/.installed
+$(TOOLS_JS): tools/package.json tools/package-lock.json
+	npm ci --prefix tools --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The tests render the built pages in Debian's Chromium (headless, no network).
+# On a machine without it, as root: apt-get; otherwise say what to run.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Debian's chromium for the browser tests..."; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "make test renders the book in Chromium; install it first (Debian/Ubuntu: sudo apt-get install -y chromium)" >&2; \
+	    exit 1; \
+	  fi; }
+
 # -W turns Sphinx warnings (including a notebook cell that raises during
 # execution) into errors; --keep-going reports all of them before failing.
 book: $(STAMP)
@@ -47,7 +65,7 @@ book: $(STAMP)
 # Every core (pytest-xdist); the tests of one file share a worker, so an
 # assignment's nbgrader round trip (a module-scoped fixture) runs once. (Not
 # --dist loadgroup: with pytest 9 it no longer keeps an xdist_group together.)
-test: $(STAMP)
+test: $(STAMP) $(TOOLS_JS) browser
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # JupyterLab for reading the chapters: jupyter_reader/ switches off nbgrader's
