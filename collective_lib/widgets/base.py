@@ -91,14 +91,37 @@ def _img_tag(png: bytes, alt: str) -> str:
 _EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"'](?:https?:)?//[^>]*>\s*")
 
 
-def _animation_html(anim) -> str:
-    """``anim`` as a JavaScript player of one frame per second that fetches nothing.
+#: The frame of matplotlib's animation player and its slider, which carry no text alternative.
+_ANIMATION_IMAGE = re.compile(r'(<img id="_anim_img\w+")')
+_ANIMATION_SLIDER = re.compile(r'(<input id="_anim_slider\w+")')
+
+
+def _animation_html(anim, alt: str, frame_texts: dict | None = None) -> str:
+    """``anim`` as a JavaScript player of one frame per second that fetches nothing and speaks.
 
     The book's theme ships Font Awesome, which draws the player's button icons,
     and the built pages must read without a network, so the CDN stylesheet that
-    :meth:`matplotlib.animation.Animation.to_jshtml` links is left out.
+    :meth:`matplotlib.animation.Animation.to_jshtml` links is left out.  The frame
+    gets ``alt`` as its text alternative and the slider a label; ``frame_texts``
+    (filled while the frames are drawn: frame -> what it shows, for example from
+    :func:`~collective_lib.viz.description`) becomes the animation's text
+    equivalent, a list below it that a reader can open.
     """
-    return _EXTERNAL_LINK.sub("", anim.to_jshtml(fps=1, default_mode="once"))
+    page = _EXTERNAL_LINK.sub("", anim.to_jshtml(fps=1, default_mode="once"))
+    page = _ANIMATION_IMAGE.sub(lambda m: f'{m.group(1)} alt="{html.escape(alt)}"', page, count=1)
+    page = _ANIMATION_SLIDER.sub(lambda m: f'{m.group(1)} aria-label="Frame of the animation"',
+                                 page, count=1)
+    texts = [text for _, text in sorted((frame_texts or {}).items()) if text]
+    if texts:
+        items = "".join(f"<li>{html.escape(text)}</li>" for text in texts)
+        page += (f"<details><summary>The animation in words, frame by frame</summary>"
+                 f"<ol>{items}</ol></details>")
+    return page
+
+
+def _text(markup: str) -> str:
+    """What an HTML fragment says, without its tags (for a text alternative)."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
 
 
 def _fmt(t: float) -> str:

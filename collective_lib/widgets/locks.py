@@ -11,7 +11,8 @@ from ..algorithms.sync import LOCKS, lock_demo
 from ..shared_memory import exclusion_violation, simulate_shared
 from ..viz.memory import (_cell_name, cache_holders, critical_sections, memory_spans,
                           memory_timeline)
-from .base import _animation_html, _Demo, _fmt, _png, _show_png
+from ..viz.descriptions import description
+from .base import _animation_html, _Demo, _fmt, _png, _show_png, _text
 
 __all__ = ["lock_player", "LockPlayer", "LOCK_PLAYER_MAX_P", "LOCK_PLAYER_FRAMES"]
 
@@ -168,14 +169,18 @@ class LockPlayer(_Demo):
         times = np.linspace(0, self.run.time, LOCK_PLAYER_FRAMES)
         fig = self._figure(0)
         fig.set_dpi(72)
+        texts = {}
 
         def frame(i):
             fig.clear()
             self._draw_into(fig, times[i])
+            texts[i] = description(fig)
             return []
         anim = FuncAnimation(fig, frame, frames=range(len(times)), init_func=lambda: [],
                              interval=1200, repeat=False)
-        return head + _animation_html(anim)
+        alt = (f"An animation of the run, a cursor sweeping its time in {len(times)} frames. "
+               f"{_text(self.info.value)}")
+        return head + _animation_html(anim, alt, texts)
 
     def _draw_into(self, fig: Figure, t: float) -> None:
         share = self._text_share()

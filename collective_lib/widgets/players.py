@@ -17,10 +17,11 @@ from matplotlib.figure import Figure
 
 from ..recording import record_run
 from ..spans import span_inputs, span_op
+from ..viz.descriptions import description
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
 from .base import (_CONTROLS_WIDTH, _animation_html, _Demo, _entries, _fmt, _img_tag, _png,
-                   _show_png)
+                   _show_png, _text)
 
 __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
 
@@ -245,7 +246,7 @@ class StepPlayer(_CatalogPlayer):
         if steps <= 1:
             fig = self._figure()
             self._draw(fig.add_subplot(), 1)
-            return head + _img_tag(_png(fig), "the only step")
+            return head + _img_tag(_png(fig), description(fig) or "the only step of the run")
         return head + self._animation(steps)
 
     def _animation(self, steps: int) -> str:
@@ -253,14 +254,17 @@ class StepPlayer(_CatalogPlayer):
         fig = self._figure()
         fig.set_dpi(80)                  # every frame is embedded: keep the page light
         ax = fig.add_subplot()
+        texts = {}
 
         def frame(s):
             ax.clear()
             self._draw(ax, s)
+            texts[s] = description(fig)
             return []
         anim = FuncAnimation(fig, frame, frames=range(1, steps + 1), init_func=lambda: [],
                              interval=1200, repeat=False)
-        return _animation_html(anim)
+        alt = f"An animation of the run, one frame per step ({steps} steps). {_text(self.info.value)}"
+        return _animation_html(anim, alt, texts)
 
 
 def step_player(operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):

@@ -38,6 +38,8 @@ def test_player_has_a_static_fallback():
     html = bundle["text/html"]
     assert "cas_spin_lock" in html and "<script" in html and "data:image/png;base64" in html
     assert "<link" not in html        # no Font Awesome from a CDN: the book reads offline
+    assert 'alt="An animation of the run, a cursor sweeping its time in' in html
+    assert 'aria-label="Frame of the animation"' in html
 
 
 @pytest.mark.parametrize("kwargs, text", [

@@ -1,5 +1,7 @@
 """The step and value players work without a kernel, follow their controls, and carry a
 static fallback."""
+import re
+
 import pytest
 
 from collective_lib import catalog
@@ -124,6 +126,12 @@ def test_player_bundle_has_widget_and_animation():
     assert page.count("<script") >= 1 and "animation" in page
     assert page.count("data:image/png;base64") == 3      # one frame per step
     assert "<link" not in page        # no Font Awesome from a CDN: the book reads offline
+    # Read without seeing it: the frame has a text alternative, the slider a name, and the
+    # animation a text equivalent, one line per frame.
+    assert re.search(r'<img id="_anim_img\w+" alt="An animation of the run, one frame per step '
+                     r'\(3 steps\)\. binomial_broadcast', page)
+    assert re.search(r'<input id="_anim_slider\w+" aria-label="Frame of the animation"', page)
+    assert page.count("<li>") == 3 and "The animation in words" in page
 
 
 def test_player_rejects_unknown_names():
