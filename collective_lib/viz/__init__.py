@@ -17,9 +17,12 @@ One module per kind of picture; every public name is re-exported here, so
 * :mod:`~collective_lib.viz.trees` -- :func:`draw_in_order_tree`, :func:`draw_binomial_run`,
   :func:`draw_heap_tree`, :func:`draw_mesh_tree`;
 * :mod:`~collective_lib.viz.cubes` -- :func:`draw_cube`, :func:`draw_cube_path`;
-* :mod:`~collective_lib.viz.style` -- the colours and sizes they all share;
+* :mod:`~collective_lib.viz.style` -- the colours, sizes and fonts they all share, and
+  :func:`smallest_font`, the smallest text of a figure as the book shows it;
 * :mod:`~collective_lib.viz.descriptions` -- :func:`describe`, :func:`description`: what a
-  drawing shows, in words (its alt text in the book).
+  drawing shows, in words (its alt text in the book); :func:`curve_comparison`.
+
+Every drawing function says in words what it drew (:func:`description` of its figure).
 
 Every drawing function takes an optional ``ax``; without one it opens a new
 figure through pyplot (so that a notebook shows it) and returns the Axes.
@@ -31,14 +34,15 @@ from . import (costs, cubes, descriptions, graphs, layout, measurements, memory,
                topology, trees)
 from .costs import cost_curves, forget_simulated_times, optimal_params, simulated_time
 from .cubes import CUBE_POSITIONS, draw_cube, draw_cube_path
-from .descriptions import describe, description
+from .descriptions import curve_comparison, describe, description
 from .graphs import draw_bipartite_multigraph
 from .measurements import Timings, measured_vs_model, oversubscribed
 from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_spans,
                      memory_timeline, wait_graph, waits_on)
-from .style import (ARROW_COLOUR, HOLDER_COLOUR, LINE_STYLES, LINK_COLOUR, MAX_DRAWN_CLIQUE,
-                    MAX_LABELLED, NODE_COLOUR, OVERSUBSCRIBED_COLOUR, SECTION_COLOURS,
-                    TREE_EDGE_COLOUR)
+from .style import (ARROW_COLOUR, BOOK_DPI, FONT, HATCHES, HOLDER_COLOUR, LINE_STYLES, LINK_COLOUR,
+                    MARKERS, MAX_DRAWN_CLIQUE, MAX_LABELLED, MIN_FONT, MIN_FONT_PX, NODE_COLOUR,
+                    OVERSUBSCRIBED_COLOUR, PALETTE, SECTION_COLOURS, TEXT_COLUMN_PX, TEXT_WIDTH,
+                    TITLE_FONT, TREE_EDGE_COLOUR, SmallestFont, category_style, smallest_font)
 from .tables import Holding, ValuesTable, holdings_table, values_table
 from .timelines import space_time
 from .topology import (draw_network, draw_step, draw_steps, link_load_map, payload_sources,
