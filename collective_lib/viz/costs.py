@@ -1,5 +1,10 @@
 """Cost curves: closed forms as lines, simulated times as markers of the same colour.
 
+Each algorithm has its own colour, dash pattern and marker shape
+(:func:`~collective_lib.viz.style.category_style`), so curves stay apart for a
+reader who cannot tell the colours apart, and curves that coincide keep
+every legend entry visible.
+
 :func:`cost_curves` draws the catalog's algorithms over p or over m;
 :func:`optimal_params` gives every pipelined algorithm its best number of
 packets at each point; :func:`simulated_time` simulates a point once and
@@ -14,7 +19,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ..catalog import catalog
 from ..model import CostModel
-from .style import LINE_STYLES, _new_axes
+from .descriptions import _LONG, curve_comparison, describe
+from .style import FONT, TITLE_FONT, category_style, _new_axes
 
 __all__ = ["cost_curves", "optimal_params", "simulated_time", "forget_simulated_times"]
 
@@ -159,21 +165,25 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
         raise ValueError("cost_curves(vary='m') needs the number of PEs p")
     values = [int(v) for v in values]
     ax = _new_axes(ax, (7.0, 4.2))
+    drawn = []
     for i, entry in enumerate(_resolve(entries)):
         emodel = _entry_model(entry, model)
         xs, predicted, sim_x, sim_t = _curve(entry, vary, values, m, p, emodel, params,
                                              simulate, seed)
         if not xs:
             continue
-        colour = f"C{i % 10}"
+        style = category_style(i)
         name = entry.name if entry.exact else f"{entry.name} (bound)"
-        # Dashes differ too, so that equal formulas (binomial tree, hypercube) both show.
-        ax.plot(xs, predicted, LINE_STYLES[i % len(LINE_STYLES)], color=colour, lw=1.5,
-                label=name, gid=f"{entry.name}:formula")
+        # Dashes and markers differ too, so that equal formulas (binomial tree,
+        # hypercube) both show; without simulated points the line carries the markers.
+        ax.plot(xs, predicted, color=style["color"], ls=style["ls"], lw=1.5, label=name,
+                marker="none" if simulate else style["marker"], mfc="none", ms=5,
+                gid=f"{entry.name}:formula")
         if simulate:
-            ax.plot(sim_x, sim_t, "o", color=colour, ms=4, label="_nolegend_",
-                    gid=f"{entry.name}:simulated")
-    _finish_cost_axes(ax, vary, values, m, p, model, simulate)
+            ax.plot(sim_x, sim_t, ls="none", marker=style["marker"], color=style["color"],
+                    mfc="none", ms=5, label="_nolegend_", gid=f"{entry.name}:simulated")
+        drawn.append((name, xs, predicted, style))
+    _finish_cost_axes(ax, vary, values, m, p, model, simulate, drawn)
     if not ax.get_lines():
         where = (f"on p = {p}" if vary == "m" else
                  f"for p from {min(values)} to {max(values)}" if values else "at these points")
@@ -181,10 +191,26 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
                 va="center", transform=ax.transAxes, color="0.3")
         ax.set(xticks=[], yticks=[])
         ax.minorticks_off()
+        describe(ax, f"No curve: none of these algorithms runs {where}.")
+        return ax
+    describe(ax, _cost_text(drawn, vary, m, p, model, simulate))
     return ax
 
 
-def _finish_cost_axes(ax, vary, values, m, p, model, simulate) -> None:
+def _cost_text(drawn, vary, m, p, model, simulate) -> str:
+    """The curves, the fixed quantities, which curve is lowest where."""
+    times = "ts = 1, tw = 0" if model is None else f"ts = {model.ts:g}, tw = {model.tw:g}"
+    fixed = f"m = {m}" if vary == "p" else f"p = {p}"
+    names = ", ".join(name for name, *_ in drawn)
+    dots = " (lines: closed forms; markers: simulated times)" if simulate else ""
+    lowest = curve_comparison([d[:3] for d in drawn], x=vary)
+    head = f"Time against {vary} ({fixed}, {times}) of {names}{dots}."
+    if len(head) + len(lowest) > _LONG:
+        head = f"Time against {vary} ({fixed}, {times}) of {len(drawn)} algorithms{dots}."
+    return f"{head} {lowest}"
+
+
+def _finish_cost_axes(ax, vary, values, m, p, model, simulate, drawn) -> None:
     if values and min(values) > 0 and max(values) / min(values) >= 100:
         # Over two decades a log-log plot shows the growth rates (log p, p, ...) best;
         # a time of 0 (one PE) is left out there.
@@ -196,17 +222,22 @@ def _finish_cost_axes(ax, vary, values, m, p, model, simulate) -> None:
         # Times of 10^5 and more as "1e5" beside the axis, not as six-digit labels
         # that push the axis title off the figure.
         ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
-    ax.set_xlabel("p (number of PEs)" if vary == "p" else "m (words)")
-    ax.set_ylabel("time (units of the model)")
+    ax.set_xlabel("p (number of PEs)" if vary == "p" else "m (words)", fontsize=FONT)
+    ax.set_ylabel("time (units of the model)", fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    ax.yaxis.get_offset_text().set_fontsize(FONT)
     times = "ts = 1, tw = 0" if model is None else f"ts = {model.ts:g}, tw = {model.tw:g}"
     fixed = f"m = {m}" if vary == "p" else f"p = {p}"
-    ax.set_title(f"{fixed}, {times}", fontsize=10)
-    handles, labels = ax.get_legend_handles_labels()
+    ax.set_title(f"{fixed}, {times}", fontsize=TITLE_FONT)
+    # Every legend entry shows its line with its marker, whether or not they coincide.
+    handles = [Line2D([], [], color=style["color"], ls=style["ls"], marker=style["marker"],
+                      mfc="none", ms=5, lw=1.5) for *_, style in drawn]
+    labels = [name for name, *_ in drawn]
     if simulate and handles:
-        handles.append(Line2D([], [], ls="none", marker="o", color="0.3", ms=4))
-        labels.append("simulated")
+        handles.append(Line2D([], [], ls="none", marker="o", color="0.3", mfc="none", ms=5))
+        labels.append("markers alone: simulated")
     if handles:
-        ax.legend(handles, labels, fontsize=8, frameon=False)
+        ax.legend(handles, labels, fontsize=FONT, frameon=False)
     ax.grid(alpha=0.3)
 
 

@@ -12,7 +12,8 @@ import math
 
 from matplotlib.patches import Circle
 
-from .style import NODE_COLOUR, _new_axes
+from .descriptions import _listing, describe
+from .style import ARROW_COLOUR, FONT, NODE_COLOUR, _new_axes
 
 __all__ = ["draw_cube", "draw_cube_path", "CUBE_POSITIONS"]
 
@@ -54,17 +55,19 @@ def draw_cube(*, ax=None, title=None):
                 ax.plot(*zip(pos[u], pos[v]), color="0.85", lw=1, zorder=0, gid="edge")
     for u, (x, y) in pos.items():
         ax.add_patch(Circle((x, y), 0.26, color=NODE_COLOUR, ec="0.3", zorder=3, gid="node"))
-        ax.text(x, y, format(u, "03b"), ha="center", va="center", fontsize=8, zorder=4)
+        ax.text(x, y, format(u, "03b"), ha="center", va="center", fontsize=FONT, zorder=4)
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_xlim(-0.5, 3.6)
     ax.set_ylim(-0.5, 3.4)
     if title is not None:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=FONT)
+    describe(ax, "The 3-cube: nodes 000 to 111 (bit 0 to the right, bit 1 up, bit 2 into the "
+                 "page), an edge between every two nodes one bit apart.")
     return ax
 
 
-def draw_cube_path(path, *, ax, colour="C3", labels=None, closed=False):
+def draw_cube_path(path, *, ax, colour=ARROW_COLOUR, labels=None, closed=False):
     """Draw a path of 3-cube nodes as arrows, each hop labelled on its left.
 
     Parameters
@@ -113,5 +116,15 @@ def draw_cube_path(path, *, ax, colour="C3", labels=None, closed=False):
                     arrowprops=dict(arrowstyle="-|>", color=colour, lw=2, shrinkA=11,
                                     shrinkB=11))
         ax.text(0.65 * x0 + 0.35 * x1 + 0.3 * nx, 0.65 * y0 + 0.35 * y1 + 0.3 * ny, label,
-                color=colour, fontsize=8, ha="center", va="center", zorder=5)
+                color=colour, fontsize=FONT, ha="center", va="center", zorder=5)
+    describe(ax, _path_text(path, closed, labels[:len(hops)]), append=True)
     return ax
+
+
+def _path_text(path, closed, labels) -> str:
+    """'A ring 000 -> 001 -> ... -> 000, hops labelled 0, 1, ...'."""
+    nodes = [format(u, "03b") for u in path] + ([format(path[0], "03b")] if closed else [])
+    text = f"{'A ring' if closed else 'A path'} along arrows: {' -> '.join(nodes)}"
+    if any(str(label) for label in labels):
+        text += f", hops labelled {_listing(labels, 8)}"
+    return text + "."

@@ -9,7 +9,8 @@ from __future__ import annotations
 from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch
 
-from .style import _new_axes
+from .descriptions import _plural, _shorten, describe
+from .style import FONT, TITLE_FONT, category_style, _new_axes
 
 __all__ = ["draw_bipartite_multigraph"]
 
@@ -27,9 +28,10 @@ def draw_bipartite_multigraph(graph, colouring=None, *, only=None, ax=None, titl
     """Draw a bipartite multigraph: side 0 on the left, side 1 on the right, one arc per edge.
 
     Parallel edges are drawn as arcs bent by different amounts so that each
-    shows.  With a colouring, each edge gets its colour's hue and a legend
-    names the colours "step c + 1" (Sanders et al. 2019, §13.6.3: the edges
-    of one colour are the packets of one step).
+    shows.  With a colouring, each edge gets its colour's hue and dash
+    pattern (:func:`~collective_lib.viz.style.category_style`) and a legend
+    names them "step c + 1" (Sanders et al. 2019, §13.6.3: the edges of one
+    colour are the packets of one step).
 
     Parameters
     ----------
@@ -78,8 +80,8 @@ def draw_bipartite_multigraph(graph, colouring=None, *, only=None, ax=None, titl
     rows = max(len(sides[0]), len(sides[1]), 1)
     ax = _new_axes(ax, (4.6, 0.5 * rows + 1.0))
     keep = None if only is None else set(only)
-    palette = [f"C{i}" for i in range(10)]
     used = set()
+    steps = {}                                  # colour -> [(sender, receiver)]
     for u, v, key in graph.edges(keys=True):
         if graph.nodes[u]["bipartite"] == 1:
             u, v = v, u
@@ -87,26 +89,48 @@ def draw_bipartite_multigraph(graph, colouring=None, *, only=None, ax=None, titl
         faint = keep is not None and colour not in keep
         if colour is not None and not faint:
             used.add(colour)
+            steps.setdefault(colour, []).append((_node_name(u), _node_name(v)))
+        style = category_style(colour) if colour is not None else {"ls": "-", "color": "0.45"}
         # Parallel edges fan out: key 0 straight, then alternately above and below.
         bend = 0.0 if key == 0 else (0.12 * ((key + 1) // 2)) * (1 if key % 2 else -1)
         ax.add_patch(FancyArrowPatch(
             pos[u], pos[v], arrowstyle="-", connectionstyle=f"arc3,rad={bend}",
             shrinkA=12, shrinkB=12, lw=0.6 if faint else 1.8, zorder=1,
-            color="0.88" if faint else ("0.45" if colour is None else palette[colour % 10]),
+            color="0.88" if faint else style["color"], ls="-" if faint else style["ls"],
             gid=f"edge:{'none' if colour is None else colour}"))
     for v, (x, y) in pos.items():
         ax.add_patch(Circle((x, y), 0.2, facecolor="white", edgecolor="0.2", lw=1.0, zorder=2,
                             gid="node"))
-        text = f"{v[0]}{v[1]}" if isinstance(v, tuple) and len(v) == 2 else str(v)
-        ax.text(x, y, text, ha="center", va="center", fontsize=8, zorder=3)
+        ax.text(x, y, _node_name(v), ha="center", va="center", fontsize=FONT, zorder=3)
     ax.set_xlim(-0.4, width + 0.4)
     ax.set_ylim(-rows + 0.5, 0.6)
     ax.set_aspect("equal")
     ax.set_axis_off()
     if used:
-        ax.legend(handles=[Line2D([], [], color=palette[c % 10], lw=2, label=f"step {c + 1}")
+        ax.legend(handles=[Line2D([], [], color=category_style(c)["color"],
+                                  ls=category_style(c)["ls"], lw=2, label=f"step {c + 1}")
                            for c in sorted(used)],
-                  fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+                  fontsize=FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=TITLE_FONT)
+    describe(ax, _multigraph_text(sides, graph.number_of_edges(), steps, colouring, keep))
     return ax
+
+
+def _node_name(v) -> str:
+    """``("s", 0)`` as ``s0``; any other node as its text."""
+    return f"{v[0]}{v[1]}" if isinstance(v, tuple) and len(v) == 2 else str(v)
+
+
+def _multigraph_text(sides, edges, steps, colouring, keep) -> str:
+    """The two sides, the edges, and the edges of each drawn step."""
+    head = (f"A bipartite multigraph: {_plural(len(sides[0]), 'node')} on the left, "
+            f"{_plural(len(sides[1]), 'node')} on the right, {_plural(edges, 'edge')}.")
+    if colouring is not None:
+        count = len(set(colouring.values()))
+        head += f" The edges are coloured into {_plural(count, 'step')}"
+        head += (f"; drawn strongly: step{'s' * (len(keep) > 1)} "
+                 f"{', '.join(str(c + 1) for c in sorted(keep))}, the others faint."
+                 if keep is not None else ".")
+    return _shorten([head] + [(f"Step {c + 1}: " + ", ".join(f"{u}-{v}" for u, v in sorted(
+        steps[c])) + ".",) for c in sorted(steps)])

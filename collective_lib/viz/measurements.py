@@ -15,7 +15,8 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .style import OVERSUBSCRIBED_COLOUR, _new_axes
+from .descriptions import _listing, _number, _shorten, describe
+from .style import FONT, LINE_STYLES, OVERSUBSCRIBED_COLOUR, TITLE_FONT, _new_axes
 
 __all__ = ["Timings", "measured_vs_model", "oversubscribed"]
 
@@ -82,6 +83,10 @@ def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = Tru
     """
     crowded = oversubscribed(p, cores)
     ax = _new_axes(ax, (4.2, 3.6))
+    series = list(series)
+    # Curves of one colour belong together (an algorithm's model and measurement); the
+    # groups also differ in dash pattern and marker shape, not only in colour.
+    groups = list(dict.fromkeys(s.colour for s in series))
     for s in series:
         if s.kind not in _KINDS:
             raise ValueError(f"Timings {s.label!r} has kind {s.kind!r}; choose one of {_KINDS}")
@@ -89,16 +94,20 @@ def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = Tru
             raise ValueError(f"Timings {s.label!r} has {len(s.words)} sizes but "
                              f"{len(s.seconds)} times")
         micro = np.asarray(s.seconds, dtype=float) * 1e6
+        g = groups.index(s.colour)
         if s.kind == "model":
-            ax.loglog(s.words, micro, "-", color=s.colour, label=s.label, gid="model")
+            ax.loglog(s.words, micro, color=s.colour, ls=LINE_STYLES[g % len(LINE_STYLES)],
+                      label=s.label, gid="model")
             continue
-        style = "o" if s.kind == "measured" else "^:"
-        ax.loglog(s.words, micro, style, color=s.colour, label=s.label, gid=s.kind,
+        marker = _MEASURED_MARKERS[g % len(_MEASURED_MARKERS)] if s.kind == "measured" else "^"
+        ax.loglog(s.words, micro, marker=marker, ls="none" if s.kind == "measured" else ":",
+                  color=s.colour, label=s.label, gid=s.kind,
                   markerfacecolor="none" if crowded else s.colour)
     # The reason goes into the title, where it cannot hide a marker.
     ax.set_title(f"p = {p}" + (f"\noversubscribed: {p} processes on {cores} cores" if crowded
-                               else ""), fontsize=10)
-    ax.set_xlabel("m (words)")
+                               else ""), fontsize=TITLE_FONT)
+    ax.set_xlabel("m (words)", fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
     if crowded:
         ax.set_facecolor(OVERSUBSCRIBED_COLOUR)
         ax.patch.set_gid("oversubscribed")
@@ -109,6 +118,38 @@ def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = Tru
                                label="measured, oversubscribed"),
                         Patch(facecolor=OVERSUBSCRIBED_COLOUR, edgecolor="0.6",
                               label="oversubscribed: p > cores")]
-        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+        ax.legend(handles=handles, fontsize=FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                   frameon=False)
+    describe(ax, _measured_text(series, p, cores, crowded))
     return ax
+
+
+# Markers of measured series, one per colour group ("^" is the reference's).
+_MEASURED_MARKERS = ("o", "s", "D", "v", "P")
+
+
+def _measured_text(series, p, cores, crowded) -> str:
+    """The job, each curve's range of times, and measured against model for each colour."""
+    head = f"Measured and model times for p = {p}"
+    head += (f", oversubscribed: {p} processes on {cores} cores (shaded, hollow markers)."
+             if crowded else f" on {cores} cores.")
+    sentences = [head]
+    words = sorted({float(w) for s in series for w in s.words})
+    if words:
+        sentences[0] += f" Message lengths from {_number(words[0])} to {_number(words[-1])} words."
+    models = {s.colour: s for s in series if s.kind == "model"}
+    for s in series:
+        if not len(s.seconds):
+            continue
+        micro = np.asarray(s.seconds, dtype=float) * 1e6
+        text = f"{s.label}: {_number(micro.min())} to {_number(micro.max())} µs"
+        model = models.get(s.colour)
+        if s.kind == "measured" and model is not None:
+            mine = dict(zip(map(float, model.words), model.seconds))
+            ratios = [t / mine[float(w)] for w, t in zip(s.words, s.seconds)
+                      if mine.get(float(w))]
+            if ratios:
+                text += (f", {_number(min(ratios))} to {_number(max(ratios))} times "
+                         f"{model.label}")
+        sentences.append((text + ".",))
+    return _shorten(sentences)

@@ -20,9 +20,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..trees import binomial_parent
+from .descriptions import _listing, _number, _plural, _ranks, _shorten, describe
 from .layout import _binomial_positions, _draw_nodes, _frame, _Layout
-from .style import (ARROW_COLOUR, LINK_COLOUR, MAX_LABELLED, SECTION_COLOURS, _font_size,
-                    _new_axes)
+from .style import (ARROW_COLOUR, FONT, HATCHES, LINK_COLOUR, MAX_LABELLED, MIN_FONT, PALETTE,
+                    SECTION_COLOURS, TITLE_FONT, _font_size, _new_axes)
 
 __all__ = ["memory_timeline", "memory_spans", "MemorySpan", "critical_sections",
            "cache_holders", "waits_on", "Wait", "wait_graph"]
@@ -195,14 +196,20 @@ def cache_holders(run, t: float) -> dict:
 
 
 def _group_colours(spans) -> dict:
+    """``{cell group: (colour, hatch)}``: groups differ in hatching as well as in colour."""
     groups = []
     for s in spans:
         if s.kind != "pause":
             g = _cell_group(s.cell)
             if g not in groups:
                 groups.append(g)
-    palette = ["C0", "C3", "C2", "C4", "C1", "C5", "C6", "C8", "C9", "C7"]
-    return {g: palette[i % len(palette)] for i, g in enumerate(groups)}
+    return {g: (PALETTE[i % len(PALETTE)], HATCHES[i % len(HATCHES)])
+            for i, g in enumerate(groups)}
+
+
+# Section bands are hatched, so that they differ from each other and from the bars of the
+# cells not by colour alone.
+_SECTION_HATCH = {"cs": "|", "read": "..."}
 
 
 def _data_end(run, spans, sections) -> float:
@@ -219,14 +226,14 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
     """Who touches which cache line when: one lane per PE, time left to right.
 
     Every memory operation is a bar from its issue to its completion,
-    coloured by the cell (all cells of an array share a colour).  A **pale**
+    coloured and hatched by the cell (all cells of an array share both).  A **pale**
     bar was served by the PE's own cache (a hit: spinning on a cached copy);
     a **solid** bar made the line move between caches (a miss or an
     invalidating write, including the wait for the line to become free).
     Pauses (back-off, local work) are thin grey lines, a polling operation
     that found nothing new has a dot, and a PE's stay in a critical section
     (``enter("cs")`` .. ``leave("cs")``; ``"read"`` for readers) is a yellow
-    (green) band behind its lane.  ``arrive``/``depart`` notes of barrier
+    band with vertical lines (green, dotted) behind its lane.  ``arrive``/``depart`` notes of barrier
     programs are drawn as triangles, other notes as small ticks.
 
     Parameters
@@ -270,7 +277,7 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
     t1 = _data_end(run, spans, sections) if stop is None else stop
     if t1 <= t0:
         raise ValueError(f"the window must have start < stop, got {t0!r} .. {t1!r}")
-    ax = _new_axes(ax, (9.0, min(9.0, 0.32 * len(lanes) + 1.6)))
+    ax = _new_axes(ax, (6.6, min(9.0, 0.32 * len(lanes) + 1.6)))
     margin = _END_MARGIN * (t1 - t0)
     x_limits = (t0 if start is not None else t0 - margin, t1 if stop is not None else t1 + margin)
     if start is None and stop is None and len(ax.get_shared_x_axes().get_siblings(ax)) > 1 \
@@ -282,6 +289,7 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
         if pe in row and b >= t0 and a <= t1:
             ax.add_patch(Rectangle((a, row[pe] - 0.46), max(b - a, 1e-9), 0.92, lw=0,
                                    facecolor=SECTION_COLOURS.get(section, "#d6eaf8"),
+                                   hatch=_SECTION_HATCH.get(section), edgecolor="0.55",
                                    zorder=0, gid="section"))
     bars = {}
     for s in inside:
@@ -291,7 +299,8 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
     for (group, pale), members in sorted(bars.items()):
         verts = [[(s.start, row[s.pe] - 0.3), (s.start, row[s.pe] + 0.3),
                   (s.end, row[s.pe] + 0.3), (s.end, row[s.pe] - 0.3)] for s in members]
-        ax.add_collection(PolyCollection(verts, facecolors=colours[group],
+        colour, hatch = colours[group]
+        ax.add_collection(PolyCollection(verts, facecolors=colour, hatch=hatch or None,
                                          alpha=0.3 if pale else 1.0, edgecolors="white",
                                          linewidths=0 if pale else 0.4, zorder=2,
                                          gid="span:hit" if pale else "span:transfer"))
@@ -316,23 +325,50 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
         ax.set_yticks(range(len(lanes)), [f"PE {pe}" for pe in lanes])
     else:
         ax.set_yticks([])
-    ax.tick_params(labelsize=8)
+    ax.tick_params(labelsize=FONT)
     ax.set_xlabel("time (units of the coherence model)" if run.mode == "timed"
-                  else "step of the interleaving")
-    handles = [Patch(color=c, label=g) for g, c in colours.items()]
+                  else "step of the interleaving", fontsize=FONT)
+    handles = [Patch(facecolor=c, hatch=h or None, edgecolor="white", label=g)
+               for g, (c, h) in colours.items()]
     handles += [Patch(color="0.4", alpha=0.3, label="cache hit"),
                 Patch(color="0.4", label="line transfer"),
                 Line2D([], [], color="0.55", lw=1.0, label="pause / back-off"),
                 Line2D([], [], ls="none", marker=".", color="black", label="poll, no news")]
     present = {sec for _, sec, _, _ in critical_sections(run, sections)}
-    handles += [Patch(color=SECTION_COLOURS.get(sec, "#d6eaf8"),
+    handles += [Patch(facecolor=SECTION_COLOURS.get(sec, "#d6eaf8"), edgecolor="0.55",
+                      hatch=_SECTION_HATCH.get(sec), lw=0,
                       label="critical section" if sec == "cs" else f"section {sec!r}")
                 for sec in sections if sec in present]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              frameon=False)
+    ax.legend(handles=handles, fontsize=MIN_FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+              frameon=False, handlelength=1.2, handletextpad=0.4)
     if title is not None:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=TITLE_FONT)
+    describe(ax, _timeline_text(run, inside, lanes, (t0, t1), colours, sections))
     return ax
+
+
+def _timeline_text(run, spans, lanes, window, colours, sections) -> str:
+    """Lanes, window, operations by kind and cell, and the stays in each section."""
+    memory = [s for s in spans if s.kind != "pause"]
+    kinds = {k: sum(1 for s in memory if s.kind == k) for k in ("transfer", "hit", "step")}
+    counts = [_plural(n, {"transfer": "line transfer", "hit": "cache hit",
+                          "step": "step"}[k]) for k, n in kinds.items() if n]
+    polls = sum(1 for s in spans if s.spin)
+    text = (f"Memory operations of {_ranks(lanes)} over time {_number(max(window[0], 0))} to "
+            f"{_number(window[1])}, one lane per PE: {_plural(len(memory), 'operation')} on "
+            f"{_listing(list(colours), 4) if colours else 'no cell'}"
+            + (f" ({', '.join(counts)})" if counts else "")
+            + (f"; {_plural(polls, 'poll')} found nothing new." if polls else "."))
+    extra = []
+    stays = [(pe, sec, a, b) for pe, sec, a, b in critical_sections(run, sections)
+             if pe in set(lanes)]
+    for sec in sections:
+        mine = [(a, b) for _, s, a, b in stays if s == sec]
+        if mine:
+            most = max(sum(1 for a, b in mine if a <= t < b) for t, _ in mine)
+            name = "the critical section" if sec == "cs" else f"section {sec!r}"
+            extra.append(f"{_plural(len(mine), 'stay')} in {name}, at most {most} at once.")
+    return _shorten([text] + extra)
 
 
 def waits_on(run) -> list:
@@ -449,8 +485,30 @@ def wait_graph(run, *, ax=None, layout="binomial", title=None):
     ax.legend(handles=[Line2D([], [], color=ARROW_COLOUR, label="waits for a cell only it polls"),
                        Line2D([], [], color="0.55", ls="--",
                               label="waits for a cell many PEs poll")],
-              fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+              fontsize=FONT, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1,
               frameon=False)
     if title is not None:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=TITLE_FONT)
+    describe(ax, _wait_text(waits, pollers, p))
     return ax
+
+
+def _wait_text(waits, pollers, p) -> str:
+    """Who waited for whom, with the cells many PEs polled named as broadcasts."""
+    if not waits:
+        return f"{_plural(p, 'PE')}: no PE waited for another."
+    head = (f"Who waited for whom among {_plural(p, 'PE')}: an arrow from each waiting PE to "
+            f"the PE whose write ended its wait, {_plural(len(waits), 'wait')} in all.")
+    single = {}
+    for w in waits:
+        if len(pollers[w.cell]) == 1:
+            single.setdefault(w.waiter, []).append(w.writer)
+    broadcast = {}
+    for w in waits:
+        if len(pollers[w.cell]) > 1:
+            broadcast.setdefault(w.writer, set()).add(w.waiter)
+    parts = [(f"PE {a} waited for {_listing(sorted(set(b)))} alone.",)
+             for a, b in sorted(single.items())]
+    parts += [(f"{_ranks(sorted(who))} waited together (dashed) for PE {b}.",)
+              for b, who in sorted(broadcast.items())]
+    return _shorten([head] + parts)

@@ -9,7 +9,8 @@ from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch
 
-from .style import MAX_LABELLED, _new_axes
+from .descriptions import _number, _plural, _ranks, describe
+from .style import FONT, HATCHES, MAX_LABELLED, PALETTE, _new_axes
 from .topology import _check_traced
 
 __all__ = ["space_time"]
@@ -19,8 +20,9 @@ def space_time(run, *, ax=None):
     """A space-time diagram: PEs top to bottom, time left to right.
 
     Every transfer is an arrow from (start, sender) to (end, receiver).  Above
-    each PE's line a blue bar marks when its send port is busy, below it an
-    orange bar when its receive port is; a dashed line marks the total time.
+    each PE's line a blue bar marks when its send port is busy, below it a
+    hatched orange bar when its receive port is; a dashed line marks the total
+    time.
 
     Parameters
     ----------
@@ -47,21 +49,40 @@ def space_time(run, *, ax=None):
     _message_lines(ax, run)
     end = run.time if run.time > 0 else 1.0
     ax.axvline(run.time, color="black", ls="--", lw=1, zorder=1)
-    ax.text(run.time, 1.01, f"T = {run.time:g}", fontsize=8, va="bottom", ha="center",
+    ax.text(run.time, 1.01, f"T = {run.time:g}", fontsize=FONT, va="bottom", ha="center",
             transform=ax.get_xaxis_transform())
     ax.set_xlim(0, end * 1.08)
     ax.set_ylim(run.p - 0.5, -0.9)            # PE 0 at the top
     if run.p <= MAX_LABELLED:
         ax.set_yticks(range(run.p))
-    ax.tick_params(labelsize=8)
-    ax.set_xlabel("time (units of the model)")
-    ax.set_ylabel("PE")
-    ax.legend(handles=[Patch(color="C0", alpha=0.35, label="sending"),
-                       Patch(color="C1", alpha=0.35, label="receiving"),
+    ax.tick_params(labelsize=FONT)
+    ax.set_xlabel("time (units of the model)", fontsize=FONT)
+    ax.set_ylabel("PE", fontsize=FONT)
+    ax.legend(handles=[Patch(facecolor=_SEND, alpha=0.35, label="sending (above)"),
+                       Patch(facecolor=_RECEIVE, alpha=0.35, hatch=_RECEIVE_HATCH,
+                             label="receiving (below)"),
                        Line2D([], [], color="0.25", lw=0.8, marker=">", ms=4,
                               markevery=[1], label="transfer")],
-              fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+              fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    describe(ax, _space_time_text(run))
     return ax
+
+
+_SEND, _RECEIVE, _RECEIVE_HATCH = PALETTE[0], PALETTE[3], HATCHES[1]
+
+
+def _space_time_text(run) -> str:
+    """Messages, makespan and who finishes last."""
+    text = (f"Space-time diagram of {_plural(len(run.messages), 'message')} among "
+            f"{_plural(run.p, 'PE')}, time to the right; the run takes T = {_number(run.time)}.")
+    if run.finish_times and run.time > 0:
+        last = [pe for pe, t in enumerate(run.finish_times) if t == max(run.finish_times)]
+        text += f" {_ranks(last)} finish{'es' * (len(last) == 1)} last."
+    if run.messages:
+        final = max(run.messages, key=lambda m: (m.end, -m.dst))
+        text += (f" The last transfer, {final.src} -> {final.dst}, ends at "
+                 f"{_number(final.end)}.")
+    return text
 
 
 def _busy_bars(ax, run) -> None:
@@ -73,9 +94,11 @@ def _busy_bars(ax, run) -> None:
     for pe in range(run.p):
         ax.axhline(pe, color="0.85", lw=0.6, zorder=0)
         if sends[pe]:
-            ax.broken_barh(sends[pe], (pe - 0.34, 0.3), color="C0", alpha=0.35, lw=0, zorder=1)
+            ax.broken_barh(sends[pe], (pe - 0.34, 0.3), facecolor=_SEND, alpha=0.35, lw=0,
+                           zorder=1)
         if recvs[pe]:
-            ax.broken_barh(recvs[pe], (pe + 0.04, 0.3), color="C1", alpha=0.35, lw=0, zorder=1)
+            ax.broken_barh(recvs[pe], (pe + 0.04, 0.3), facecolor=_RECEIVE, alpha=0.35, lw=0,
+                           hatch=_RECEIVE_HATCH, zorder=1)
 
 
 def _message_lines(ax, run) -> None:

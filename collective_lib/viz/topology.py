@@ -22,9 +22,12 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 from matplotlib.ticker import MaxNLocator
 
-from .layout import (_draw_links, _draw_nodes, _figsize, _frame, _layout, _Layout,
+from .descriptions import (_LONG, _busiest_link, _forget, _listing, _network_phrase, _pairs,
+                           _plural, _ranks, _shorten, describe)
+from .layout import (_draw_links, _draw_nodes, _draws_links, _figsize, _frame, _layout, _Layout,
                      _offset_path, _point_along)
-from .style import ARROW_COLOUR, LINK_COLOUR, MAX_LABELLED, _load_colours, _new_axes
+from .style import (ARROW_COLOUR, FONT, LINK_COLOUR, MAX_LABELLED, MIN_FONT, TEXT_WIDTH,
+                    TITLE_FONT, _load_colours, _new_axes)
 
 __all__ = ["draw_network", "draw_step", "draw_steps", "link_load_map", "payload_sources",
            "sources_label"]
@@ -50,7 +53,8 @@ def _draw_link_load(ax, network, lay: _Layout, link_load: dict) -> None:
             style = dict(color=LINK_COLOUR, lw=0.8, arrowstyle="-", zorder=1)
         ax.add_patch(FancyArrowPatch(path=Path(verts), gid="link", **style))
     bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.8, pad=0.02)
-    bar.set_label("transfers over the link")
+    bar.set_label("transfers over the link", fontsize=FONT)
+    bar.ax.tick_params(labelsize=FONT)
     bar.locator = MaxNLocator(integer=True)
     bar.update_ticks()
 
@@ -97,8 +101,28 @@ def draw_network(network, *, ax=None, node_labels=True, link_load=None, title=No
     _draw_nodes(ax, lay, labels=node_labels)
     _frame(ax, lay)
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=TITLE_FONT)
+    describe(ax, _network_text(network, link_load))
     return ax
+
+
+def _network_text(network, link_load=None) -> str:
+    """'A ring of 8 PEs with 8 links.', and with loads the busiest directed link."""
+    what = _network_phrase(network)
+    links = len({(min(u, v), max(u, v)) for u, v in network.links()})
+    text = f"{what[0].upper()}{what[1:]}, {_plural(links, 'link')}"
+    text += "." if _draws_links(network) else " (not drawn)."
+    if link_load is None:
+        return text
+    used = {link: n for link, n in link_load.items() if n}
+    if not used:
+        return text + " No transfer crossed any link."
+    top = max(used.values())
+    busiest = sorted(link for link, n in used.items() if n == top)
+    where = _listing([f"{u} -> {v}" for u, v in busiest], 3)
+    return (f"{text} Each directed link is drawn by how many transfers crossed it "
+            f"(colour and width): {_plural(len(used), 'directed link')} carried traffic, "
+            f"the most, {_plural(top, 'transfer')}, on {where}.")
 
 
 # -- steps --------------------------------------------------------------------------------
@@ -181,12 +205,24 @@ def draw_step(run, step, *, ax=None, label=None):
     _draw_links(ax, run.network, lay)
     holders = _holders_at(run, messages[0].start, (m.src for m in messages))
     _draw_nodes(ax, lay, filled=holders, ringed={m.dst for m in messages})
-    font = max(lay.font - 1, 5.5)
+    font = max(lay.font - 1, MIN_FONT)
     for msg in messages:
         _draw_transfer(ax, lay, msg, label(msg, step) if label else None, font)
     _frame(ax, lay)
-    ax.set_title(f"step {step} of {total}", fontsize=10)
+    ax.set_title(f"step {step} of {total}", fontsize=TITLE_FONT)
+    describe(ax, f"{_step_text(run, step, total)} {_ranks(holders)} hold data as it starts; "
+                 f"the receivers have a red edge.")
     return ax
+
+
+def _step_text(run, step, total) -> str:
+    """'Step 2 of 3 on a ring of 8 PEs: 2 transfers, 0 -> 2 and 4 -> 6; the busiest link ...'."""
+    messages = run.step(step)
+    pairs = _pairs([(m.src, m.dst) for m in messages], run.p)
+    busiest = _busiest_link(messages)
+    return (f"Step {step} of {total} on {_network_phrase(run.network)}: "
+            f"{_plural(len(messages), 'transfer')}, {pairs}" + (f"; {busiest}." if busiest
+                                                                 else "."))
 
 
 def _draw_transfer(ax, lay: _Layout, msg, text, font) -> None:
@@ -269,7 +305,8 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
         A traced run.
     steps : iterable of int, optional
     cols : int
-        Panels per row.
+        Panels per row; at most as many as fit the book's text column at
+        about 2.7 inches each (three).
     label : callable or False, optional
         As in :func:`draw_step`.
 
@@ -293,18 +330,52 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
         raise ValueError("the run has no steps to draw (no message was sent)")
     if not isinstance(cols, int) or cols < 1:
         raise ValueError(f"cols must be a positive integer, got {cols!r}")
-    cols = min(cols, len(steps))
+    # No more panels to a row than fit the text column at a readable size.
+    cols = min(cols, len(steps), max(1, int(TEXT_WIDTH // _MIN_PANEL)))
     rows = -(-len(steps) // cols)
     w, h = _figsize(_layout(run.network))
-    scale = min(1.0, 3.2 / w)                   # panels about 3 inches wide
+    # Panels about 3 inches wide, and the figure within the text column.
+    scale = min(1.0, 3.2 / w, TEXT_WIDTH / (cols * w))
     fig, axes = plt.subplots(rows, cols, figsize=(cols * w * scale, rows * h * scale),
                              squeeze=False)
     for ax in axes.flat[len(steps):]:
         ax.set_axis_off()
     for ax, s in zip(axes.flat, steps):
         draw_step(run, s, ax=ax, label=label)
+    for ax in axes.flat[1:len(steps)]:
+        _forget(ax)
+    describe(axes.flat[0], _steps_text(run, steps, total))
     fig.tight_layout()
     return fig
+
+
+def _steps_text(run, steps, total) -> str:
+    """One sentence per group of consecutive steps with the same transfers' rule."""
+    head = (f"{_plural(len(steps), 'step')} of {total} of a run on "
+            f"{_network_phrase(run.network)}, one panel each.")
+    head = head[0].upper() + head[1:]
+    for brief in (False, True):                  # brief: who sends to whom, nothing else
+        groups = []                              # [first, last, rule]
+        for s in steps:
+            messages = run.step(s)
+            rule = _pairs([(m.src, m.dst) for m in messages], run.p)
+            if not brief:
+                busiest = _busiest_link(messages)
+                rule = f"{_plural(len(messages), 'transfer')}, {rule}" + (
+                    f"; {busiest}" if busiest else "")
+            if groups and groups[-1][2] == rule and groups[-1][1] == s - 1:
+                groups[-1][1] = s
+            else:
+                groups.append([s, s, rule])
+        sentences = [f"Step {a}: {rule}." if a == b else f"Steps {a} to {b}, each: {rule}."
+                     for a, b, rule in groups]
+        if len(" ".join([head] + sentences)) <= _LONG:
+            break
+    return _shorten([head] + [(s,) for s in sentences])
+
+
+#: The narrowest panel of :func:`draw_steps` in inches, for labels that stay apart.
+_MIN_PANEL = 2.7
 
 
 # -- link load ----------------------------------------------------------------------------

@@ -19,8 +19,10 @@ import matplotlib
 from ..embeddings import link_usage, tree_children, tree_depth
 from ..networks import Mesh
 from ..trees import heap_height, heap_tree, in_order_depths, in_order_tree
+from .descriptions import _listing, _pairs, _plural, _shorten, describe
 from .layout import _binomial_positions
-from .style import ARROW_COLOUR, HOLDER_COLOUR, LINK_COLOUR, TREE_EDGE_COLOUR, _new_axes
+from .style import (ARROW_COLOUR, FONT, HOLDER_COLOUR, LINK_COLOUR, MIN_FONT, TITLE_FONT,
+                    TREE_EDGE_COLOUR, _new_axes)
 
 __all__ = ["draw_in_order_tree", "draw_binomial_run", "draw_heap_tree", "draw_mesh_tree"]
 
@@ -40,8 +42,26 @@ def _draw_tree_nodes(ax, xy: dict, *, filled=(), size=_NODE_AREA) -> None:
         dark = v in filled
         ax.scatter([x], [y], s=size, c=HOLDER_COLOUR if dark else "white", edgecolors="0.2",
                    zorder=2, gid="node")
-        ax.text(x, y, str(v), ha="center", va="center", fontsize=8, zorder=3,
+        ax.text(x, y, str(v), ha="center", va="center", fontsize=FONT, zorder=3,
                 color="white" if dark else "black")
+
+
+def _children_text(children: dict, root) -> str:
+    """'Children: 3: 1 and 5; 1: 0 and 2.' in breadth-first order from the root."""
+    order, parts = [root], []
+    for v in order:
+        kids = children.get(v, [])
+        order.extend(kids)
+        if kids:
+            parts.append(f"{v}: {_listing(kids)}")
+    return "Children: " + "; ".join(parts) + "." if parts else "The root has no children."
+
+
+def _tree_text(what: str, children: dict, root, height: int, extra=()) -> str:
+    """The tree, its root and height, its children when they fit, and ``extra`` sentences."""
+    p = len(children)
+    head = f"{what} of {_plural(p, 'PE')}, root {root}, height {height}."
+    return _shorten([head, (_children_text(children, root),), *[(e,) for e in extra]])
 
 
 def draw_in_order_tree(p, root, *, ax=None, shape="balanced", edge_labels=None, up=None,
@@ -102,7 +122,7 @@ def draw_in_order_tree(p, root, *, ax=None, shape="balanced", edge_labels=None, 
             ax.plot([v, c], [y[v], y[c]], color=TREE_EDGE_COLOUR, lw=1.2, zorder=1, gid="edge")
             xm, ym = (v + c) / 2, (y[v] + y[c]) / 2
             if edge_labels and (v, c) in edge_labels:
-                ax.text(xm, ym, edge_labels[(v, c)], fontsize=8, color=ARROW_COLOUR,
+                ax.text(xm, ym, edge_labels[(v, c)], fontsize=FONT, color=ARROW_COLOUR,
                         ha="center", va="center", bbox=_LABEL_BOX, gid="edge-label")
             for text, dx, colour, gid in (((up or {}).get(c), -0.25, HOLDER_COLOUR, "up"),
                                           ((down or {}).get(c), 0.25, ARROW_COLOUR, "down")):
@@ -114,13 +134,27 @@ def draw_in_order_tree(p, root, *, ax=None, shape="balanced", edge_labels=None, 
         if len(below) != p:
             raise ValueError(f"below needs one text per PE ({p}), got {len(below)}")
         for v in range(p):
-            ax.text(v, y[v] - 0.3, below[v], ha="center", va="top", fontsize=8, zorder=3,
+            ax.text(v, y[v] - 0.3, below[v], ha="center", va="top", fontsize=FONT, zorder=3,
                     gid="below")
     ax.set_xlim(-0.7, p - 0.3)
     ax.set_ylim(min(y) - margin, 0.5 if labelled else 0.6)
     ax.set_axis_off()
     ax.set_title(f"p = {p}, root = {root}, height {max(depth)}" if title is None else title,
-                 fontsize=10)
+                 fontsize=TITLE_FONT)
+    children = {v: [c for c in (tree[v].left, tree[v].right) if c is not None] for v in range(p)}
+    extra = []
+    if edge_labels:
+        extra.append("On the edges: " + "; ".join(f"{a}-{b}: {t}" for (a, b), t in
+                                                  sorted(edge_labels.items())) + ".")
+    for values, which in ((up, "Up to the parent (left of each edge)"),
+                          (down, "Down from the parent (right of each edge)")):
+        if values:
+            extra.append(f"{which}: " + "; ".join(f"{c}: {t}" for c, t in
+                                                   sorted(values.items())) + ".")
+    if below is not None:
+        extra.append("Under the PEs: " + "; ".join(below) + ".")
+    describe(ax, _tree_text("An in-order binary tree (x = rank)", children, root, max(depth),
+                            extra))
     return ax
 
 
@@ -178,15 +212,32 @@ def draw_binomial_run(run, *, ax=None, unit=None, title=None):
         ax.annotate("", xy=(x1, y1), xytext=(x0, y0), gid="message",
                     arrowprops=dict(arrowstyle="-|>", color=ARROW_COLOUR, lw=width,
                                     shrinkA=shrink, shrinkB=shrink))
-        ax.text((x0 + x1) / 2, (y0 + y1) / 2, label, fontsize=8, color=ARROW_COLOUR,
+        ax.text((x0 + x1) / 2, (y0 + y1) / 2, label, fontsize=FONT, color=ARROW_COLOUR,
                 ha="center", va="center", bbox=_LABEL_BOX, gid="label")
     _draw_tree_nodes(ax, xy, size=_NODE_AREA if unit is None else 360)
     ax.set_xlim(-0.7, run.p - 0.3)
     ax.set_ylim(lowest - 0.5, 0.5)
     ax.set_axis_off()
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=TITLE_FONT)
+    describe(ax, _binomial_run_text(run, unit))
     return ax
+
+
+def _binomial_run_text(run, unit) -> str:
+    """Who sends to whom in each step, and the lengths in units of n."""
+    head = (f"The messages of a run on {_plural(run.p, 'PE')} drawn on the binomial tree of "
+            f"root 0 (x = rank, one level down per 1 bit), each arrow labelled with its step"
+            + (f" and its length in units of n = {unit} words." if unit else "."))
+    steps = []
+    for s in range(1, len(run.step_starts()) + 1):
+        messages = run.step(s)
+        text = f"Step {s}: {_pairs([(m.src, m.dst) for m in messages], run.p)}"
+        sizes = sorted({m.words // unit for m in messages}) if unit else []
+        if sizes:
+            text += ", " + _listing([("n" if k == 1 else f"{k}n") for k in sizes]) + " each"
+        steps.append((text + ".",))
+    return _shorten([head] + steps)
 
 
 def draw_heap_tree(p, root=0, *, ax=None, title=None):
@@ -231,7 +282,9 @@ def draw_heap_tree(p, root=0, *, ax=None, title=None):
     ax.set_ylim(-height - 0.6, 0.6)
     ax.set_axis_off()
     ax.set_title(f"p = {p}, root = {root}, layer by layer, height {height}"
-                 if title is None else title, fontsize=10)
+                 if title is None else title, fontsize=TITLE_FONT)
+    children = {v: [c for c in (tree[v].left, tree[v].right) if c is not None] for v in range(p)}
+    describe(ax, _tree_text("A binary tree numbered layer by layer", children, root, height))
     return ax
 
 
@@ -240,8 +293,9 @@ def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
 
     PE ``r * cols + c`` sits in row r, column c.  An edge is drawn from the
     parent along the route a message takes (:class:`~collective_lib.networks.Mesh`)
-    and coloured by the depth of its child, so the levels of an H-tree show
-    as nested H's (Sanders et al. 2019, Fig. 13.6).  Edges that share a
+    and coloured by the depth of its child, darker and thicker the nearer the
+    root, so the levels of an H-tree show as nested H's (Sanders et al.
+    2019, Fig. 13.6).  Edges that share a
     connection are drawn side by side; with ``show_usage`` the connections
     used by two or more edges carry that number.
 
@@ -282,7 +336,8 @@ def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
         u = parent[v]
         if u is None:
             continue
-        colour = colours(0.9 * (depth[v] - 1) / max(1, depth_of_tree - 1))
+        level = (depth[v] - 1) / max(1, depth_of_tree - 1)
+        colour = colours(0.9 * level)
         xs, ys = [], []
         for a, b in net.path(u, v):
             key = (min(a, b), max(a, b))
@@ -292,7 +347,8 @@ def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
             dx, dy = (0.0, shift) if ra == rb else (shift, 0.0)
             xs += [ca + dx, cb + dx]
             ys += [-ra + dy, -rb + dy]
-        ax.plot(xs, ys, color=colour, lw=2.0, solid_capstyle="round", zorder=1, gid="edge")
+        ax.plot(xs, ys, color=colour, lw=3.0 - 1.8 * level, solid_capstyle="round", zorder=1,
+                gid="edge")
     rc, cc = divmod(parent.index(None), cols)
     ax.scatter([cc], [-rc], s=90, c=HOLDER_COLOUR, zorder=3, gid="root")
     others = [v for v in range(net.p) if parent[v] is not None]
@@ -302,7 +358,7 @@ def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
         for (a, b), n in usage.items():
             if n >= 2:
                 (ra, ca), (rb, cb) = divmod(a, cols), divmod(b, cols)
-                ax.text((ca + cb) / 2, -(ra + rb) / 2, str(n), fontsize=7, ha="center",
+                ax.text((ca + cb) / 2, -(ra + rb) / 2, str(n), fontsize=MIN_FONT, ha="center",
                         va="center", color=ARROW_COLOUR, zorder=4, gid="usage",
                         bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
     ax.set_xlim(-0.6, cols - 0.4)
@@ -310,5 +366,23 @@ def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
     ax.set_aspect("equal")
     ax.set_axis_off()
     ax.set_title(f"{rows} x {cols} mesh, depth {depth_of_tree}" if title is None else title,
-                 fontsize=10)
+                 fontsize=TITLE_FONT)
+    describe(ax, _mesh_tree_text(parent, rows, cols, depth_of_tree, usage))
     return ax
+
+
+def _mesh_tree_text(parent, rows, cols, depth, usage) -> str:
+    """The mesh, the root's place, the depth and how many tree edges share a connection."""
+    root = parent.index(None)
+    r, c = divmod(root, cols)
+    text = (f"A tree of {_plural(len(parent), 'PE')} on a {rows} x {cols} mesh, root PE {root} "
+            f"(row {r}, column {c}), depth {depth}; each edge follows its message's XY route, "
+            f"coloured and thickened by level.")
+    top = max(usage.values(), default=0)
+    if top >= 2:
+        shared = sum(1 for n in usage.values() if n >= 2)
+        text += (f" {_plural(shared, 'mesh connection')} carry two or more tree edges, "
+                 f"at most {top}.")
+    else:
+        text += " No two tree edges share a mesh connection."
+    return text
