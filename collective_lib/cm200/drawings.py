@@ -18,6 +18,10 @@ figure and returns it; the caller shows or saves it.
 * :func:`matvec_rates_figure`: Fig. 23, Table 19's Gflop/s with the
   communication model plus one fitted flop rate (§7).
 
+Every figure fits the book's text column (:data:`~collective_lib.viz.style.TEXT_WIDTH`),
+separates its series by marker or dash pattern as well as by colour, and says in
+words what it shows (:func:`~collective_lib.viz.descriptions.describe`).
+
 Source: K. K. Mathur and S. L. Johnsson, All-to-All Communication on the
 Connection Machine CM-200, Harvard TR-02-93 (1993).
 """
@@ -27,6 +31,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..viz.cubes import draw_cube, draw_cube_path
+from ..viz.descriptions import _listing, _number, _shorten, curve_comparison, describe
+from ..viz.style import (FONT, HATCHES, LINE_STYLES, MARKERS, PALETTE, TEXT_WIDTH, TITLE_FONT,
+                         category_style)
 from .gray import gray_code, sh, transition_sequence
 from .matvec import (TABLE19_NODES, TABLE19_OPERATIONS, fit_flop_rate, matvec_comm_time,
                      table19_points)
@@ -41,27 +48,37 @@ __all__ = ["gray_ring_figure", "shifted_cycles_figure",
            "broadcast_times_figure", "data_rates_figure", "matvec_rates_figure"]
 
 
+def _bits(u: int) -> str:
+    return format(u, "03b")
+
+
 def gray_ring_figure():
     """The 3-bit Gray code as a ring on the 3-cube, each hop labelled with the bit it flips."""
     fig, ax = plt.subplots(figsize=(4.2, 3.6))
     draw_cube(ax=ax)
     ring = [int(g) for g in gray_code(3)]
-    draw_cube_path(ring, ax=ax, colour="C3",
-                   labels=[str(b) for b in transition_sequence(3, cyclic=True)], closed=True)
-    ax.set_title("the Gray code ring 000 001 011 010 110 111 101 100", fontsize=9)
+    flips = [str(b) for b in transition_sequence(3, cyclic=True)]
+    draw_cube_path(ring, ax=ax, colour=PALETTE[1], labels=flips, closed=True)
+    ax.set_title("the Gray code ring\n" + " ".join(map(_bits, ring)), fontsize=FONT)
+    describe(ax, f"The 3-bit Gray code as a ring on the 3-cube: {' -> '.join(map(_bits, ring))}"
+                 f" -> {_bits(ring[0])}; each hop flips one bit, in turn bits "
+                 f"{_listing(flips, 8)}.")
     return fig
 
 
 def shifted_cycles_figure():
     """The paths of slots 0, 1, 2 of node 000 in the d-cycles broadcast on the 3-cube."""
     dims = d_cycles_schedule(3).dims
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(TEXT_WIDTH, 3.0))
     for i, ax in enumerate(axes):
         draw_cube(ax=ax)
         path = [int(sh(int(g), 3, i)) for g in gray_code(3)]
-        draw_cube_path(path, ax=ax, colour=f"C{i}", labels=[str(u) for u in range(7)])
-        ax.set_title(f"slot {i} of node 000, dimensions " + " ".join(map(str, dims[:, i])),
-                     fontsize=9)
+        draw_cube_path(path, ax=ax, colour=PALETTE[i], labels=[str(u) for u in range(7)])
+        crossed = " ".join(map(str, dims[:, i]))
+        ax.set_title(f"slot {i} of node 000\ndimensions {crossed}", fontsize=FONT)
+        describe(ax, f"Slot {i} of node 000: {' -> '.join(map(_bits, path))}, crossing "
+                     f"dimensions {crossed}.")
+    fig.tight_layout()
     return fig
 
 
@@ -70,46 +87,67 @@ def matvec_layout_figure(rows: int, cols: int):
 
     Orange cells are the pieces of y that the final shuffle moves.
     """
-    fig, axes = plt.subplots(1, 3, figsize=(12, 2.6))
-    titles = ["node label (column-major)", "x piece held before phase 1",
-              "y piece held after phase 3"]
+    fig, axes = plt.subplots(1, 3, figsize=(TEXT_WIDTH, 0.6 * rows + 1.3))
+    titles = ["node label (column-major)", "x piece before phase 1",
+              "y piece after phase 3"]
+    moved = []
     for k, ax in enumerate(axes):
         for r in range(rows):
             for c in range(cols):
                 label = c * rows + r
                 text = [str(label), f"x[{label}]", f"y[{r * cols + c}]"][k]
-                moved = k == 2 and r * cols + c != label
-                ax.add_patch(plt.Rectangle((c, -r), 0.92, 0.92, fill=True,
-                                           color="#f4c7a1" if moved else "#dbe7f3"))
-                ax.text(c + 0.46, -r + 0.46, text, ha="center", va="center", fontsize=11)
+                shuffled = k == 2 and r * cols + c != label
+                if shuffled:
+                    moved.append((label, r * cols + c))
+                ax.add_patch(plt.Rectangle((c, -r), 0.92, 0.92, fill=True, ec="0.4", lw=0.5,
+                                           hatch=HATCHES[1] if shuffled else None,
+                                           fc="#f4c7a1" if shuffled else "#dbe7f3"))
+                ax.text(c + 0.46, -r + 0.46, text, ha="center", va="center", fontsize=FONT,
+                        bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none")
+                        if shuffled else None)
         ax.set_xlim(-0.1, cols + 0.1)
         ax.set_ylim(-rows + 0.9, 1.05)
         ax.set_aspect("equal")
         ax.axis("off")
-        ax.set_title(titles[k], fontsize=10)
-    axes[2].text(cols / 2, -rows + 0.75, "orange: moved by the final shuffle", ha="center",
-                 fontsize=9)
+        ax.set_title(titles[k], fontsize=FONT)
+    axes[2].text(cols / 2, -rows + 0.75, "hatched: moved by the final shuffle", ha="center",
+                 va="top", fontsize=FONT)
+    describe(axes[0], _shorten([
+        f"A {rows} x {cols} array of nodes, labelled in column-major order; node i holds "
+        f"x[i] before phase 1, and the node in row r, column c holds y[{cols} r + c] after "
+        f"phase 3. The final shuffle moves the y pieces of {len(moved)} of {rows * cols} "
+        f"nodes (hatched).",
+        ("Moved: " + ", ".join(f"node {a} holds y[{b}]" for a, b in moved) + ".",)]))
+    fig.tight_layout()
     return fig
 
 
 def model_residuals_figure():
     """Relative residuals of every §6 model against its table, printed and fitted constants."""
-    fig, axes = plt.subplots(2, 4, figsize=(13, 5.2), sharey=True)
+    fig, axes = plt.subplots(4, 2, figsize=(TEXT_WIDTH, 9.0), sharey=True)
+    sentences = ["Residuals (measured - model) / measured of the report's seven models, one "
+                 "panel each, printed constants as crosses, fitted as dots."]
     for ax, name in zip(axes.flat, MODELS):
         fit = fit_model(name)
         nodes = 2 ** fit.d
+        fitted, printed = 100 * fit.relative_residuals, 100 * fit.printed_relative_residuals
         ax.axhline(0, color="grey", lw=0.8)
-        ax.scatter(nodes, 100 * fit.relative_residuals, s=18, label="fitted constants")
-        ax.scatter(nodes, 100 * fit.printed_relative_residuals, s=22, marker="x",
+        ax.scatter(nodes, fitted, s=18, color=PALETTE[0], label="fitted constants")
+        ax.scatter(nodes, printed, s=22, marker="x", color=PALETTE[1],
                    label="printed constants")
         ax.set_xscale("log", base=2)
-        ax.set_title(f"{name}\n${fit.model.symbol}$, {len(fit.measured)} points", fontsize=9)
+        ax.set_title(f"{name}: ${fit.model.symbol}$, {len(fit.measured)} points",
+                     fontsize=FONT)
         ax.set_ylim(-70, 70)
-        ax.set_xlabel("nodes", fontsize=8)
-    axes[0, 0].set_ylabel("(measured - model) / measured, %")
-    axes[1, 0].set_ylabel("(measured - model) / measured, %")
+        ax.set_xlabel("nodes", fontsize=FONT)
+        ax.tick_params(labelsize=FONT)
+        sentences.append((f"{name}: printed {printed.min():.1f} to {printed.max():.1f}%, "
+                          f"fitted {fitted.min():.1f} to {fitted.max():.1f}%.",))
+    for ax in axes[:, 0]:
+        ax.set_ylabel("residual, %", fontsize=FONT)
     axes.flat[-1].axis("off")
-    axes.flat[0].legend(fontsize=8, loc="lower right")
+    axes.flat[0].legend(fontsize=FONT, loc="lower right")
+    describe(axes.flat[0], _shorten(sentences))
     fig.tight_layout()
     return fig
 
@@ -120,44 +158,62 @@ def _nan_for_none(values) -> list:
 
 def crossover_figure(d: int = 8):
     """Left: Table 9 against the printed and fitted models; right: model times on 2**d nodes."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.8))
+    fig, (left, right) = plt.subplots(2, 1, figsize=(TEXT_WIDTH, 7.6))
     rows9, refit9 = table9_comparison(), table9_comparison(fitted_constants())
     nodes = [r.nodes for r in rows9]
-    for key, colour, label in (("compute", "C0", "indices computed"),
-                               ("move", "C1", "indices moved")):
+    left_text = ["Top: the smallest M' at which d cycles beat one cycle against the nodes; "
+                 "Table 9 as markers, models as lines."]
+    for i, (key, label) in enumerate((("compute", "indices computed"),
+                                      ("move", "indices moved"))):
+        colour, marker = PALETTE[i], MARKERS[i]
         paper = [getattr(r, f"paper_{key}") for r in rows9]
         model = [getattr(r, f"model_{key}") for r in rows9]
         refit = [getattr(r, f"model_{key}") for r in refit9]
-        left.plot(nodes, _nan_for_none(model), "-", color=colour,
+        left.plot(nodes, _nan_for_none(model), ls=LINE_STYLES[i], color=colour,
                   label=f"{label}: printed models")
-        left.plot(nodes, _nan_for_none(refit), ":", color=colour,
+        left.plot(nodes, _nan_for_none(refit), ":", color=colour, marker=marker, ms=3,
                   label=f"{label}: fitted models")
-        left.plot(nodes, _nan_for_none(paper), "o", color=colour,
-                  mfc="none", label=f"{label}: Table 9")
+        left.plot(nodes, _nan_for_none(paper), ls="none", marker=marker, color=colour,
+                  mfc="none", ms=7, label=f"{label}: Table 9")
+        printed = [(n, v) for n, v in zip(nodes, paper) if v is not None]
+        if printed:
+            left_text.append((f"{label.capitalize()}: Table 9 "
+                              + ", ".join(f"{v:g} at {n}" for n, v in printed)
+                              + " nodes.",))
     left.set_xscale("log", base=2)
-    left.set_xlabel("nodes on the axis")
-    left.set_ylabel("smallest M' where d cycles win")
-    left.legend(fontsize=7)
-    left.set_title("Table 9: the crossover", fontsize=10)
+    left.set_xlabel("nodes on the axis", fontsize=FONT)
+    left.set_ylabel("smallest M' where d cycles win", fontsize=FONT)
+    left.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    left.set_title("Table 9: the crossover", fontsize=TITLE_FONT)
+    describe(left, _shorten(left_text, 260))
 
     w = np.arange(2, 201)
-    right.plot(w, one_cycle_time(d, w) / 1000, label="one cycle")
-    right.plot(w, d_cycles_time(d, w, "compute") / 1000, label="d cycles, indices computed")
-    right.plot(w, d_cycles_time(d, w, "move") / 1000, label="d cycles, indices moved")
-    for key in ("compute", "move"):
-        right.axvline(cycles_crossover(d, key), color="grey", lw=0.6, ls="--")
-    right.set_xlabel("M' (64-bit elements per node)")
-    right.set_ylabel("model time, ms")
-    right.set_title(f"{2 ** d} nodes (printed constants)", fontsize=10)
-    right.legend(fontsize=8)
+    curves = [("one cycle", one_cycle_time(d, w) / 1000),
+              ("d cycles, indices computed", d_cycles_time(d, w, "compute") / 1000),
+              ("d cycles, indices moved", d_cycles_time(d, w, "move") / 1000)]
+    for i, (label, ms) in enumerate(curves):
+        right.plot(w, ms, color=PALETTE[i], ls=LINE_STYLES[i], label=label)
+    crossings = [cycles_crossover(d, key) for key in ("compute", "move")]
+    for x in crossings:
+        right.axvline(x, color="grey", lw=0.6, ls="--")
+    right.set_xlabel("M' (64-bit elements per node)", fontsize=FONT)
+    right.set_ylabel("model time, ms", fontsize=FONT)
+    right.set_title(f"{2 ** d} nodes (printed constants)", fontsize=TITLE_FONT)
+    right.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    describe(right, f"Bottom: model times on {2 ** d} nodes against M' up to 200. "
+                    + curve_comparison([(label, w, ms) for label, ms in curves], x="M'")
+                    + f" Crossovers at M' = {crossings[0]:g} (computed), {crossings[1]:g} "
+                      f"(moved).")
+    for ax in (left, right):
+        ax.tick_params(labelsize=FONT)
     fig.tight_layout()
     return fig
 
 
-_BROADCASTS = (("one_total", "one cycle", "C0", one_cycle_time, {}),
-               ("comp_total", "d cycles, indices computed", "C1", d_cycles_time,
+_BROADCASTS = (("one_total", "one cycle", 0, one_cycle_time, {}),
+               ("comp_total", "d cycles, indices computed", 1, d_cycles_time,
                 {"index": "compute"}),
-               ("move_total", "d cycles, indices moved", "C2", d_cycles_time, {"index": "move"}))
+               ("move_total", "d cycles, indices moved", 2, d_cycles_time, {"index": "move"}))
 
 
 def broadcast_times_figure(constants: dict | None = None):
@@ -166,33 +222,49 @@ def broadcast_times_figure(constants: dict | None = None):
     The model curves use the printed constants unless ``constants`` is given.
     """
     t8 = cm200_table(8)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+    fig, (left, right) = plt.subplots(2, 1, figsize=(TEXT_WIDTH, 7.6))
     d = np.arange(1, 10)
-    for column, label, colour, model, kwargs in _BROADCASTS:
-        left.plot(t8["nodes"], t8[column] / 1000, "o", color=colour, label=f"{label}: Table 8")
+    measured = []
+    for column, label, i, model, kwargs in _BROADCASTS:
+        style = category_style(i)
+        left.plot(t8["nodes"], t8[column] / 1000, ls="none", marker=style["marker"],
+                  color=style["color"], label=f"{label}: Table 8")
         left.plot(2 ** d, [model(int(k), 256, constants=constants, **kwargs) / 1e6 for k in d],
-                  "-", color=colour, lw=1, label=f"{label}: model")
+                  ls=style["ls"], color=style["color"], lw=1, label=f"{label}: model")
+        measured.append((label, t8["nodes"], t8[column]))
     left.set_xscale("log", base=2)
     left.set_yscale("log")
-    left.set_xlabel("nodes on the axis")
-    left.set_ylabel("time, s")
-    left.set_title("all-to-all broadcast of 256 64-bit elements per node (Fig. 22)", fontsize=10)
-    left.legend(fontsize=7)
-    for number, marker in ((7, "s"), (8, "o"), (17, "^")):
+    left.set_xlabel("nodes on the axis", fontsize=FONT)
+    left.set_ylabel("time, s", fontsize=FONT)
+    left.set_title("all-to-all broadcast of 256 64-bit elements per node (Fig. 22)",
+                   fontsize=TITLE_FONT)
+    left.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    lowest = curve_comparison(measured, x="nodes")
+    describe(left, "Top: Fig. 22, Table 8's times (markers) and the models (lines). In Table 8, "
+                   + lowest[0].lower() + lowest[1:])
+    ratios = []
+    for i, number in enumerate((7, 8, 17)):
         table = cm200_table(number)
         keep = ~np.isnan(table["comp_total"])
         kind = "reduction" if number == 17 else "broadcast"
-        right.plot(table["nodes"][keep], table["move_total"][keep] / table["comp_total"][keep],
-                   marker + "-", label=f"Table {number}: {kind}, "
+        ratio = table["move_total"][keep] / table["comp_total"][keep]
+        right.plot(table["nodes"][keep], ratio, marker=MARKERS[i], ls=LINE_STYLES[i],
+                   color=PALETTE[i], label=f"Table {number}: {kind}, "
                    f"M' = {table['words_per_node'][0]:.0f}")
+        below = table["nodes"][keep][ratio < 1]
+        ratios.append(f"Table {number} {ratio.min():.2f} to {ratio.max():.2f}"
+                      + (f", below 1 from {below.min():.0f} nodes" if len(below) else ""))
     right.axhline(1, color="grey", lw=0.8)
     for _, number, _, nodes in measured_crossovers()[2:]:
         right.axvline(nodes, color="grey", lw=0.6, ls=":")
     right.set_xscale("log", base=2)
-    right.set_xlabel("nodes on the axis")
-    right.set_ylabel("time with indices moved / computed")
-    right.set_title("below 1: moving the indices pays", fontsize=10)
-    right.legend(fontsize=8)
+    right.set_xlabel("nodes on the axis", fontsize=FONT)
+    right.set_ylabel("indices moved / computed", fontsize=FONT)
+    right.set_title("below 1: moving the indices pays", fontsize=TITLE_FONT)
+    right.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    describe(right, "Bottom: time with indices moved over computed: " + "; ".join(ratios) + ".")
+    for ax in (left, right):
+        ax.tick_params(labelsize=FONT)
     fig.tight_layout()
     return fig
 
@@ -201,19 +273,29 @@ def data_rates_figure():
     """Table 18's printed rates (markers) and the rates its readings imply (lines), per column."""
     t18 = cm200_table(18)
     nodes = t18["nodes"]
-    fig, ax = plt.subplots(figsize=(7.5, 4))
+    fig, ax = plt.subplots(figsize=(6.2, 4))
+    gaps = []
     for k, column in enumerate(TABLE18_COLUMNS):
         reading = TABLE18_READINGS[column]
         times = rate_reading_times(reading, nodes)
         implied = bytes_per_node(nodes, reading.words, reading.bytes) / (times / 1000.0)
-        ax.plot(nodes, t18[column], "o", color=f"C{k}", mfc="none", label=column)
-        ax.plot(nodes, implied / reading.mbyte, "-", color=f"C{k}", lw=1)
+        style = category_style(k)
+        ax.plot(nodes, t18[column], ls="none", marker=style["marker"], color=style["color"],
+                mfc="none", label=column)
+        ax.plot(nodes, implied / reading.mbyte, ls=style["ls"], color=style["color"], lw=1)
+        gap = np.nanmax(np.abs(t18[column] / (implied / reading.mbyte) - 1))
+        gaps.append(f"{column} within {100 * gap:.0f}%")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("nodes")
-    ax.set_ylabel("Mbytes/s per node")
-    ax.set_title("Table 18 (circles) and the rates implied by the report's times (lines)",
-                 fontsize=10)
-    ax.legend(fontsize=8, ncol=2)
+    ax.set_xlabel("nodes", fontsize=FONT)
+    ax.set_ylabel("Mbytes/s per node", fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    ax.set_title("Table 18 (markers) and the rates\nimplied by the report's times (lines)",
+                 fontsize=TITLE_FONT)
+    ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    describe(ax, f"Table 18's printed data rates per node (markers) for "
+                 f"{len(TABLE18_COLUMNS)} columns against the nodes, with the rates the "
+                 f"report's times imply (lines of the same style); printed against implied: "
+                 + ", ".join(gaps) + ".")
     fig.tight_layout()
     return fig
 
@@ -226,22 +308,32 @@ def matvec_rates_figure(constants: dict | None = None):
     The model is :func:`.matvec.fit_flop_rate` with ``constants`` for the
     communication (printed constants by default).
     """
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
+    fig, axes = plt.subplots(2, 1, figsize=(TEXT_WIDTH, 7.4), sharex=True)
     P = np.arange(1024, 24577, 512)
     for ax, operation in zip(axes, TABLE19_OPERATIONS):
         fit = fit_flop_rate(operation, constants)
+        best = []
         for k, nodes in enumerate(TABLE19_NODES):
+            style = category_style(k)
             mine = [q for q in table19_points(operation) if q.nodes == nodes]
-            ax.plot([q.P for q in mine], [q.mflops / 1000 for q in mine], "o",
-                    color=f"C{k}", label=f"{nodes} nodes")
+            ax.plot([q.P for q in mine], [q.mflops / 1000 for q in mine], ls="none",
+                    marker=style["marker"], color=style["color"], gid="table19",
+                    label=f"{nodes} nodes")
             sizes = P[P >= min(q.P for q in mine)]
             model_ms = np.array([matvec_comm_time(int(s), nodes, constants) for s in sizes]) \
                 + 2.0 * sizes ** 2 / nodes / (fit.mflops_per_node * 1e3)
-            ax.plot(sizes, 2.0 * sizes ** 2 / model_ms / 1e6, "-", color=f"C{k}", lw=1)
-        ax.set_xlabel("P (the matrix is P x P)")
-        ax.set_title(f"{TABLE19_OPERATIONS[operation]}: Table 19 (dots), model (lines), "
-                     f"{fit.mflops_per_node:.2f} Mflop/s per node", fontsize=9)
-    axes[0].set_ylabel("Gflop/s")
-    axes[0].legend(fontsize=8)
+            ax.plot(sizes, 2.0 * sizes ** 2 / model_ms / 1e6, ls=style["ls"],
+                    color=style["color"], lw=1)
+            top = max(mine, key=lambda q: q.mflops)
+            best.append(f"{nodes}: {top.mflops / 1000:.1f} at P = {top.P}")
+        ax.set_ylabel("Gflop/s", fontsize=FONT)
+        ax.tick_params(labelsize=FONT)
+        ax.set_title(f"{TABLE19_OPERATIONS[operation]}: Table 19 (markers), model (lines), "
+                     f"{fit.mflops_per_node:.2f} Mflop/s per node", fontsize=FONT)
+        ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        describe(ax, f"{TABLE19_OPERATIONS[operation].capitalize()}: Table 19's Gflop/s "
+                     f"(markers) against P with the model (lines); the most per node count: "
+                     + "; ".join(best) + ".")
+    axes[-1].set_xlabel("P (the matrix is P x P)", fontsize=FONT)
     fig.tight_layout()
     return fig

@@ -34,6 +34,6 @@ def test_table_18_picture_has_every_column():
 def test_figure_23_plots_every_printed_rate():
     fig = drawings.matvec_rates_figure()
     mv = fig.axes[0]
-    dots = [line for line in mv.lines if line.get_marker() == "o"]
+    dots = [line for line in mv.lines if line.get_gid() == "table19"]
     assert sum(len(line.get_xdata()) for line in dots) == 15
     assert max(max(line.get_ydata()) for line in dots) == pytest.approx(10.785)
