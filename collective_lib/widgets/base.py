@@ -206,7 +206,18 @@ class _Demo:
             with self._computing():
                 self._redraw()
 
+    def static_note(self) -> str:
+        """What a page without a kernel shows instead of the live demo, and what the controls do.
+
+        The one place where the medium is named: the chapters describe what a demo
+        shows and never ask the reader of a static page to press anything.
+        """
+        names = [control.description or name for name, control in self.controls.items()
+                 if name != "play" and control.layout.display != "none"]
+        return ('<p class="static-note"><em>On this page: the settings the chapter chose. In the '
+                f"notebook, controls change {html.escape(', '.join(names))}.</em></p>")
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/html"] = self.fallback_html()
+        bundle["text/html"] = self.static_note() + self.fallback_html()
         return bundle

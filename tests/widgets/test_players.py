@@ -132,6 +132,9 @@ def test_player_bundle_has_widget_and_animation():
                      r'\(3 steps\)\. binomial_broadcast', page)
     assert re.search(r'<input id="_anim_slider\w+" aria-label="Frame of the animation"', page)
     assert page.count("<li>") == 3 and "The animation in words" in page
+    # The static page says what it shows and what the live controls change (k is hidden here).
+    assert page.startswith('<p class="static-note"><em>On this page: the settings the chapter '
+                           'chose. In the notebook, controls change algorithm, p, root, step.')
 
 
 def test_player_rejects_unknown_names():
