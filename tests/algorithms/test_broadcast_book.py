@@ -310,3 +310,77 @@ def test_which_broadcast_is_fastest_where():
         assert whole[4, m] in ("linear_pipeline_broadcast", "two_tree_broadcast")
         costs = [best_cost(n, 4, m) for n in ("linear_pipeline_broadcast", "two_tree_broadcast")]
         assert abs(costs[0] - costs[1]) <= 0.01 * min(costs)
+
+
+# §1.10, Exercise 13.5: the full-duplex tree broadcast against 2 beta n + 2 alpha log p
+
+def duplex_tree_rest(p, n, model, simulated=True):
+    # The balanced tree with Exercise 13.5's schedule at its best k: the time and the
+    # remainder (T - 2 beta n - 2 alpha log2 p) / sqrt(alpha beta n log2 p).
+    e = entry("golden_tree_broadcast")
+    k = e.optimal_k(p, n, model, shape="balanced")
+    if simulated:
+        t = e.simulate(p, n, model=model, k=k, shape="balanced", trace=False).time
+        assert t <= e.predict(p, n, model, k=k, shape="balanced")
+    else:
+        t = e.predict(p, n, model, k=k, shape="balanced")
+    alpha, beta, log_p = model.ts, model.tw, np.log2(p)
+    return t, (t - 2 * beta * n - 2 * alpha * log_p) / np.sqrt(alpha * beta * n * log_p)
+
+
+def test_duplex_tree_reaches_everyone_within_2_log_p_more_steps():
+    from collective_lib.algorithms.broadcast import duplex_tree_first_packet_steps as steps
+    for p in range(1, 5000):
+        assert steps(p, "balanced") - 2 <= 2 * np.log2(p), p
+        assert steps(p, "golden") <= steps(p, "balanced"), p
+    assert 1.3 < steps(10 ** 6, "golden") / np.log2(10 ** 6) < 1.45
+
+
+EXERCISE_13_5_PS = list(range(3, 41)) + [100, 127, 1000, 4096]
+
+
+@pytest.mark.parametrize("p", EXERCISE_13_5_PS)
+def test_exercise_13_5_bound_on_the_simulator(p):
+    # Start-ups worth 1 to 100 words, n from alpha log2 p / beta words up; every PE ends
+    # with a copy, so the simulated runs stop at p n <= 5 10^6.
+    for ts in (1, 10, 100):
+        model = CostModel(ts=ts, tw=1)
+        n = int(np.ceil(ts * np.log2(p)))
+        runs = 0
+        while p * n <= 5 * 10 ** 6 and n <= 10 ** 5:
+            t, rest = duplex_tree_rest(p, n, model)
+            assert 2 * n <= t, (p, ts, n)
+            assert -2 * np.sqrt(ts * np.log2(p) / n) <= rest <= 4, (p, ts, n, rest)
+            n *= 3
+            runs += 1
+        assert runs >= 1
+
+
+@pytest.mark.parametrize("p", EXERCISE_13_5_PS + [10 ** 5])
+def test_exercise_13_5_remainder_stays_bounded_as_n_grows(p):
+    # The closed form, which the simulator meets (exact entry), for n up to 10^7 words.
+    for ts in (1, 10, 100, 1000):
+        model = CostModel(ts=ts, tw=1)
+        ns = [int(n) for n in np.geomspace(np.ceil(ts * np.log2(p)), 10 ** 7, 8)]
+        rests = [duplex_tree_rest(p, n, model, simulated=False)[1] for n in ns]
+        assert all(-2 * np.sqrt(ts * np.log2(p) / n) <= r <= 4 for n, r in zip(ns, rests))
+        times = [duplex_tree_rest(p, n, model, simulated=False)[0] for n in ns]
+        leading = [2 * n + 2 * ts * np.log2(p) for n in ns]
+        ratios = [t / lead for t, lead in zip(times, leading)]
+        assert abs(ratios[-1] - 1) < min(abs(ratios[0] - 1), 0.08)  # towards 1 as n grows
+
+
+def test_exercise_13_5_two_pes_and_the_chapter_table():
+    e = entry("golden_tree_broadcast")
+    for n in (1, 10, 1000):
+        assert e.optimal_k(2, n, MODEL, shape="balanced") == 1
+        assert e.simulate(2, n, model=MODEL, k=1, shape="balanced").time == 100 + n
+    table = {(p, n): duplex_tree_rest(p, n, MODEL)
+             for p in (7, 100, 1000) for n in (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
+             if p * n <= 10 ** 8}
+    assert max(rest for _, rest in table.values()) < 4
+    for p in (7, 100, 1000):
+        rows = [(t / (2 * n + 200 * np.log2(p)), rest) for (q, n), (t, rest) in
+                sorted(table.items()) if q == p]
+        assert [r for r, _ in rows] == sorted((r for r, _ in rows), reverse=True)
+        assert [s for _, s in rows] == sorted(s for _, s in rows)
