@@ -115,15 +115,18 @@ def _listing(items, most: int = 6) -> str:
 
 
 def _ranks(pes) -> str:
-    """A set of PEs as ranges: 'PEs 0 to 3 and 6', 'PE 2'."""
+    """A set of PEs as ranges: 'PEs 0 to 3 and 6', 'PE 2'.
+
+    >>> _ranks([6, 0, 1, 2, 3]), _ranks([2, 3]), _ranks([5])
+    ('PEs 0 to 3 and 6', 'PEs 2 and 3', 'PE 5')
+    """
     pes = sorted(set(pes))
     if not pes:
         return "no PE"
     runs, start = [], pes[0]
     for a, b in zip(pes, pes[1:] + [None]):
         if b != a + 1:
-            runs.append(str(a) if a == start else f"{start} to {a}" if a > start + 1
-                        else f"{start}, {a}")
+            runs += [f"{start} to {a}"] if a > start + 1 else list(map(str, range(start, a + 1)))
             start = b
     return ("PE " if len(pes) == 1 else "PEs ") + _listing(runs, 4)
 
@@ -136,7 +139,8 @@ def _network_phrase(network) -> str:
         wrap = " with wrap-around links (a torus)" if network.wrap else ""
         return f"a {network.rows} x {network.cols} mesh{wrap} of {p} PEs"
     if kind == "Hypercube":
-        return f"a {network.d}-dimensional hypercube of {p} PEs"
+        article = "an" if str(network.d).startswith("8") or network.d in (11, 18) else "a"
+        return f"{article} {network.d}-dimensional hypercube of {p} PEs"
     names = {"Ring": "a ring", "LinearArray": "a linear array",
              "FullyConnected": "a fully connected network"}
     return f"{names.get(kind, 'a network')} of {_plural(p, 'PE')}"

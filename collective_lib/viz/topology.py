@@ -210,8 +210,9 @@ def draw_step(run, step, *, ax=None, label=None):
         _draw_transfer(ax, lay, msg, label(msg, step) if label else None, font)
     _frame(ax, lay)
     ax.set_title(f"step {step} of {total}", fontsize=TITLE_FONT)
-    describe(ax, f"{_step_text(run, step, total)} {_ranks(holders)} hold data as it starts; "
-                 f"the receivers have a red edge.")
+    describe(ax, f"{_step_text(run, step, total)} {_ranks(holders)} "
+                 f"hold{'s' * (len(holders) == 1)} data as it starts; the receivers have a "
+                 f"thick red edge.")
     return ax
 
 
