@@ -176,10 +176,14 @@ class Algorithm:
             # Refuse before building inputs that alone would not fit.
             check_memory(p, operations()[self.operation].input_words(p, m))
             inputs = self.make_inputs(p, m, seed, **params)
+        # Given inputs, m may be left at its default: the budget counts start-ups, which
+        # depend on p and the packets k, so it is taken at a length every entry accepts
+        # (k packets cut, a block per PE) whatever the inputs hold.
+        budget = self.max_ops(p, max(m, params.get("k", 1), p), **params)
         return simulate(self.program, p, inputs,
                         network=self.network(p) if network is None else network,
                         model=self.default_model() if model is None else model,
-                        trace=trace, max_ops=self.max_ops(p, m, **params), **params)
+                        trace=trace, max_ops=budget, **params)
 
     def max_ops(self, p: int, m: int = 1, **params) -> int:
         """The operation budget of a run on ``p`` PEs with ``m`` words: what it runs allows.

@@ -53,3 +53,14 @@ def test_a_pipeline_longer_than_the_base_budget_runs_to_its_end(name, p):
     run = entry.simulate(p, LONG_K, k=LONG_K, trace=False)
     assert run.operations > default_max_ops(p)          # past the base budget alone
     assert run.operations <= entry.max_ops(p, LONG_K, k=LONG_K)
+
+
+def test_a_run_on_given_inputs_needs_no_message_length():
+    """Chapters and tests pass their own inputs without m: the budget must not need it
+    (a pipeline's k packets of a 1-word default, Rabenseifner's block per PE)."""
+    for name, entry in catalog().items():
+        for p in (1, 2, 5, 8, 16):
+            if entry.valid(p):
+                inputs = entry.make_inputs(p, 2 * p, 0)
+                run = entry.simulate(p, inputs=inputs, trace=False)
+                assert run.results == entry.expected(inputs), (name, p)
