@@ -5,7 +5,8 @@ import pytest
 from collective_lib import catalog
 from collective_lib.widgets import MAX_SIMULATED_P, cost_explorer
 from collective_lib.widgets.base import _MAX_PICTURE_HEIGHT, _png_size
-from collective_lib.widgets.costs import _small_enough
+from collective_lib.widgets.costs import (SIMULATION_BUDGET, _estimate, _probe,
+                                          _small_enough)
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -113,3 +114,18 @@ def test_without_simulated_points_the_caption_does_not_describe_them():
     assert "Dots: simulated times" in explorer.caption.value
     explorer.controls["simulate"].value = False
     assert "Dots" not in explorer.caption.value and "Lines: closed forms" in explorer.caption.value
+
+
+def test_a_first_point_of_many_words_is_estimated_before_it_is_simulated():
+    # The edge-coloured non-uniform all-to-all grows like m squared: 8 s at m = 10,000 on
+    # 2 PEs, some 800 s at 100,000.  The explorer once ran such a point blind: its only
+    # base was the p = 1 point, which sends nothing.
+    entry = catalog()["alltoallv_edge_coloring"]
+    model = entry.default_model(ts=1.0, tw=1.0)
+    p0, m0, seconds = _probe(entry, model, 2, 100_000)
+    assert (p0, m0) == (2, 100_000 // 64) and seconds > 0
+    assert _estimate((p0, m0, seconds), 2, 100_000) > SIMULATION_BUDGET
+    assert _probe(entry, model, 2, 63) is None            # small already: simulated at once
+    explorer = cost_explorer("alltoallv", vary="p", p=16, m=10)
+    explorer.set_controls(m=100_000.0)
+    assert not any(name == entry.name and p > 1 for name, p, _ in explorer.simulated)
