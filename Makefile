@@ -2,6 +2,7 @@
 #
 #   make book       build the HTML book into _build/html (executes every chapter)
 #   make test       run the test suite (library, notebooks under nbval, nbgrader)
+#   make pdf        build the book, then print it into one PDF: _build/pdf/book.pdf
 #   make lab        open the chapters in JupyterLab as a reader (no nbgrader tools)
 #   make course-demo  rehearse README "Running a course" in a temporary directory
 #   make clean      remove build output and caches (keeps .venv)
@@ -19,7 +20,7 @@ export MPLBACKEND ?= Agg
 # Never stop for input (CI has no stdin).
 export PIP_NO_INPUT := 1
 
-.PHONY: all book test setup lab browser course-demo clean distclean
+.PHONY: all book pdf test setup lab browser course-demo clean distclean
 
 all: book
 
@@ -61,6 +62,11 @@ browser:
 # execution) into errors; --keep-going reports all of them before failing.
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W --keep-going
+
+# The whole book in one PDF, printed from the built pages by Chromium (tools/book_pdf.py
+# says why not LaTeX).
+pdf: book browser
+	$(BIN)/python tools/book_pdf.py --site _build/html --out _build/pdf/book.pdf
 
 # Every core (pytest-xdist); the tests of one file share a worker, so an
 # assignment's nbgrader round trip (a module-scoped fixture) runs once. (Not

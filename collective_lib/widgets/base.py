@@ -94,6 +94,28 @@ _EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"'](?:https?:)?//[^>]*>\s*")
 #: The frame of matplotlib's animation player and its slider, which carry no text alternative.
 _ANIMATION_IMAGE = re.compile(r'(<img id="_anim_img\w+")')
 _ANIMATION_SLIDER = re.compile(r'(<input id="_anim_slider\w+")')
+#: The frames the player embeds, in order (their base64 is cut into lines ending in a backslash).
+_ANIMATION_FRAME = re.compile(r'frames\[(\d+)\] = "(data:image/png;base64,[A-Za-z0-9+/=\\\n]+)"')
+#: How many frames a printed page shows instead of the player.
+PRINTED_FRAMES = 4
+
+
+def _key_frames(page: str, frame_texts: list) -> str:
+    """A strip of up to :data:`PRINTED_FRAMES` frames, first to last, shown on paper only."""
+    frames = [uri.replace("\\\n", "") for _, uri in
+              sorted((int(i), uri) for i, uri in _ANIMATION_FRAME.findall(page))]
+    if not frames:
+        return ""
+    count = min(PRINTED_FRAMES, len(frames))
+    chosen = sorted({round(i * (len(frames) - 1) / max(count - 1, 1)) for i in range(count)})
+    images = "".join(
+        f'<img src="{frames[i]}" style="max-width:48%;margin:1%" alt="Frame {i + 1} of '
+        f'{len(frames)}{": " + html.escape(frame_texts[i]) if i < len(frame_texts) else ""}">'
+        for i in chosen)
+    # On screen the player shows the frames; on paper its controls would do nothing.
+    return ("<style>@media screen{.print-frames{display:none}}"
+            "@media print{.animation{display:none}}</style>"
+            f'<div class="print-frames">{images}</div>')
 
 
 def _animation_html(anim, alt: str, frame_texts: dict | None = None) -> str:
@@ -105,13 +127,15 @@ def _animation_html(anim, alt: str, frame_texts: dict | None = None) -> str:
     gets ``alt`` as its text alternative and the slider a label; ``frame_texts``
     (filled while the frames are drawn: frame -> what it shows, for example from
     :func:`~collective_lib.viz.description`) becomes the animation's text
-    equivalent, a list below it that a reader can open.
+    equivalent, a list below it that a reader can open.  A printed page shows a
+    strip of key frames instead of the player.
     """
     page = _EXTERNAL_LINK.sub("", anim.to_jshtml(fps=1, default_mode="once"))
     page = _ANIMATION_IMAGE.sub(lambda m: f'{m.group(1)} alt="{html.escape(alt)}"', page, count=1)
     page = _ANIMATION_SLIDER.sub(lambda m: f'{m.group(1)} aria-label="Frame of the animation"',
                                  page, count=1)
     texts = [text for _, text in sorted((frame_texts or {}).items()) if text]
+    page += _key_frames(page, texts)
     if texts:
         items = "".join(f"<li>{html.escape(text)}</li>" for text in texts)
         page += (f"<details><summary>The animation in words, frame by frame</summary>"

@@ -402,3 +402,60 @@ def test_every_page_renders_offline_typeset_and_accessible(site, tmp_path):
     assert {row["page"] for row in rows} >= {f"{page}.html" for page in PAGES}
     bad = [row for row in rows if row["untypeset"] or row["external"] or row["errors"] or row["axe"]]
     assert not bad, check.report(bad)
+
+
+# -- figures: numbered, captioned, with a text alternative (issue 29, point 2) ---------------
+
+def figure_problems(site: Path, soup: BeautifulSoup) -> list[str]:
+    """Every picture of a chapter's content (not an animation's frame, which has its own
+    alt text and text equivalent) sits in a numbered figure and says what it shows."""
+    problems = []
+    for image in soup.select("main img"):
+        if (image.get("id") or "").startswith("_anim_img") or image.get("src", "").startswith("data:"):
+            continue
+        alt = (image.get("alt") or "").strip()
+        name = Path(urlsplit(image.get("src", "")).path).name
+        if len(alt) < 20 or alt == name or alt.endswith((".png", ".svg", ".jpg")):
+            problems.append(f"{name}: alt text {alt!r}")
+        figure = image.find_parent("figure")
+        caption = figure.find("figcaption") if figure else None
+        if caption is None or not caption.get_text(" ", strip=True).startswith("Fig. "):
+            problems.append(f"{name}: not in a numbered figure with a caption")
+    return problems
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_figure_is_numbered_captioned_and_described(site, pages, chapter):
+    problems = figure_problems(site, pages[site / f"{chapter}.html"])
+    assert not problems, f"{chapter}:\n" + "\n".join(problems)
+
+
+# -- the PDF edition (make pdf: tools/book_pdf.py), printed from the same build --------------
+
+def _book_pdf():
+    spec = importlib.util.spec_from_file_location("book_pdf", REPO_ROOT / "tools" / "book_pdf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_pdf_edition_holds_every_chapter_and_figure(site, pages, tmp_path):
+    from pypdf import PdfReader
+    book_pdf = _book_pdf()
+    chromium = next(filter(None, map(shutil.which, book_pdf.browser_check.CHROMIUM_NAMES)), None)
+    assert chromium is not None, "no Chromium on PATH: `make test` installs it"
+    pdf = PdfReader(book_pdf.print_book(site, tmp_path / "book.pdf", chromium))
+    text = "\n".join(page.extract_text() for page in pdf.pages)
+    flat = " ".join(text.split())
+    titles = [pages[site / f"{page}.html"].find("h1").get_text(" ", strip=True).rstrip("#").strip()
+              for page in PAGES]
+    assert flat.startswith(book_pdf.book_title()[0]), "the PDF starts with its title page"
+    assert "Contents" in flat[:2000]
+    missing = [title for title in titles if " ".join(title.split()) not in flat]
+    assert not missing, f"chapters missing from the PDF: {missing}"
+    assert [item.title for item in pdf.outline] == [" ".join(t.split()) for t in titles]
+    assert "??" not in flat, "an unresolved cross reference"
+    captions = [caption.get_text(" ", strip=True).split(" ")[:2] for page in PAGES
+                for caption in pages[site / f"{page}.html"].select("figure figcaption")]
+    for number in (" ".join(words) for words in captions):
+        assert number in flat, f"{number} is not in the PDF"
