@@ -97,16 +97,16 @@ _ANIMATION_SLIDER = re.compile(r'(<input id="_anim_slider\w+")')
 #: The frames the player embeds, in order (their base64 is cut into lines ending in a backslash).
 _ANIMATION_FRAME = re.compile(r'frames\[(\d+)\] = "(data:image/png;base64,[A-Za-z0-9+/=\\\n]+)"')
 #: How many frames a printed page shows instead of the player.
-PRINTED_FRAMES = 4
+_PRINTED_FRAMES = 4
 
 
 def _key_frames(page: str, frame_texts: list) -> str:
-    """A strip of up to :data:`PRINTED_FRAMES` frames, first to last, shown on paper only."""
+    """A strip of up to ``_PRINTED_FRAMES`` frames, first to last, shown on paper only."""
     frames = [uri.replace("\\\n", "") for _, uri in
               sorted((int(i), uri) for i, uri in _ANIMATION_FRAME.findall(page))]
     if not frames:
         return ""
-    count = min(PRINTED_FRAMES, len(frames))
+    count = min(_PRINTED_FRAMES, len(frames))
     chosen = sorted({round(i * (len(frames) - 1) / max(count - 1, 1)) for i in range(count)})
     images = "".join(
         f'<img src="{frames[i]}" style="max-width:48%;margin:1%" alt="Frame {i + 1} of '

@@ -35,7 +35,8 @@ def test_explorer_bundle_has_widget_and_picture():
     assert WIDGET_VIEW in bundle
     assert '<img src="data:image/png;base64,' in bundle["text/html"]
     assert explorer.image in descendants(explorer.widget)
-    assert explorer.fallback_html() == bundle["text/html"]
+    assert bundle["text/html"] == explorer.static_note() + explorer.fallback_html()
+    assert "In the notebook, controls change ts, tw, p, m (words), vary" in explorer.static_note()
 
 
 def test_explorer_rejects_bad_vary():

@@ -124,7 +124,10 @@ def test_player_bundle_has_widget_and_animation():
     page = bundle["text/html"]
     assert "simulated time <b>3</b>" in page
     assert page.count("<script") >= 1 and "animation" in page
-    assert page.count("data:image/png;base64") == 3      # one frame per step
+    # one frame per step for the player, and again in the strip a printed page shows instead
+    assert page.count("data:image/png;base64") == 3 + 3
+    assert re.search(r'<div class="print-frames"><img src="data:image/png;base64,[^"]+" '
+                     r'style="[^"]*" alt="Frame 1 of 3: Step 1 of 3', page)
     assert "<link" not in page        # no Font Awesome from a CDN: the book reads offline
     # Read without seeing it: the frame has a text alternative, the slider a name, and the
     # animation a text equivalent, one line per frame.
