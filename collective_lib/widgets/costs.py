@@ -11,6 +11,7 @@ from ..model import CostModel
 from ..operations import operations
 from ..viz.costs import (_entry_model, _entry_params, cost_curves, optimal_params,
                          simulated_time)
+from ..viz.descriptions import description
 from .base import _Demo, _entries, _fmt, _img_tag, _png, _show_png
 
 __all__ = ["cost_explorer", "CostExplorer", "MAX_SIMULATED_WORDS", "MAX_SIMULATED_PACKETS",
@@ -239,13 +240,14 @@ class CostExplorer(_Demo):
 
     def _redraw(self) -> None:
         self.caption.value = self._caption_text()
-        _show_png(self.image, _png(self._figure(), tight=False))
+        fig = self._figure()
+        self.alt_text = description(fig) or f"Cost curves of {self.operation}."
+        _show_png(self.image, _png(fig, tight=False))
 
     def fallback_html(self) -> str:
         """The caption and a PNG of the current curves."""
         # The image widget already holds the PNG of the current settings.
-        return f"<p>{self.caption.value}</p>" + _img_tag(self.image.value,
-                                                         f"cost curves of {self.operation}")
+        return f"<p>{self.caption.value}</p>" + _img_tag(self.image.value, self.alt_text)
 
 
 def cost_explorer(operation="broadcast", *, vary="p", p=32, m=1024, ts=1.0, tw=0.01,

@@ -1,4 +1,6 @@
 """The cost explorer follows its controls and simulates only points small enough to be quick."""
+import re
+
 import ipywidgets as W
 import pytest
 
@@ -130,3 +132,10 @@ def test_a_first_point_of_many_words_is_estimated_before_it_is_simulated():
     explorer = cost_explorer("alltoallv", vary="p", p=16, m=10)
     explorer.set_controls(m=100_000.0)
     assert not any(name == entry.name and p > 1 for name, p, _ in explorer.simulated)
+
+
+def test_explorer_static_picture_says_what_its_curves_show():
+    page = cost_explorer("broadcast", p=8, m=16).fallback_html()
+    alt = re.search(r'<img [^>]*alt="([^"]*)"', page).group(1)
+    assert alt.startswith("Time against p (m = 16, ts = 1, tw = 0.01) of ")
+    assert "Lowest:" in alt
