@@ -157,7 +157,10 @@ def site(tmp_path_factory) -> Path:
         stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT,
     )
     html = out / "_build" / "html"
-    assert proc.returncode == 0, f"jupyter-book build failed (exit {proc.returncode}):\n{proc.stdout[-6000:]}"
+    # Every warning is an error (-W): name them first, then the end of the log.
+    warnings = [line for line in proc.stdout.splitlines() if "WARNING" in line or "ERROR" in line]
+    assert proc.returncode == 0, (f"jupyter-book build failed (exit {proc.returncode}):\n"
+                                  + "\n".join(warnings[:40]) + "\n...\n" + proc.stdout[-3000:])
     return html
 
 
