@@ -9,6 +9,10 @@ course and prints where the time goes:
   waited for), the CPU the trusted checker's cgroup and the submission's
   cgroup used (nbgrader's own debug log), and what nbgrader itself spends
   outside the checker;
+* one exchange between the checker and a student's process (a call of a
+  student's function), with both on one CPU, as grading places them, and on
+  two: waking a process on another CPU of a virtual machine costs some
+  ten times more than on the same one;
 * the start-up of each kind of process, each in a new interpreter: nbgrader
   (importing ``nbgrader.apps``) and the part of it that is ``jsonschema`` (which
   imports ``rfc3987_syntax``, whose grammar is built at import time), the
@@ -168,6 +172,38 @@ def phases(job: dict) -> list:
     return rows
 
 
+def round_trips(calls: int = 5000) -> list:
+    """Rows for one call of a student's function from the checker (unconfined), with the
+    student's process on the checker's CPU and on another one (``verdict.notebook_cpu``)."""
+    from collective_lib.autograde.remote import Host, Sandbox
+
+    allowed = sorted(os.sched_getaffinity(0))
+    placements = [("on the checker's CPU", allowed[0])]
+    if len(allowed) > 1:
+        placements.append(("on another CPU", allowed[1]))
+    rows = []
+    try:
+        os.sched_setaffinity(0, {allowed[0]})
+        for where, cpu in placements:
+            host = Host(["def gray(i):\n    return i ^ (i >> 1)\n"], [], None, {}, cpu=cpu)
+            sandbox = Sandbox(host, {})
+            try:
+                gray = sandbox.bind(["gray"])["gray"]
+                gray(0)                                      # the process starts
+                wall, cpu_s = time.perf_counter(), time.process_time()
+                for i in range(calls):
+                    gray(i)
+                rows.append((f"one call of a student's function, its process {where} (us)",
+                             (time.perf_counter() - wall) / calls * 1e6,
+                             (time.process_time() - cpu_s) / calls * 1e6))
+            finally:
+                sandbox.end_cell()
+                host.close()
+    finally:
+        os.sched_setaffinity(0, allowed)
+    return rows
+
+
 def _print(rows: list) -> None:
     for what, wall, cpu in rows:
         wall_s = "" if wall is None else f"{wall:8.2f}"
@@ -194,6 +230,7 @@ def main(argv=None) -> int:
                        "endless": h.replace_solution(source, args.answer, ENDLESS)}
         print(f"{'phase':66s} {'wall s':>8s} {'CPU s':>8s}")
         _print(start_up())
+        _print(round_trips())
         for student, notebook in submissions.items():
             target = course / "submitted" / student / args.assignment
             target.mkdir(parents=True)

@@ -132,9 +132,11 @@ def check_notebook(job: dict) -> dict:
     wall_clock_limit.scale = job.get("time_scale", 1.5)
     if job.get("reference_dir"):
         sys.path.insert(0, job["reference_dir"])
+    if job.get("cpu") is not None:      # see verdict.notebook_cpu: the host keeps to it too
+        os.sched_setaffinity(0, {job["cpu"]})
     template = job.get("template_fd")
     host = Host([c["source"] for c in cells if c["role"] != "graded"], job.get("hide", []),
-                job.get("uid"), job.get("limits"),
+                job.get("uid"), job.get("limits"), cpu=job.get("cpu"),
                 template=None if template is None else socket.socket(fileno=template))
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     sandbox = Sandbox(host, namespace)

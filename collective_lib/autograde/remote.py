@@ -158,7 +158,7 @@ class Host:
     _WATCH_S = 0.1
 
     def __init__(self, cells: list, hide: list, uid: int | None, limits: dict | None = None,
-                 template: socket.socket | None = None):
+                 template: socket.socket | None = None, cpu: int | None = None):
         description = (limits or {}).get("group")
         self.group = SubmissionGroup.from_description(description) if description else None
         self.events: list = []          # why the group's processes were stopped, in order
@@ -179,7 +179,7 @@ class Host:
             self.sock.settimeout(_START_S)
             (self.pid,) = struct.unpack("!I", self._exactly(4))
             self._pidfd = _pidfd(self.pid)
-            job = json.dumps({"cells": cells, "hide": hide, "uid": uid,
+            job = json.dumps({"cells": cells, "hide": hide, "uid": uid, "cpu": cpu,
                               "limits": limits or {}, "cwd": self.cwd}).encode()
             self.sock.sendall(struct.pack("!Q", len(job)) + job)
         except (OSError, EOFError) as err:
@@ -583,14 +583,12 @@ class Remote:
         me = args[0] if args else kwargs.get("me", "?")
         proc = self._target()
         try:
-            reply = _call(self.sandbox, proc, self.path, args, kwargs)
+            reply = _call(self.sandbox, proc, self.path, args, kwargs, step=True)
             if "gen" not in reply:
                 value = _result(self.sandbox, proc, reply, self.__name__)
                 return value
-            gen, value = reply["gen"], None
-            while True:
-                reply = proc.request({"kind": "resume", "gen": gen,
-                                      "value": proc.encode(value)})
+            gen = reply["gen"]
+            while True:                     # the reply holds the next step's outcome
                 if "done" in reply:
                     return decode(reply["done"])
                 if "err" in reply and self.apart:
@@ -599,6 +597,8 @@ class Remote:
                 if "err" in reply:
                     raise _student_error(reply)
                 value = yield decode(reply["op"])
+                reply = proc.request({"kind": "resume", "gen": gen,
+                                      "value": proc.encode(value)})
         finally:
             if self.apart:
                 proc.kill()
@@ -630,10 +630,13 @@ class _RemoteReplayer:
         return reply["event"], decode(reply["value"])
 
 
-def _call(sandbox: Sandbox, proc: StudentProcess, path: list, args, kwargs) -> dict:
+def _call(sandbox: Sandbox, proc: StudentProcess, path: list, args, kwargs,
+          step: bool = False) -> dict:
+    """Call the student's object; with ``step``, a generator it returns also takes its
+    first step (its first operation or its end comes in the same reply)."""
     sandbox.sync(proc)
     return proc.request({"kind": "call", "path": path, "args": proc.encode(list(args)),
-                         "kwargs": proc.encode(kwargs)})
+                         "kwargs": proc.encode(kwargs), "step": step})
 
 
 def _result(sandbox: Sandbox, proc: StudentProcess, reply: dict, name: str):

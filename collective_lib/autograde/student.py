@@ -201,11 +201,16 @@ class _Server:
             return {"obj": id(value), "type": type(value).__name__}
         return {"ret": self.encode(value)}
 
+    def step(self, gen, value) -> dict:
+        """The generator's next operation, or the value it returned."""
+        try:
+            return {"op": self.encode(gen.send(value))}
+        except StopIteration as stop:
+            return {"done": self.encode(stop.value)}
+
     def answer(self, request: dict) -> None:
         try:
             reply = self.handle(request)
-        except StopIteration as stop:
-            reply = {"done": self.encode(stop.value)}
         except BaseException as err:                        # the student's code failed
             reply = _error(err)
         try:
@@ -221,11 +226,18 @@ class _Server:
             target = self.resolve(request["path"])
             args = decode(request["args"], self.callback)
             kwargs = decode(request["kwargs"], self.callback)
-            return self.result(target(*args, **kwargs), isinstance(target, type))
+            reply = self.result(target(*args, **kwargs), isinstance(target, type))
+            if "gen" in reply and request.get("step"):
+                # a PE's program: its first operation comes with it, which saves the
+                # checker's first "resume" (one exchange in four for most programs)
+                try:
+                    reply.update(self.step(self.handles[reply["gen"]], None))
+                except BaseException as err:            # the student's code failed
+                    reply.update(_error(err))
+            return reply
         if kind == "resume":
-            gen = self.handles[request["gen"]]
-            op = gen.send(decode(request["value"], self.callback))
-            return {"op": self.encode(op)}
+            return self.step(self.handles[request["gen"]],
+                             decode(request["value"], self.callback))
         if kind == "close":
             gen = self.handles.pop(request["gen"], None)
             if gen is not None:
@@ -338,6 +350,8 @@ def _host(sock: socket.socket) -> None:
     # an empty folder of its own, as the first place imports look (see Host)
     os.chdir(job["cwd"])
     sys.path[0] = job["cwd"]
+    if job.get("cpu") is not None:      # the checker's CPU (verdict.notebook_cpu), inherited
+        os.sched_setaffinity(0, {job["cpu"]})      # by every student process forked here
     group = job.get("limits", {}).get("group")
     if group:
         # before anything is forked: every process of the submission counts in its

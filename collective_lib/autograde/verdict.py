@@ -51,7 +51,7 @@ from .remote import HostTemplate
 from .sandbox import SandboxUser, self_check
 
 __all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_cells", "assemble",
-           "PASSED"]
+           "PASSED", "notebook_cpu"]
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSED = "All checks passed."
@@ -256,11 +256,12 @@ class TrustedVerdict(NbGraderPreprocessor):
                           "processes": self.submission_processes},
                "cell_timeout_s": self.cell_timeout}
         if problems:
-            job["uid"] = None
+            job["uid"], job["cpu"] = None, notebook_cpu(None)
             verdicts = self._check(job)
         else:
             with SandboxUser(self.sandbox_uid, self.sandbox_uid_count) as user:
                 job["uid"] = user.uid
+                job["cpu"] = notebook_cpu(user.uid - self.sandbox_uid)
                 verdicts = self._check(job)
         flags = {}
         for cell, role in roles:
@@ -406,6 +407,26 @@ class TrustedVerdict(NbGraderPreprocessor):
             resource.setrlimit(resource.RLIMIT_AS, (self.checker_memory, self.checker_memory))
         except (ValueError, OSError):
             pass
+
+
+def notebook_cpu(slot: int | None) -> int:
+    """The one CPU the checker and the student processes of a notebook share.
+
+    Grading is a conversation: the checker asks, a student process answers, one
+    at a time (some 65,000 exchanges for an honest ``scatter_any_root``). On a
+    virtual machine, waking a process on another CPU is slow: one call of a
+    student's function took about 420 us with the two processes on two CPUs and
+    120 us on one (``benchmarks/grading_cost.py``), so a notebook keeps to one CPU.
+    Notebooks graded side by side hold different sandbox uid slots and so spread
+    over the grader's CPUs; without a slot (an unconfined run) the notebook stays
+    on the CPU the grader runs on now.
+    """
+    allowed = sorted(os.sched_getaffinity(0))
+    if slot is None:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            current = int(stat.read().rsplit(")", 1)[1].split()[36])   # field 39
+        return current if current in allowed else allowed[0]
+    return allowed[slot % len(allowed)]
 
 
 def _gib(n: int) -> str:

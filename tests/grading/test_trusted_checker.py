@@ -121,6 +121,44 @@ def test_pes_sharing_globals_are_caught_only_apart():
     assert "returned a value it never received" in board["message"]
 
 
+def test_a_program_that_ends_or_fails_at_its_first_step_is_graded_like_any_other():
+    # the first step comes back with the call itself (one exchange saved per PE)
+    early = ("from collective_lib import sendrecv\n"
+             "def ring_sum(me, p, data):\n"
+             "    if me == 1:\n"
+             "        raise KeyError('no partner')\n"
+             "    if p == 1:\n"
+             "        return data\n"
+             "    yield sendrecv((me + 1) % p, data, (me - 1) % p)\n")
+    test = ("from collective_lib import simulate\n"
+            "assert simulate(ring_sum, 1, [7]).results == [7]\n"
+            "try:\n"
+            "    simulate(ring_sum, 3, [1, 2, 3])\n"
+            "except KeyError as err:\n"
+            "    assert 'no partner' in str(err), err\n"
+            "else:\n"
+            "    raise AssertionError('no error')\n")
+    assert _verdicts(early, test)["t0"]["passed"]
+    apart = _verdicts(early, ISOLATION_TEST)["t0"]
+    assert not apart["passed"] and "KeyError" in apart["message"], apart["message"]
+
+
+def test_the_checker_and_the_students_processes_share_one_cpu():
+    from collective_lib.autograde.verdict import notebook_cpu
+    allowed = sorted(os.sched_getaffinity(0))
+    assert [notebook_cpu(slot) for slot in range(2 * len(allowed))] == allowed * 2
+    assert notebook_cpu(None) in allowed
+    student = "import os\ndef where():\n    return sorted(os.sched_getaffinity(0))\n"
+    cpu = allowed[-1]
+    test = (f"import os\nassert sorted(os.sched_getaffinity(0)) == [{cpu}]\n"
+            f"assert where() == [{cpu}], where()\n")
+    try:                        # the checker, run here, keeps this process to that CPU
+        verdict = _verdicts(student, test, cpu=cpu)["t0"]
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert verdict["passed"], verdict["message"]
+
+
 def test_tampering_with_the_student_side_changes_no_verdict():
     tamper = ("import collective_lib.grading as g\n"
               "g.check_pe_isolation = lambda *a, **k: None\n"
