@@ -72,7 +72,7 @@ pdf: book browser
 # assignment's nbgrader round trip (a module-scoped fixture) runs once. (Not
 # --dist loadgroup: with pytest 9 it no longer keeps an xdist_group together.)
 test: $(STAMP) $(TOOLS_JS) browser
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # JupyterLab for reading the chapters: jupyter_reader/ switches off nbgrader's
 # panels and buttons (Create Assignment, Validate, formgrader, ...), which the
