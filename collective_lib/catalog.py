@@ -64,6 +64,11 @@ class Algorithm:
     optimal_k : callable or None
         For pipelined algorithms: ``optimal_k(p, m, model, **params)``, the
         number of packets that minimizes ``cost``.
+    summary : str
+        The first line of the program's docstring.
+    tex : str
+        ``cost``'s closed form as TeX math without delimiters (see
+        :func:`register`), for the summary tables.
     requires_commutative : bool
         True when the program combines operands out of rank order for some of
         its parameters (e.g. the binomial reduction to a root other than 0), so
@@ -96,6 +101,7 @@ class Algorithm:
     params: dict = field(default_factory=dict)
     optimal_k: Callable | None = None
     summary: str = ""
+    tex: str = ""             # a default only for the field order: register() requires it
     requires_commutative: bool = False
     valid_m: Callable | None = None
     held: object = None
@@ -225,18 +231,42 @@ def _check_held(key, held):
                      f"state, or be a dict label -> one of those; got {held!r}")
 
 
+def _check_tex(key, tex):
+    """``tex`` as :func:`register` takes it, or an error naming the algorithm."""
+    if tex is None:
+        raise TypeError(f"register() of {key!r} needs tex=: the closed form of its cost "
+                        f"function as TeX math, e.g. tex=r\"(p - 1)(t_s + t_w m)\"")
+    if not isinstance(tex, str) or not tex.strip() or "$" in tex:
+        raise ValueError(f"tex= of {key!r} must be a non-empty string of TeX math without "
+                         f"delimiters ($), got {tex!r}")
+    return tex
+
+
 def register(*, operation: str, cost: Callable, source: str, exact: bool,
-             ports: str = "full-duplex", network: Callable = FullyConnected,
+             tex: str | None = None, ports: str = "full-duplex",
+             network: Callable = FullyConnected,
              valid_p: Callable = _any_p, valid_m: Callable | None = None,
              params: dict | None = None, optimal_k: Callable | None = None,
              name: str | None = None, requires_commutative: bool = False, held=None):
-    """Decorator: add a program to the catalog under its own name.
+    r"""Decorator: add a program to the catalog under its own name.
 
     The program's own constraints come with it, so no caller has to try it
     and catch the error: ``valid_p(p)`` and ``valid_m(p, m, **params)`` raise a
     ValueError naming the bad value (see :meth:`Algorithm.check`),
     ``requires_commutative`` says the operator must commute; ``held`` says what
     a PE holds after each step (see :class:`Algorithm`).
+
+    ``tex`` is required (a registration without it raises a TypeError naming
+    the algorithm): the closed form as TeX math without delimiters, the same
+    formula as the cost function's docstring, in the book's notation: t_s and
+    t_w (also where the entry's source writes Sanders' alpha and beta, as the
+    cost functions' docstrings say ts and tw), p, m, k, ``\lceil\log_2 p\rceil``
+    and the symbols the cost's docstring defines (L the tree's height, h, d,
+    M', ...).  The summary tables typeset it with MathJax, so it uses only
+    ``\lceil \rceil \lfloor \rfloor \log \log_2 \frac \sqrt \cdot \min \max
+    \sum \bigl \bigr \Bigl \Bigr \left \right \alpha \beta \mathit \text
+    \quad``, and no ``$``, ``<``, ``>`` or ``&`` (it goes into HTML and Markdown as it is),
+    e.g. ``tex=r"\lceil \log_2 p \rceil (t_s + t_w m)"``.
     """
     def add(program):
         key = name or program.__name__
@@ -255,7 +285,7 @@ def register(*, operation: str, cost: Callable, source: str, exact: bool,
             name=key, program=program, operation=operation, cost=cost, exact=exact,
             ports=ports, network=network, valid_p=check, source=source,
             params=dict(params or {}), optimal_k=optimal_k, summary=doc[0] if doc else "",
-            requires_commutative=requires_commutative, valid_m=valid_m,
+            tex=_check_tex(key, tex), requires_commutative=requires_commutative, valid_m=valid_m,
             held=_check_held(key, held))
         return program
     return add

@@ -19,17 +19,22 @@ operations of :mod:`collective_lib.operations`::
 
 
     def ring_broadcast_cost(p, m, model, **_):
+        \"\"\"(p - 1)(ts + tw m): the message passes one PE after another.\"\"\"
         return (p - 1) * model.transfer_time(m, hops=1)
 
 
     @register(operation="broadcast", cost=ring_broadcast_cost, exact=True,
-              params={"root": 0}, source="Book, section, figure")
+              tex=r"(p - 1)(t_s + t_w m)", params={"root": 0},
+              source="Book, section, figure")
     def ring_broadcast(me, p, data, root=0):
         \"\"\"One line that the summary tables show.\"\"\"
         ...
 
 It then appears in ``catalog()``, in the catalog-driven tests, the widgets and
-the chapters' summary tables with no other edit.  ``register`` also takes the
+the chapters' summary tables with no other edit.  ``tex=`` (required) is the
+cost's closed form as TeX math without ``$``, the formula of the cost
+function's docstring in t_s, t_w, p, m, k, which the summary tables typeset
+(see :func:`collective_lib.catalog.register`).  ``register`` also takes the
 algorithm's own constraints, so that no caller has to try it and catch the
 error: ``valid_p(p)`` and ``valid_m(p, m, **params)`` raise a ValueError
 naming the bad value (e.g. a power of two; m >= p; k <= m packets, see

@@ -75,6 +75,7 @@ def ring_cost(p, m, model, **_):
 
 
 @register(operation="allgather", cost=ring_cost, exact=True, network=Ring,
+          tex=r"(t_s + t_w m)(p - 1)",
           source="Grama et al. 2003, §4.2.1, Algorithm 4.4, Fig. 4.9, Eq. 4.2")
 def all_to_all_bc_ring(me, p, data):
     """All-to-all broadcast on a ring: pass every message p - 1 times to the right.
@@ -117,7 +118,12 @@ def mesh_cost(p, m, model, **_):
     return (side - 1) * (_step(model, m) + _step(model, side * m))
 
 
+#: The closed form of :func:`mesh_cost` as TeX (``register(tex=...)``).
+_MESH_TEX = r"2 t_s (\sqrt{p} - 1) + t_w m (p - 1)"
+
+
 @register(operation="allgather", cost=mesh_cost, exact=True, network=_mesh_network,
+          tex=_MESH_TEX,
           valid_p=_mesh_p, source="Grama et al. 2003, §4.2.2, Algorithm 4.6, Fig. 4.10, Eq. 4.3")
 def all_to_all_bc_mesh(me, p, data):
     """All-to-all broadcast on a sqrt p x sqrt p torus: the ring procedure along rows, then columns.
@@ -154,6 +160,7 @@ def all_to_all_bc_mesh(me, p, data):
 
 
 @register(operation="all_to_all_reduction", cost=mesh_cost, exact=True, network=_mesh_network,
+          tex=_MESH_TEX,
           valid_p=_mesh_p, params={"op": add}, requires_commutative=True,
           source="Grama et al. 2003, §4.2.2, Problem 4.4 (Algorithm 4.6 reversed, "
                  "with the combining of Algorithm 4.5), Eq. 4.3")
@@ -213,7 +220,12 @@ def hcube_cost(p, m, model, **_):
     return sum(_step(model, (1 << i) * m) for i in range(d))
 
 
+#: The closed form of :func:`hcube_cost` as TeX (``register(tex=...)``).
+_HCUBE_TEX = r"t_s \log_2 p + t_w m (p - 1)"
+
+
 @register(operation="allgather", cost=hcube_cost, exact=True,
+          tex=_HCUBE_TEX,
           network=Hypercube.of_size, valid_p=_hcube_p,
           source="Grama et al. 2003, §4.2.3, Algorithm 4.7, Fig. 4.11, Eq. 4.4")
 def all_to_all_bc_hcube(me, p, data):
@@ -236,6 +248,7 @@ def all_to_all_bc_hcube(me, p, data):
 
 
 @register(operation="all_to_all_reduction", cost=hcube_cost, exact=True,
+          tex=_HCUBE_TEX,
           network=Hypercube.of_size, valid_p=_hcube_p, params={"op": add},
           requires_commutative=True,
           source="Grama et al. 2003, §4.2.3, Algorithm 4.8, Eq. 4.4")

@@ -49,6 +49,7 @@ def naive_broadcast_cost(p, m, model, **_):
 
 
 @register(operation="broadcast", cost=naive_broadcast_cost, exact=True, params={"root": 0},
+          tex=r"(p - 1)(t_s + t_w m)",
           source="Sanders et al. 2019, §13.1 (the for-loop of p-1 sends)")
 def naive_broadcast(me, p, data, root=0):
     """The root sends the message to each other PE in turn.
@@ -73,6 +74,7 @@ def binomial_broadcast_cost(p, m, model, **_):
 
 
 @register(operation="broadcast", cost=binomial_broadcast_cost, exact=True,
+          tex=r"\lceil \log_2 p \rceil (t_s + t_w m)",
           params={"root": 0},
           source="Sanders et al. 2019, §13.1.1, Fig. 13.3, Theorem 13.1")
 def binomial_broadcast(me, p, data, root=0):
@@ -109,6 +111,7 @@ def _hypercube_p(p):
 
 
 @register(operation="broadcast", cost=hypercube_broadcast_cost, exact=True,
+          tex=r"(t_s + t_w m) \log_2 p",
           network=Hypercube.of_size, valid_p=_hypercube_p, params={"root": 0},
           source="Grama et al. 2003, §4.1.3, Algorithms 4.1-4.2, Eq. 4.1")
 def hypercube_broadcast(me, p, data, root=0):
@@ -160,6 +163,7 @@ def sanders_optimal_k(p, m, model, root=0):
 
 
 @register(operation="broadcast", cost=pipelined_binary_tree_broadcast_cost, exact=False,
+          tex=r"(2L + 3(k - 1))\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
           ports="half-duplex", params={"root": 0, "k": 1}, valid_m=check_packet_count,
           optimal_k=pipelined_binary_tree_optimal_k,
           source="Sanders et al. 2019, §13.1.2-13.1.3, Fig. 13.4-13.5, Lemma 13.2, Theorem 13.3")
@@ -202,6 +206,7 @@ def linear_pipeline_optimal_k(p, m, model, **_):
 
 
 @register(operation="broadcast", cost=linear_pipeline_broadcast_cost, exact=True,
+          tex=r"(p + k - 2)\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
           params={"root": 0, "k": 1}, valid_m=check_packet_count,
           optimal_k=linear_pipeline_optimal_k,
           source="Sanders et al. 2019, §13.1.4 (Path::pipelinedBroadcast)")
@@ -338,6 +343,8 @@ def _duplex_tree_place(me, p, root, shape):
 
 
 @register(operation="broadcast", cost=golden_tree_broadcast_cost, exact=True,
+          tex=(r"\bigl(D(p) + 2(k - 1)\bigr)\bigl(t_s + t_w \lceil m/k \rceil\bigr)"
+               r"\text{; for } p = 2\text{: } k\bigl(t_s + t_w \lceil m/k \rceil\bigr)"),
           params={"root": 0, "k": 1, "shape": "golden"}, valid_m=check_packet_count,
           optimal_k=golden_tree_optimal_k,
           source="Sanders et al. 2019, §13.1.4 (golden-ratio buildTree), Exercise 13.5, "
@@ -591,6 +598,7 @@ def _cut_evenly(message, k, who="two_tree_broadcast"):
 
 
 @register(operation="broadcast", cost=two_tree_broadcast_cost, exact=False,
+          tex=r"(k + 2H + [p \text{ odd}])\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
           params={"root": 0, "k": 2}, valid_m=_two_tree_packets, optimal_k=two_tree_optimal_k,
           source="Sanders, Speck, Träff 2009, Two-tree algorithms for full bandwidth broadcast, "
                  "reduction and scan (Sanders et al. 2019, §13.1.4, ref. [277])")

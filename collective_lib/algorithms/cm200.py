@@ -167,7 +167,12 @@ def one_cycle_cost(p, m, model, **_):
     return (p - 1) * _step(model, m)
 
 
+#: The closed form of :func:`one_cycle_cost` as TeX (``register(tex=...)``).
+_ONE_CYCLE_TEX = r"(2^d - 1)(t_s + t_w M')"
+
+
 @register(operation="allgather", cost=one_cycle_cost, exact=True, ports="all",
+          tex=_ONE_CYCLE_TEX,
           network=Hypercube.of_size, valid_p=_valid_cube,
           source="Mathur and Johnsson 1993, §4.1, Figs. 5 and 7")
 def one_cycle_broadcast(me, p, data, reorder=True):
@@ -203,6 +208,7 @@ def one_cycle_broadcast(me, p, data, reorder=True):
 
 
 @register(operation="all_to_all_reduction", cost=one_cycle_cost, exact=True, ports="all",
+          tex=_ONE_CYCLE_TEX,
           network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True, source="Mathur and Johnsson 1993, §4.1, Fig. 6")
 def one_cycle_reduce(me, p, data, op=add, history=False):
@@ -249,7 +255,12 @@ def d_cycles_cost(p, m, model, **_):
     return (p - 1) * _step(model, -(-m // d)) if d else 0.0
 
 
+#: The closed form of :func:`d_cycles_cost` as TeX (``register(tex=...)``).
+_D_CYCLES_TEX = r"(2^d - 1)\bigl(t_s + t_w \lceil M'/d \rceil\bigr)"
+
+
 @register(operation="allgather", cost=d_cycles_cost, exact=True, ports="all",
+          tex=_D_CYCLES_TEX,
           network=Hypercube.of_size, valid_p=_valid_cube,
           source="Mathur and Johnsson 1993, §4.2.1, Figs. 8-11 (after Johnsson and Ho 1989)")
 def d_cycles_broadcast(me, p, data, reorder=True):
@@ -298,6 +309,7 @@ def d_cycles_broadcast(me, p, data, reorder=True):
 
 
 @register(operation="all_to_all_reduction", cost=d_cycles_cost, exact=True, ports="all",
+          tex=_D_CYCLES_TEX,
           network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True,
           source="Mathur and Johnsson 1993, §4.2.2-4.2.4, Figs. 12-20")
@@ -420,6 +432,7 @@ def reduce_and_spread_cost(p, m, model, **_):
 
 
 @register(operation="all_to_all_reduction", cost=reduce_and_spread_cost, exact=True,
+          tex=r"d\bigl(t_s + t_w \lceil p M'/d \rceil\bigr)",
           ports="all", network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True,
           source="Mathur and Johnsson 1993, §5 (alternative 4), Fig. 21, §6.2")
@@ -462,6 +475,7 @@ def _tree_dims(i, d):
 
 
 @register(operation="allgather", cost=send_and_spread_cost, exact=True, ports="all",
+          tex=r"d t_s + (2^d - 1) b t_w + d(t_s + 2^d b t_w),\quad b = \lceil M'/d \rceil",
           network=Hypercube.of_size, valid_p=_valid_cube,
           source="Mathur and Johnsson 1993, §5 (alternative 3); spanning binomial trees "
                  "after Johnsson and Ho 1989")

@@ -65,6 +65,7 @@ def naive_gather_cost(p, m, model, **_):
 
 
 @register(operation="gather", cost=naive_gather_cost, exact=True, params={"root": 0},
+          tex=r"(p - 1)(t_s + t_w m)",
           source="Sanders et al. 2019, §13.5.1 (naive gather)")
 def naive_gather(me, p, data, root=0):
     """Every PE sends its message straight to the root, which receives them in turn.
@@ -103,6 +104,7 @@ def binomial_gather_cost(p, m, model, **_):
 
 
 @register(operation="gather", cost=binomial_gather_cost, exact=True, params={"root": 0},
+          tex=r"\lceil \log_2 p \rceil t_s + (p - 1) m t_w",
           source="Sanders et al. 2019, §13.5.1, Theorem 13.9, Fig. 13.12")
 def binomial_gather(me, p, data, root=0):
     """Gather as a binomial tree reduction whose operator is concatenation.
@@ -151,6 +153,7 @@ def _check_scatter_input(messages, p):
 
 
 @register(operation="scatter", cost=binomial_scatter_cost, exact=True, params={"root": 0},
+          tex=r"\lceil \log_2 p \rceil t_s + (p - 1) m t_w",
           source="Sanders et al. 2019, §13.5.2, Fig. 13.12")
 def binomial_scatter(me, p, data, root=0):
     """Scatter down the binomial tree: each child gets the messages of its whole subtree.
@@ -190,6 +193,7 @@ def _hypercube_allgather_p(p):
 
 
 @register(operation="allgather", cost=hypercube_allgather_cost, exact=True,
+          tex=r"t_s \log_2 p + (p - 1) m t_w",
           network=Hypercube.of_size, valid_p=_hypercube_allgather_p,
           source="Sanders et al. 2019, §13.5.1, Corollary 13.10, Fig. 13.11")
 def hypercube_allgather(me, p, data):
@@ -224,6 +228,7 @@ def bruck_allgather_cost(p, m, model, **_):
 
 
 @register(operation="allgather", cost=bruck_allgather_cost, exact=True,
+          tex=r"\lceil \log_2 p \rceil t_s + (p - 1) m t_w",
           source="Bruck, Ho, Kipnis, Upfal, Weathersby, IEEE TPDS 8(11), 1997 (the "
                  "concatenation algorithm, one port); cost as Sanders et al. 2019, Cor. 13.10")
 def bruck_allgather(me, p, data):

@@ -208,6 +208,8 @@ def _largest(me, p, words):
 
 
 @register(operation="alltoallv", cost=alltoallv_two_phase_cost, exact=False,
+          tex=(r"2\bigl(\lceil \log_2 p \rceil t_s + (p - 1) t_w\bigr) "
+               r"+ 2(p - 1)\bigl(t_s + (h/p + 2p) t_w\bigr)"),
           source="Sanders et al. 2019, §13.6.3, Eq. 13.5, Fig. 13.15")
 def alltoallv_two_phase(me, p, data):
     """Non-uniform all-to-all as two uniform all-to-all exchanges through intermediate PEs.
@@ -395,6 +397,7 @@ def alltoallv_edge_coloring_cost(p, m, model, **_):
 
 
 @register(operation="alltoallv", cost=alltoallv_edge_coloring_cost, exact=True,
+          tex=r"\lceil \log_2 p \rceil t_s + (p - 1) p t_w + h(t_s + t_w)",
           source="Sanders et al. 2019, §13.6.3 (edge colouring of the bipartite multigraph H); "
                  "König's theorem")
 def alltoallv_edge_coloring(me, p, data):

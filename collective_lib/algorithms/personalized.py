@@ -123,7 +123,12 @@ def direct_cost(p, m, model, **_):
     return (p - 1) * _step(model, m)
 
 
+#: The closed form of :func:`direct_cost` as TeX (``register(tex=...)``).
+_DIRECT_TEX = r"(p - 1)(t_s + t_w m)"
+
+
 @register(operation="alltoall", cost=direct_cost, exact=True,
+          tex=_DIRECT_TEX,
           source="Sanders et al. 2019, §13.6.1, Eq. 13.3, Exercise 13.10")
 def alltoall_cyclic(me, p, data):
     """All-to-all by direct delivery along cycles: in round k send to me + k, receive from me - k.
@@ -159,6 +164,7 @@ def alltoall_cyclic(me, p, data):
 
 
 @register(operation="alltoall", cost=direct_cost, exact=True,
+          tex=_DIRECT_TEX,
           valid_p=_power_of_two("alltoall_direct_xor"),
           source="Sanders et al. 2019, §13.6.1, Eq. 13.3")
 def alltoall_direct_xor(me, p, data):
@@ -216,6 +222,7 @@ def one_factor_cost(p, m, model, **_):
 
 
 @register(operation="alltoall", cost=one_factor_cost, exact=True,
+          tex=r"\bigl(p - \mathit{isEven}(p)\bigr)(t_s + t_w m)\text{; 0 for } p = 1",
           source="Sanders et al. 2019, §13.6.1, Fig. 13.13")
 def alltoall_one_factor(me, p, data):
     """All-to-all in the telephone model for any p: the 1-factor ("speed dating") schedule.
@@ -264,6 +271,10 @@ def hypercube_indirect_cost(p, m, model, tr=0.0, **_):
     return d * _step(model, m * p // 2) + _check_tr(tr) * rearranged_words_hcube(p, m)
 
 
+#: The closed form of :func:`hypercube_indirect_cost` as TeX (``register(tex=...)``).
+_HYPERCUBE_INDIRECT_TEX = r"(t_s + t_w m p/2) \log_2 p"
+
+
 def _dimension_exchange(algorithm, me, p, data, dimensions, tr=0.0):
     """Deliver through the hypercube: in dimension k pass on what belongs to the other k-cube.
 
@@ -287,6 +298,7 @@ def _dimension_exchange(algorithm, me, p, data, dimensions, tr=0.0):
 
 
 @register(operation="alltoall", cost=hypercube_indirect_cost, exact=True,
+          tex=_HYPERCUBE_INDIRECT_TEX,
           network=Hypercube.of_size, valid_p=_power_of_two("alltoall_hypercube"),
           source="Sanders et al. 2019, §13.6.2, Eq. 13.4, Fig. 13.14")
 def alltoall_hypercube(me, p, data):
@@ -307,6 +319,7 @@ def alltoall_hypercube(me, p, data):
 
 
 @register(operation="alltoall", cost=hypercube_indirect_cost, exact=True,
+          tex=_HYPERCUBE_INDIRECT_TEX,
           network=Hypercube.of_size, valid_p=_power_of_two("all_to_all_personal_hcube"),
           params={"tr": 0.0}, source="Grama et al. 2003, §4.5.3, Fig. 4.20, Eq. 4.9")
 def all_to_all_personal_hcube(me, p, data, tr=0.0):
@@ -338,6 +351,7 @@ def ecube_cost(p, m, model, **_):
 
 
 @register(operation="alltoall", cost=ecube_cost, exact=True, network=Hypercube.of_size,
+          tex=r"(t_s + t_w m)(p - 1) + t_h \frac{p}{2} \log_2 p",
           valid_p=_power_of_two("all_to_all_personal_hcube_ecube"),
           source="Grama et al. 2003, §4.5.3, Algorithm 4.10, Fig. 4.21, Eq. 4.10")
 def all_to_all_personal_hcube_ecube(me, p, data):
@@ -411,6 +425,7 @@ def personal_ring_cost(p, m, model, **_):
 
 
 @register(operation="alltoall", cost=personal_ring_cost, exact=True, network=Ring,
+          tex=r"(t_s + t_w m p/2)(p - 1)",
           source="Grama et al. 2003, §4.5.1, Fig. 4.18, Eq. 4.7")
 def all_to_all_personal_ring(me, p, data):
     """All-to-all personalized on a ring: one consolidated message that shrinks by m each step.
@@ -444,6 +459,7 @@ def personal_ring_bidirectional_cost(p, m, model, **_):
 
 
 @register(operation="alltoall", cost=personal_ring_bidirectional_cost, exact=True,
+          tex=r"(p - 1) t_s + t_w m \lfloor p^2/4 \rfloor",
           network=Ring, source="Grama et al. 2003, §4.5.1, the remark after Fig. 4.18 "
                                "(half of the messages each way halves the t_w term)")
 def all_to_all_personal_ring_bidirectional(me, p, data):
@@ -521,6 +537,7 @@ def personal_mesh_cost(p, m, model, tr=0.0, **_):
 
 
 @register(operation="alltoall", cost=personal_mesh_cost, exact=True, network=_mesh_network,
+          tex=r"(2 t_s + t_w m p)(\sqrt{p} - 1)",
           valid_p=_mesh_p, params={"tr": 0.0},
           source="Grama et al. 2003, §4.5.2, Fig. 4.19, Eq. 4.8")
 def all_to_all_personal_mesh(me, p, data, tr=0.0):
@@ -586,6 +603,7 @@ def bruck_alltoall_bound(p, m, model):
 
 
 @register(operation="alltoall", cost=bruck_alltoall_cost, exact=True,
+          tex=r"\sum_{i=0}^{\lceil \log_2 p \rceil - 1} (t_s + t_w m b_i)",
           source="Bruck, Ho, Kipnis, Upfal, Weathersby, IEEE TPDS 8(11), 1997, "
                  "index algorithm (one port)")
 def bruck_alltoall(me, p, data):

@@ -129,6 +129,7 @@ def binomial_reduce_cost(p, m, model, **_):
 
 
 @register(operation="reduce", cost=binomial_reduce_cost, exact=True,
+          tex=r"\lceil \log_2 p \rceil (t_s + t_w m)",
           params={"root": 0, "op": add}, requires_commutative=True, held="x",
           source="Sanders et al. 2019, §13.2 (and §2.4.2), Fig. 13.3 right")
 def binomial_reduce(me, p, data, root=0, op=add):
@@ -171,6 +172,7 @@ def binary_tree_reduce_cost(p, m, model, root=0, **_):
 
 
 @register(operation="reduce", cost=binary_tree_reduce_cost, exact=False, ports="half-duplex",
+          tex=r"2L(t_s + t_w m)",
           params={"root": 0, "op": add}, held=_tree_reduce_held,
           source="Sanders et al. 2019, §13.2 (InOrderTree::reduce), Fig. 13.5, Lemma 13.4")
 def binary_tree_reduce(me, p, data, root=0, op=add):
@@ -220,6 +222,7 @@ def pipelined_binary_tree_reduce_optimal_k(p, m, model, root=0, **_):
 
 
 @register(operation="reduce", cost=pipelined_binary_tree_reduce_cost, exact=False,
+          tex=r"(2L + 3(k - 1))\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
           ports="half-duplex", params={"root": 0, "op": add, "k": 1},
           valid_m=check_packet_count, held=_pipelined_held,
           optimal_k=pipelined_binary_tree_reduce_optimal_k,
@@ -265,6 +268,7 @@ def reduce_broadcast_allreduce_cost(p, m, model, **_):
 
 
 @register(operation="allreduce", cost=reduce_broadcast_allreduce_cost, exact=True,
+          tex=r"2 \lceil \log_2 p \rceil (t_s + t_w m)",
           params={"op": add}, held=_reduce_then_broadcast_held,
           source="Sanders et al. 2019, §13.2.1 (reduction followed by a broadcast); "
                  "Grama et al. 2003, §4.3")
@@ -296,6 +300,7 @@ def _hypercube_allreduce_p(p):
 
 
 @register(operation="allreduce", cost=hypercube_allreduce_cost, exact=True,
+          tex=r"(t_s + t_w m) \log_2 p",
           network=Hypercube.of_size, valid_p=_hypercube_allreduce_p, params={"op": add}, held="m",
           source="Sanders et al. 2019, §13.2.1, Fig. 13.7 (bottom values); Grama et al. 2003, "
                  "§4.3 (all-reduce on the all-to-all broadcast pattern, Fig. 4.11)")
@@ -353,6 +358,7 @@ def _rabenseifner_p(p):
 
 
 @register(operation="allreduce", cost=rabenseifner_allreduce_cost, exact=True,
+          tex=r"2 t_s \log_2 p + 2 t_w (p - 1) \lceil m/p \rceil",
           network=Hypercube.of_size, valid_p=_rabenseifner_p, valid_m=_check_rabenseifner_m,
           params={"op": add}, held="vector",
           source="Rabenseifner, ICCS 2004 (reduce-scatter + all-gather); "
@@ -445,6 +451,7 @@ def _hypercube_prefix_p(p):
 
 
 @register(operation="prefix_sum_and_total", cost=hypercube_prefix_sum_cost, exact=True,
+          tex=r"(t_s + t_w m) \log_2 p",
           network=Hypercube.of_size, valid_p=_hypercube_prefix_p,
           params={"op": add, "exclusive": False}, held={"x": "x", "m": "m"},
           source="Sanders et al. 2019, §13.3, Theorem 13.6, Fig. 13.7; Grama et al. 2003, "
@@ -494,6 +501,7 @@ def binary_tree_prefix_sum_cost(p, m, model, **_):
 
 
 @register(operation="prefix_sum", cost=binary_tree_prefix_sum_cost, exact=False,
+          tex=r"4L(t_s + t_w m)",
           ports="half-duplex", params={"op": add, "exclusive": False},
           held={"sum": _tree_reduce_held, "prefix": _tree_prefix_down},
           source="Sanders et al. 2019, §13.3, Fig. 13.8, Fig. 13.9, Corollary 13.7 (k = 1)")
@@ -578,6 +586,7 @@ def pipelined_binary_tree_prefix_sum_optimal_k(p, m, model, **_):
 
 
 @register(operation="prefix_sum", cost=pipelined_binary_tree_prefix_sum_cost, exact=False,
+          tex=r"(4L + 6(k - 1))\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
           ports="half-duplex", params={"op": add, "exclusive": False, "k": 1},
           valid_m=check_packet_count, held=_pipelined_prefix_held,
           optimal_k=pipelined_binary_tree_prefix_sum_optimal_k,
@@ -656,6 +665,7 @@ def barrier_cost(p, m, model, **_):
 
 
 @register(operation="barrier", cost=barrier_cost, exact=True, held={"heard": "heard"},
+          tex=r"\lceil \log_2 p \rceil t_s",
           source="Sanders et al. 2019, §13.4.2, Corollary 13.8; Grama et al. 2003, §4.3; "
                  "Hensgen, Finkel, Manber 1988 (dissemination)")
 def barrier(me, p, data=None):

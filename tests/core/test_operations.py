@@ -207,10 +207,10 @@ def test_register_refuses_a_held_of_the_wrong_form(monkeypatch):
     for bad in (3, {"x": 3}, {1: "x"}, ["x"]):
         with pytest.raises(ValueError, match="held= of 'made_up'"):
             catalog_module.register(operation="broadcast", cost=lambda p, m, model, **_: 0.0,
-                                    exact=True, source="none", held=bad)(made_up)
+                                    exact=True, source="none", tex="0", held=bad)(made_up)
     with pytest.raises(ValueError, match="unknown operation 'broadcastt'"):
         catalog_module.register(operation="broadcastt", cost=lambda p, m, model, **_: 0.0,
-                                exact=True, source="none")(made_up)
+                                exact=True, source="none", tex="0")(made_up)
 
 
 # -- discovery ---------------------------------------------------------------------------
@@ -228,7 +228,7 @@ def zz_made_up_broadcast_cost(p, m, model, **_):
 
 
 @register(operation="broadcast", cost=zz_made_up_broadcast_cost, exact=True,
-          params={"root": 0}, source="made up for a test")
+          tex=r"(p - 1)(t_s + t_w m)", params={"root": 0}, source="made up for a test")
 def zz_made_up_broadcast(me, p, data, root=0):
     """The root sends to every PE in turn."""
     if me == root:
