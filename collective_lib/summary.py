@@ -6,9 +6,15 @@ is registered later appears in it without any edit to the chapter.  Each row
 gives the algorithm's name, network and port model, its closed-form time at the
 given ``p`` and ``m`` (with the best number of packets for a pipelined one),
 whether that time is exact (``=``) or an upper bound (``<=``), the closed form
-itself (the first paragraph of the cost function's docstring), the values of ``p``
-it accepts and its source.  With ``simulate=True`` the table also shows the
-simulated time and whether every PE ended with the right result.
+itself, the values of ``p`` it accepts and its source.  With ``simulate=True`` the
+table also shows the simulated time (and says so in the cell should a PE end with
+a wrong result).
+
+In a notebook the table is HTML: the closed forms typeset (the catalog's TeX,
+:attr:`~collective_lib.catalog.Algorithm.tex`), the works of the sources linked
+to their DOI or address, the rows grouped by operation, inside a box of its own
+that scrolls sideways where the page is narrower than the table.  As text (and
+Markdown) the closed form is the cost function's docstring.
 
 Examples
 --------
@@ -27,15 +33,29 @@ from __future__ import annotations
 import html
 import inspect
 import math
+import re
 from dataclasses import dataclass
 
 from .catalog import catalog
 from .viz import optimal_params
 
-__all__ = ["SummaryRow", "SummaryTable", "summary_table", "valid_p_label", "LABEL_PS"]
+__all__ = ["SummaryRow", "SummaryTable", "summary_table", "valid_p_label", "LABEL_PS",
+           "WORK_LINKS"]
 
 #: The values of p :func:`valid_p_label` looks at to describe an algorithm's valid p.
 LABEL_PS = range(1, 257)
+
+#: How the catalog's sources name a work, and its DOI or address (``book/references.bib``
+#: holds the same; a test keeps them equal). Grama et al. 2003 has neither.
+WORK_LINKS = {
+    "Sanders, Speck, Träff 2009": "https://doi.org/10.1016/j.parco.2009.09.001",
+    "Sanders et al. 2019": "https://doi.org/10.1007/978-3-030-25209-0",
+    "Mathur and Johnsson 1993": "http://nrs.harvard.edu/urn-3:HUL.InstRepos:23518805",
+    "Johnsson and Ho 1989": "https://doi.org/10.1109/12.29465",
+    "Bruck, Ho, Kipnis, Upfal, Weathersby, IEEE TPDS 8(11), 1997":
+        "https://doi.org/10.1109/71.642949",
+    "Rabenseifner, ICCS 2004": "https://doi.org/10.1007/978-3-540-24685-5_1",
+}
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,7 @@ class SummaryRow:
     params: dict
     simulated: float | None = None
     correct: bool | None = None
+    tex: str = ""
 
 
 class SummaryTable:
@@ -80,28 +101,31 @@ class SummaryTable:
                 return row
         raise ValueError(f"{name!r} is not in this table; it has {self.names()}")
 
+    def operations(self) -> list:
+        """The operations of the table, in its order."""
+        return list(dict.fromkeys(row.operation for row in self.rows))
+
     def header(self) -> list:
-        """The column titles."""
-        time = f"time (p={self.p}, m={self.m})"
-        columns = ["operation", "algorithm", "network", "ports", time, "", "closed form",
-                   "valid p", "source"]
+        """The column titles (an operation column only when the table has several)."""
+        columns = ["algorithm", "network", "ports", f"time (p={self.p}, m={self.m})", "",
+                   "closed form", "valid p", "source"]
         if self.simulated:
-            columns[6:6] = ["simulated", "correct"]
+            columns[5:5] = ["simulated"]
+        if len(self.operations()) > 1:
+            columns.insert(0, "operation")
         return columns
 
     def cells(self) -> list:
         """The table as rows of strings, in the order of :meth:`header`."""
         lines = []
         for row in self.rows:
-            time = "-" if row.time is None else f"{row.time:g}"
-            if "k" in row.params and row.time is not None:
-                time += f" (k={row.params['k']})"
-            cells = [row.operation, row.name, row.network, row.ports, time,
+            cells = [row.name, row.network, row.ports, _time(row),
                      row.relation if row.time is not None else "", row.formula, row.valid_p,
                      row.source]
             if self.simulated:
-                cells[6:6] = ["-" if row.simulated is None else f"{row.simulated:g}",
-                              "-" if row.correct is None else str(row.correct)]
+                cells[5:5] = [_simulated(row)]
+            if len(self.operations()) > 1:
+                cells.insert(0, row.operation)
             lines.append(cells)
         return lines
 
@@ -110,11 +134,26 @@ class SummaryTable:
                 f"tw = {self.tw:g}, each on its own port model; '=' exact, '<=' an upper bound.")
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.header())
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
-                       for cells in self.cells())
-        return (f"<table><caption>{html.escape(self.caption())}</caption>"
-                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        titles = ["algorithm and source", "network, ports", f"time (p={self.p}, m={self.m})",
+                  *(["simulated"] if self.simulated else []), "closed form", "valid p"]
+        head = "".join(f'<th scope="col">{html.escape(title)}</th>' for title in titles)
+        body = []
+        for operation in self.operations():
+            if len(self.operations()) > 1:
+                body.append(f'<tr><th scope="colgroup" colspan="{len(titles)}">'
+                            f"{html.escape(operation)}</th></tr>")
+            body += ["<tr>" + "".join(f"<td>{cell}</td>" for cell in _html_cells(row, self))
+                     + "</tr>" for row in self.rows if row.operation == operation]
+        # The caption stands above the box (a table's own caption would be as wide as the
+        # table and cut off by the box); it names the table and the region for a screen
+        # reader. The box scrolls sideways on a narrow page and takes the keyboard focus
+        # (WCAG); MathJax typesets only inside elements of class mathjax_process.
+        label = "summary-" + "-".join([*self.operations(), f"p{self.p}", f"m{self.m}"])
+        return (f'<p id="{label}">{html.escape(self.caption())}</p>'
+                f'<div class="collective-summary" role="region" tabindex="0" '
+                f'aria-labelledby="{label}" style="overflow-x: auto">'
+                f'<table class="mathjax_process" aria-labelledby="{label}">'
+                f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
     def to_markdown(self) -> str:
         """The table in Markdown (pipes in cells escaped)."""
@@ -130,6 +169,44 @@ class SummaryTable:
         return self.caption() + "\n" + "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _time(row) -> str:
+    if row.time is None:
+        return "-"
+    return f"{row.time:g}" + (f" (k={row.params['k']})" if "k" in row.params else "")
+
+
+def _simulated(row) -> str:
+    if row.simulated is None:
+        return "-"
+    return f"{row.simulated:g}" + ("" if row.correct else " (wrong results)")
+
+
+_WORK_NAMES = re.compile("|".join(map(re.escape, WORK_LINKS)))
+
+
+def _linked_source(source: str) -> str:
+    """The source as HTML, every work it names linked to its DOI or address."""
+    parts, end = [], 0
+    for match in _WORK_NAMES.finditer(source):
+        link = html.escape(WORK_LINKS[match.group()])
+        parts += [html.escape(source[end:match.start()]),
+                  f'<a href="{link}">{html.escape(match.group())}</a>']
+        end = match.end()
+    return "".join(parts) + html.escape(source[end:])
+
+
+def _html_cells(row, table) -> list:
+    relation = {"=": "=", "<=": "&le;"}[row.relation] if row.time is not None else ""
+    cells = [f"<code>{html.escape(row.name)}</code><br><small>{_linked_source(row.source)}"
+             "</small>",
+             f"{html.escape(row.network)},<br>{html.escape(row.ports)}",
+             f"{relation} {html.escape(_time(row))}".strip()]
+    if table.simulated:
+        cells.append(html.escape(_simulated(row)))
+    formula = (f"\\({html.escape(row.tex)}\\)" if row.tex else html.escape(row.formula))
+    return cells + [formula, html.escape(row.valid_p)]
 
 
 def valid_p_label(entry) -> str:
@@ -175,7 +252,8 @@ def _row(entry, p, m, ts, tw, simulate, seed) -> SummaryRow:
                       network=_network_name(entry, p),
                       ports=entry.ports, time=time, relation="=" if entry.exact else "<=",
                       formula=_formula(entry), valid_p=valid_p_label(entry),
-                      source=entry.source, params=params, simulated=simulated, correct=correct)
+                      source=entry.source, params=params, simulated=simulated, correct=correct,
+                      tex=entry.tex)
 
 
 def summary_table(operations, p: int, m: int, *, ts: float = 100.0, tw: float = 1.0,
@@ -195,7 +273,8 @@ def summary_table(operations, p: int, m: int, *, ts: float = 100.0, tw: float = 
         Start-up and per-word time; each algorithm uses its own port model.
     simulate : bool
         Also simulate every valid algorithm once on random inputs (``seed``) and
-        report its time and whether every PE's result is right.
+        report its time (``row.correct``: whether every PE's result is right; the
+        table says so only where one is not).
 
     Examples
     --------

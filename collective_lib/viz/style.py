@@ -11,11 +11,14 @@ Figures are readable where the book shows them: a chapter draws at
 pixels wide, and a wider figure is shrunk to fit.  The default figure sizes
 stay within the column and no font is smaller than :data:`MIN_FONT` points,
 so no text is shown smaller than :data:`MIN_FONT_PX` pixels;
-:func:`smallest_font` measures a figure.
+:func:`smallest_font` measures a figure, and :func:`warn_small_text`, a pyplot
+figure hook that the chapters set, holds the figures a chapter draws itself to
+the same rule.
 """
 from __future__ import annotations
 
 import io
+import warnings
 from typing import NamedTuple
 
 import matplotlib
@@ -26,7 +29,7 @@ __all__ = ["LINK_COLOUR", "ARROW_COLOUR", "HOLDER_COLOUR", "TREE_EDGE_COLOUR", "
            "PALETTE", "LINE_STYLES", "MARKERS", "HATCHES", "SECTION_COLOURS",
            "OVERSUBSCRIBED_COLOUR", "MAX_DRAWN_CLIQUE", "MAX_LABELLED", "BOOK_DPI",
            "TEXT_COLUMN_PX", "TEXT_WIDTH", "MIN_FONT", "MIN_FONT_PX", "FONT", "TITLE_FONT",
-           "category_style", "smallest_font", "SmallestFont"]
+           "category_style", "smallest_font", "SmallestFont", "warn_small_text"]
 
 #: Categorical colours (Okabe and Ito, "Color Universal Design", 2008): blue, vermillion,
 #: bluish green, orange, reddish purple, sky blue, black, yellow.
@@ -139,6 +142,43 @@ def smallest_font(fig, *, dpi: float = BOOK_DPI, column: float = TEXT_COLUMN_PX)
     text = min(drawn, key=lambda t: t.get_fontsize())
     points = float(text.get_fontsize())
     return SmallestFont(points * dpi / 72 * shrink, text.get_text(), points, shrink)
+
+
+def warn_small_text(fig) -> None:
+    """Warn when ``fig``, drawn, shows a text smaller than :data:`MIN_FONT_PX` in the book.
+
+    A pyplot figure hook: the chapters' set-up cells set
+    ``plt.rcParams["figure.hooks"] = ["collective_lib.viz.style:warn_small_text"]``,
+    so a figure a chapter sizes itself is measured (:func:`smallest_font`) the first
+    time it is drawn. The warning goes to the cell's stderr, which the book's build
+    test refuses, naming the page.
+
+    >>> import matplotlib.pyplot as plt
+    >>> fig = plt.figure(figsize=(16, 3))
+    >>> _ = fig.text(0.0, 0.5, "far too wide")
+    >>> _ = fig.text(1.0, 0.5, "to read", ha="right")
+    >>> warn_small_text(fig)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fig.canvas.draw()
+    >>> print(caught[0].message)         # doctest: +ELLIPSIS
+    the text 'far too wide' shows 6.5 px high in the book (at least 9): ...
+    >>> plt.close(fig)
+    """
+    def measure(event):
+        fig.canvas.mpl_disconnect(connection)          # once, and not for its own drawing
+        found = smallest_font(fig)
+        if found is None or found.px >= MIN_FONT_PX - 1e-9:
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")            # every figure, even with equal text
+            warnings.warn(
+                f"the text {found.text!r} shows {found.px:.1f} px high in the book "
+                f"(at least {MIN_FONT_PX:g}): the figure is {found.shrink:.2f} of its size "
+                f"across the column; make it narrower or its text larger", stacklevel=2)
+
+    connection = fig.canvas.mpl_connect("draw_event", measure)
 
 
 def _font_size(p: int) -> float:

@@ -63,7 +63,25 @@ def test_simulated_times_and_results_come_from_runs():
                              **row.params)
         assert row.simulated == run.time and row.correct is True
         assert (row.simulated == row.time) if entry.exact else (row.simulated <= row.time)
-    assert "simulated" in table.header() and "correct" in table.header()
+    assert "simulated" in table.header() and "correct" not in table.header()
+
+
+def test_a_wrong_result_is_said_in_its_cell_not_in_a_column(monkeypatch):
+    def returns_nothing(me, p, data, root=0):
+        return None
+        yield                                     # a program that sends nothing
+
+    real = catalog()
+    wrong = dataclasses.replace(real["naive_broadcast"], name="wrong_broadcast",
+                                program=returns_nothing)
+    monkeypatch.setattr(summary, "catalog",
+                        lambda: MappingProxyType({**real, wrong.name: wrong}))
+    table = summary_table("broadcast", p=4, m=3, simulate=True)
+    assert table.row("wrong_broadcast").correct is False
+    assert [cells[table.header().index("simulated")] for cells in table.cells()
+            if cells[0] == "wrong_broadcast"] == ["0 (wrong results)"]
+    assert sum("(wrong results)" in cell for cells in table.cells() for cell in cells) == 1
+    assert table._repr_html_().count("(wrong results)") == 1
 
 
 def test_the_closed_form_is_the_cost_docstring():
@@ -101,12 +119,47 @@ def test_a_size_the_algorithm_refuses_is_listed_without_a_time():
 def test_renderings_hold_every_row_and_escape_html():
     table = summary_table("alltoallv", p=4, m=8)
     html = table._repr_html_()
-    assert html.startswith("<table>") and html.count("<tr>") == len(table.rows) + 1
-    assert "&lt;=" in html and "<=" not in html.replace("<td>", "").replace("</td>", "")
+    assert html.count("<tr>") == len(table.rows) + 1
+    assert "&le;" in html and "<=" not in html
     markdown = table.to_markdown().splitlines()
     assert len(markdown) == len(table.rows) + 2
     assert all(line.count(" | ") == len(table.header()) - 1 for line in markdown[2:])
     assert repr(table) == str(table)
+
+
+def test_the_html_table_typesets_links_groups_and_scrolls_in_its_own_box():
+    table = summary_table(("broadcast", "reduce"), p=64, m=1000)
+    html = table._repr_html_()
+    # its own box, which the keyboard reaches (WCAG: a scrolling region takes the focus)
+    label = html.split('<p id="', 1)[1].split('"', 1)[0]
+    assert html.startswith(f'<p id="{label}">Closed-form times for p = 64')
+    assert (f'<div class="collective-summary" role="region" tabindex="0" '
+            f'aria-labelledby="{label}" style="overflow-x: auto">') in html
+    assert f'<table class="mathjax_process" aria-labelledby="{label}">' in html
+    for row in table.rows:                        # the catalog's TeX, for MathJax
+        assert row.tex and f"\\({row.tex}\\)" in html.replace("&amp;", "&")
+        assert f"<code>{row.name}</code>" in html
+    # one group heading per operation, and no operation column in the rows
+    assert html.count('scope="colgroup"') == 2 and "operation" not in html.split("<tbody>")[0]
+    assert table.header()[0] == "operation" and summary_table("reduce", 8, 8).header()[0] \
+        == "algorithm"
+    # every work the catalog links is linked in its row
+    linked = summary_table(("broadcast", "reduce", "allgather", "alltoall"), 8, 8)
+    html = linked._repr_html_()
+    for row in linked.rows:
+        for work, link in summary.WORK_LINKS.items():
+            assert (work in row.source) <= (f'<a href="{link}">{work}</a>' in html), work
+
+
+def test_the_links_of_the_works_are_those_of_the_bibliography(repo_root):
+    import re
+    bib = (repo_root / "book" / "references.bib").read_text(encoding="utf-8")
+    addresses = {f"https://doi.org/{doi}" for doi in re.findall(r"doi\s*=\s*\{([^}]*)\}", bib)}
+    addresses |= set(re.findall(r"url\s*=\s*\{([^}]*)\}", bib))
+    assert set(summary.WORK_LINKS.values()) <= addresses
+    named = {work for entry in catalog().values() for work in summary.WORK_LINKS
+             if work in entry.source}
+    assert named == set(summary.WORK_LINKS), "a link no source uses"
 
 
 def test_unknown_names_raise_naming_them():
