@@ -24,7 +24,8 @@ from .operations import operations
 from .limits import check_memory, default_max_ops
 from .simulator import Run, simulate
 
-__all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "ALGORITHMS_PACKAGE"]
+__all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "optimal_params",
+           "ALGORITHMS_PACKAGE"]
 
 #: The package whose modules :func:`discover` imports.
 ALGORITHMS_PACKAGE = "collective_lib.algorithms"
@@ -240,6 +241,18 @@ def _check_tex(key, tex):
         raise ValueError(f"tex= of {key!r} must be a non-empty string of TeX math without "
                          f"delimiters ($), got {tex!r}")
     return tex
+
+
+def optimal_params(entry, p, m, model) -> dict:
+    """``{"k": entry.optimal_k(...)}`` for a pipelined entry, ``{}`` for any other.
+
+    Pass it as ``params=`` to :func:`~collective_lib.viz.cost_curves` to draw every
+    pipelined algorithm at its best number of packets; the summary tables evaluate
+    each closed form with it.
+    """
+    if entry.optimal_k is None:
+        return {}
+    return {"k": entry.optimal_k(p, m, model)}
 
 
 def register(*, operation: str, cost: Callable, source: str, exact: bool,

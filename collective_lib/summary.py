@@ -36,8 +36,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .catalog import catalog
-from .viz import optimal_params
+from .catalog import catalog, optimal_params
 
 __all__ = ["SummaryRow", "SummaryTable", "summary_table", "valid_p_label", "LABEL_PS",
            "WORK_LINKS"]

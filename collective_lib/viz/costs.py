@@ -17,7 +17,7 @@ import math
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from ..catalog import catalog
+from ..catalog import catalog, optimal_params
 from ..model import CostModel
 from .descriptions import _LONG, curve_comparison, describe
 from .style import FONT, TITLE_FONT, category_style, _new_axes
@@ -26,17 +26,6 @@ __all__ = ["cost_curves", "optimal_params", "simulated_time", "forget_simulated_
 
 #: Simulated times by point: see :func:`simulated_time`.
 _SIMULATED: dict = {}
-
-
-def optimal_params(entry, p, m, model) -> dict:
-    """``{"k": entry.optimal_k(...)}`` for a pipelined entry, ``{}`` for any other.
-
-    Pass it as ``params=`` to :func:`cost_curves` to draw every pipelined
-    algorithm at its best number of packets.
-    """
-    if entry.optimal_k is None:
-        return {}
-    return {"k": entry.optimal_k(p, m, model)}
 
 
 def simulated_time(entry, p: int, m: int, model: CostModel, *, seed: int = 0, **params) -> float:
