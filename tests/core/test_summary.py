@@ -167,3 +167,11 @@ def test_unknown_names_raise_naming_them():
         summary_table(["broadcast", "gossip"], p=4, m=1)
     with pytest.raises(ValueError, match="'nope' is not in this table"):
         summary_table("broadcast", p=4, m=1).row("nope")
+
+
+def test_the_summary_needs_no_drawing_library():
+    import subprocess
+    import sys
+    code = ("import sys, collective_lib.summary\n"
+            "assert 'matplotlib' not in sys.modules, 'summary imports matplotlib'")
+    subprocess.run([sys.executable, "-c", code], check=True)
