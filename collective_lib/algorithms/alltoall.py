@@ -45,11 +45,6 @@ __all__ = [
 CATALOG_POSITION = 50
 
 
-def _step(model, words):
-    """One neighbour transfer of ``words`` words."""
-    return model.transfer_time(words, hops=1)
-
-
 def _words(messages):
     """Words of a concatenation of messages: the sum of their lengths.
 
@@ -71,7 +66,7 @@ def _check_messages(algorithm, data, p):
 
 def ring_cost(p, m, model, **_):
     """(ts + tw m)(p - 1), Grama Eq. 4.2; exact."""
-    return (p - 1) * _step(model, m)
+    return (p - 1) * model.transfer_time(m)
 
 
 @register(operation="allgather", cost=ring_cost, exact=True, network=Ring,
@@ -115,7 +110,7 @@ def mesh_cost(p, m, model, **_):
     Grama Eq. 4.3; exact on a square torus.
     """
     side = check_square("the all-to-all mesh algorithms", p)
-    return (side - 1) * (_step(model, m) + _step(model, side * m))
+    return (side - 1) * (model.transfer_time(m) + model.transfer_time(side * m))
 
 
 #: The closed form of :func:`mesh_cost` as TeX (``register(tex=...)``).
@@ -217,7 +212,7 @@ def _hcube_p(p):
 def hcube_cost(p, m, model, **_):
     """sum_{i=1..log p} (ts + 2**(i-1) tw m) = ts log p + tw m (p - 1), Grama Eq. 4.4; exact."""
     d = check_power_of_two("the all-to-all hypercube algorithms", p)
-    return sum(_step(model, (1 << i) * m) for i in range(d))
+    return sum(model.transfer_time((1 << i) * m) for i in range(d))
 
 
 #: The closed form of :func:`hcube_cost` as TeX (``register(tex=...)``).

@@ -36,16 +36,11 @@ __all__ = [
 CATALOG_POSITION = 10
 
 
-def _step(model, words):
-    """One neighbour transfer of ``words`` words."""
-    return model.transfer_time(words, hops=1)
-
-
 # -- naive ------------------------------------------------------------------------------
 
 def naive_broadcast_cost(p, m, model, **_):
     """(p - 1)(ts + tw m): the root sends p - 1 times in a row (Sanders §13.1)."""
-    return (p - 1) * _step(model, m)
+    return (p - 1) * model.transfer_time(m)
 
 
 @register(operation="broadcast", cost=naive_broadcast_cost, exact=True, params={"root": 0},
@@ -70,7 +65,7 @@ def naive_broadcast(me, p, data, root=0):
 
 def binomial_broadcast_cost(p, m, model, **_):
     """ceil(log2 p)(ts + tw m), Sanders Theorem 13.1; exact for every p and root."""
-    return ceil_log2(p) * _step(model, m)
+    return ceil_log2(p) * model.transfer_time(m)
 
 
 @register(operation="broadcast", cost=binomial_broadcast_cost, exact=True,
@@ -103,7 +98,7 @@ def binomial_broadcast(me, p, data, root=0):
 
 def hypercube_broadcast_cost(p, m, model, **_):
     """(ts + tw m) log p, Grama Eq. 4.1."""
-    return ceil_log2(p) * _step(model, m)
+    return ceil_log2(p) * model.transfer_time(m)
 
 
 def _hypercube_p(p):
@@ -146,7 +141,7 @@ def pipelined_binary_tree_broadcast_cost(p, m, model, root=0, k=1, **_):
     if p == 1:
         return 0.0
     height = tree_height(p, root)
-    return (2 * height + 3 * (k - 1)) * _step(model, packet_words(m, k))
+    return (2 * height + 3 * (k - 1)) * model.transfer_time(packet_words(m, k))
 
 
 def pipelined_binary_tree_optimal_k(p, m, model, root=0, **_):
@@ -197,7 +192,7 @@ def linear_pipeline_broadcast_cost(p, m, model, k=1, **_):
     needs p - 2 more hops (Sanders §13.1.4 counts p + k - 1 steps, one more)."""
     if p == 1:
         return 0.0
-    return (p + k - 2) * _step(model, packet_words(m, k))
+    return (p + k - 2) * model.transfer_time(packet_words(m, k))
 
 
 def linear_pipeline_optimal_k(p, m, model, **_):
@@ -315,7 +310,7 @@ def golden_tree_broadcast_cost(p, m, model, k=1, shape="golden", **_):
     _check_tree_shape(shape)
     if p == 1:
         return 0.0
-    step = _step(model, packet_words(m, k))
+    step = model.transfer_time(packet_words(m, k))
     if p == 2:                                # the root's only child: one packet per step
         return k * step
     return (duplex_tree_first_packet_steps(p, shape) + 2 * (k - 1)) * step
@@ -572,7 +567,7 @@ def two_tree_broadcast_cost(p, m, model, k=2, **_):
     _check_two_tree_k(k)
     if p == 1:
         return 0.0
-    return (k + two_tree_latency_bound(p)) * _step(model, packet_words(m, k, allow_empty=True))
+    return (k + two_tree_latency_bound(p)) * model.transfer_time(packet_words(m, k, allow_empty=True))
 
 
 def two_tree_optimal_k(p, m, model, **_):

@@ -131,11 +131,6 @@ def _interleave(slots, m, d=None):
     return out
 
 
-def _step(model, words):
-    """One neighbour transfer of ``words`` words."""
-    return model.transfer_time(words, hops=1)
-
-
 @lru_cache(maxsize=16)
 def _program_schedule(d: int):
     """The schedule of :func:`d_cycles_schedule` as the SPMD programs read it, shared by all PEs.
@@ -164,7 +159,7 @@ def _gray_codes(d: int) -> list:
 def one_cycle_cost(p, m, model, **_):
     """(2**d - 1)(ts + tw M'): one cyclic shift of M' elements per step; exact."""
     _cube_d("one_cycle", p)
-    return (p - 1) * _step(model, m)
+    return (p - 1) * model.transfer_time(m)
 
 
 #: The closed form of :func:`one_cycle_cost` as TeX (``register(tex=...)``).
@@ -252,7 +247,7 @@ def one_cycle_reduce(me, p, data, op=add, history=False):
 def d_cycles_cost(p, m, model, **_):
     """(2**d - 1)(ts + tw ceil(M'/d)): d slots of at most ceil(M'/d) elements per step; exact."""
     d = _cube_d("d_cycles", p)
-    return (p - 1) * _step(model, -(-m // d)) if d else 0.0
+    return (p - 1) * model.transfer_time(-(-m // d)) if d else 0.0
 
 
 #: The closed form of :func:`d_cycles_cost` as TeX (``register(tex=...)``).
@@ -376,7 +371,7 @@ def _reduce_memory(messages, bounds, partial, sent):
 def butterfly_cost(p, m, model, **_):
     """d (ts + tw ceil(M/d)) for M elements per node: d exchanges of one variable per link; exact."""
     d = _cube_d("butterfly_reduce_and_spread", p)
-    return d * _step(model, -(-m // d)) if d else 0.0
+    return d * model.transfer_time(-(-m // d)) if d else 0.0
 
 
 def _butterfly(me, d, variables, op, snapshots):
@@ -428,7 +423,7 @@ def butterfly_reduce_and_spread(me, p, data, op=add, history=False):
 def reduce_and_spread_cost(p, m, model, **_):
     """d (ts + tw ceil(p M'/d)): reduce-and-spread of all p M' elements; exact."""
     d = _cube_d("reduce_and_spread", p)
-    return d * _step(model, -(-p * m // d)) if d else 0.0
+    return d * model.transfer_time(-(-p * m // d)) if d else 0.0
 
 
 @register(operation="all_to_all_reduction", cost=reduce_and_spread_cost, exact=True,
@@ -465,8 +460,8 @@ def send_and_spread_cost(p, m, model, **_):
     if d == 0:
         return 0.0
     b = -(-m // d)
-    send = sum(_step(model, (1 << t) * b) for t in range(d))
-    return send + d * _step(model, p * b)
+    send = sum(model.transfer_time((1 << t) * b) for t in range(d))
+    return send + d * model.transfer_time(p * b)
 
 
 def _tree_dims(i, d):

@@ -35,11 +35,6 @@ __all__ = [
 CATALOG_POSITION = 40
 
 
-def _step(model, words):
-    """One neighbour transfer of ``words`` words."""
-    return model.transfer_time(words, hops=1)
-
-
 def _block_words(block):
     """Words of a block of messages: the sum of the messages' lengths."""
     return sum(size_in_words(x) for x in block)
@@ -61,7 +56,7 @@ def _by_real_rank(relative, root):
 
 def naive_gather_cost(p, m, model, **_):
     """(p - 1)(alpha + beta m): the root receives p - 1 messages one after another; exact."""
-    return (p - 1) * _step(model, m)
+    return (p - 1) * model.transfer_time(m)
 
 
 @register(operation="gather", cost=naive_gather_cost, exact=True, params={"root": 0},
@@ -100,7 +95,7 @@ def binomial_gather_cost(p, m, model, **_):
     to gather its (at most 2**j) messages.  So the root receives the p - 1
     messages' words in ceil(log2 p) transfers without a pause.
     """
-    return ceil_log2(p) * _step(model, 0) + (p - 1) * m * model.tw
+    return ceil_log2(p) * model.transfer_time(0) + (p - 1) * m * model.tw
 
 
 @register(operation="gather", cost=binomial_gather_cost, exact=True, params={"root": 0},
@@ -142,7 +137,7 @@ def binomial_scatter_cost(p, m, model, **_):
     no later than the root finishes its last send (the gather's argument run
     backwards).
     """
-    return ceil_log2(p) * _step(model, 0) + (p - 1) * m * model.tw
+    return ceil_log2(p) * model.transfer_time(0) + (p - 1) * m * model.tw
 
 
 def _check_scatter_input(messages, p):
@@ -185,7 +180,7 @@ def binomial_scatter(me, p, data, root=0):
 def hypercube_allgather_cost(p, m, model, **_):
     """alpha log2 p + (p - 1) m beta, Sanders Corollary 13.10; exact, full-duplex exchanges."""
     d = check_power_of_two("hypercube_allgather", p)
-    return d * _step(model, 0) + (p - 1) * m * model.tw
+    return d * model.transfer_time(0) + (p - 1) * m * model.tw
 
 
 def _hypercube_allgather_p(p):
@@ -224,7 +219,7 @@ def bruck_allgather_cost(p, m, model, **_):
     ceil(log2 p) rounds these add up to p - 1 messages, and every PE sends and
     receives blocks of the same length in the same round, so no PE ever waits.
     """
-    return ceil_log2(p) * _step(model, 0) + (p - 1) * m * model.tw
+    return ceil_log2(p) * model.transfer_time(0) + (p - 1) * m * model.tw
 
 
 @register(operation="allgather", cost=bruck_allgather_cost, exact=True,

@@ -41,7 +41,7 @@ from ..networks import Hypercube, Mesh, Ring
 from ..ops import compute, exchange, sendrecv, size_in_words
 from ..trees import ceil_log2
 from ..validate import check_power_of_two, check_square
-from .alltoall import _check_messages, _step
+from .alltoall import _check_messages
 
 __all__ = [
     "alltoall_cyclic", "alltoall_direct_xor", "alltoall_one_factor", "one_factor_partner",
@@ -120,7 +120,7 @@ def _exchange_with(algorithm, me, msgs, m, partners):
 
 def direct_cost(p, m, model, **_):
     """(p - 1)(alpha + beta m), Sanders Eq. 13.3 and Grama Eq. 4.10; exact."""
-    return (p - 1) * _step(model, m)
+    return (p - 1) * model.transfer_time(m)
 
 
 #: The closed form of :func:`direct_cost` as TeX (``register(tex=...)``).
@@ -218,7 +218,7 @@ def one_factor_cost(p, m, model, **_):
     """(p - isEven(p))(alpha + beta m) for p > 1 (0 for p = 1), Sanders §13.6.1; exact."""
     if p == 1:
         return 0.0
-    return (p - (p % 2 == 0)) * _step(model, m)
+    return (p - (p % 2 == 0)) * model.transfer_time(m)
 
 
 @register(operation="alltoall", cost=one_factor_cost, exact=True,
@@ -268,7 +268,7 @@ def hypercube_indirect_cost(p, m, model, tr=0.0, **_):
     d = check_power_of_two("the hypercube all-to-all", p)
     if d == 0:
         return 0.0
-    return d * _step(model, m * p // 2) + _check_tr(tr) * rearranged_words_hcube(p, m)
+    return d * model.transfer_time(m * p // 2) + _check_tr(tr) * rearranged_words_hcube(p, m)
 
 
 #: The closed form of :func:`hypercube_indirect_cost` as TeX (``register(tex=...)``).
@@ -421,7 +421,7 @@ def _ring_personal(pos, q, blocks, words, left, right):
 
 def personal_ring_cost(p, m, model, **_):
     """sum_{i=1..p-1} (ts + tw m (p - i)) = (ts + tw m p/2)(p - 1), Grama Eq. 4.7; exact."""
-    return sum(_step(model, m * (p - i)) for i in range(1, p))
+    return sum(model.transfer_time(m * (p - i)) for i in range(1, p))
 
 
 @register(operation="alltoall", cost=personal_ring_cost, exact=True, network=Ring,
@@ -454,7 +454,7 @@ def personal_ring_bidirectional_cost(p, m, model, **_):
     m p(p - 1)/2 for Eq. 4.7: the t_w term shrinks by the factor
     floor(p^2/4) / (p(p - 1)/2), which tends to 1/2 (Grama §4.5.1).  Exact.
     """
-    return sum(_step(model, m * k) for sent in (p // 2, (p - 1) // 2)
+    return sum(model.transfer_time(m * k) for sent in (p // 2, (p - 1) // 2)
                for k in range(1, sent + 1))
 
 
@@ -532,7 +532,7 @@ def personal_mesh_cost(p, m, model, tr=0.0, **_):
     With ``tr > 0``, plus the rearrangement t_r m p.
     """
     side = check_square("all_to_all_personal_mesh", p)
-    phase = sum(_step(model, side * m * (side - i)) for i in range(1, side))
+    phase = sum(model.transfer_time(side * m * (side - i)) for i in range(1, side))
     return 2 * phase + _check_tr(tr) * rearranged_words_mesh(p, m)
 
 
@@ -594,12 +594,12 @@ def bruck_alltoall_cost(p, m, model, **_):
     two, so this is at most ceil(log2 p)(ts + tw m floor(p/2))
     (:func:`bruck_alltoall_bound`), and equal to it for p a power of two.
     """
-    return sum(_step(model, m * _bruck_blocks(p, k)) for k in range(ceil_log2(p)))
+    return sum(model.transfer_time(m * _bruck_blocks(p, k)) for k in range(ceil_log2(p)))
 
 
 def bruck_alltoall_bound(p, m, model):
     """ceil(log2 p)(ts + tw m floor(p/2)): the simpler upper bound on Bruck's time."""
-    return ceil_log2(p) * _step(model, m * (p // 2))
+    return ceil_log2(p) * model.transfer_time(m * (p // 2))
 
 
 @register(operation="alltoall", cost=bruck_alltoall_cost, exact=True,

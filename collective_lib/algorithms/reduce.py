@@ -82,11 +82,6 @@ def _check_flag(name, value):
     return value
 
 
-def _step(model, words):
-    """One neighbour transfer of ``words`` words."""
-    return model.transfer_time(words, hops=1)
-
-
 # -- what a PE holds after each step (for the tables of values) --------------------------
 #
 # Each function reads a PE's recorded state (``locals``: the program's local variables).
@@ -125,7 +120,7 @@ def _tree_prefix_down(state):
 
 def binomial_reduce_cost(p, m, model, **_):
     """ceil(log2 p)(alpha + beta m): the binomial broadcast run backwards; exact for every p."""
-    return ceil_log2(p) * _step(model, m)
+    return ceil_log2(p) * model.transfer_time(m)
 
 
 @register(operation="reduce", cost=binomial_reduce_cost, exact=True,
@@ -168,7 +163,7 @@ def binomial_reduce(me, p, data, root=0, op=add):
 
 def binary_tree_reduce_cost(p, m, model, root=0, **_):
     """2L(alpha + beta m), Lemma 13.4 with one packet; L = height of the in-order tree."""
-    return 2 * tree_height(p, check_root(root, p)) * _step(model, m)
+    return 2 * tree_height(p, check_root(root, p)) * model.transfer_time(m)
 
 
 @register(operation="reduce", cost=binary_tree_reduce_cost, exact=False, ports="half-duplex",
@@ -213,7 +208,7 @@ def pipelined_binary_tree_reduce_cost(p, m, model, root=0, k=1, **_):
     if p == 1:
         return 0.0
     height = tree_height(p, check_root(root, p))
-    return (2 * height + 3 * (k - 1)) * _step(model, packet_words(m, k))
+    return (2 * height + 3 * (k - 1)) * model.transfer_time(packet_words(m, k))
 
 
 def pipelined_binary_tree_reduce_optimal_k(p, m, model, root=0, **_):
@@ -264,7 +259,7 @@ def pipelined_binary_tree_reduce(me, p, data, root=0, op=add, k=1):
 
 def reduce_broadcast_allreduce_cost(p, m, model, **_):
     """2 ceil(log2 p)(alpha + beta m): binomial reduce plus binomial broadcast; exact."""
-    return 2 * ceil_log2(p) * _step(model, m)
+    return 2 * ceil_log2(p) * model.transfer_time(m)
 
 
 @register(operation="allreduce", cost=reduce_broadcast_allreduce_cost, exact=True,
@@ -292,7 +287,7 @@ def reduce_broadcast_allreduce(me, p, data, op=add):
 
 def hypercube_allreduce_cost(p, m, model, **_):
     """log2 p (alpha + beta m), Sanders §13.2.1; exact with full-duplex exchanges."""
-    return check_power_of_two("hypercube_allreduce", p) * _step(model, m)
+    return check_power_of_two("hypercube_allreduce", p) * model.transfer_time(m)
 
 
 def _hypercube_allreduce_p(p):
@@ -350,7 +345,7 @@ def rabenseifner_allreduce_cost(p, m, model, **_):
     d = check_power_of_two("rabenseifner_allreduce", p)
     _check_rabenseifner_m(p, m)
     block = packet_words(m, p)
-    return 2 * sum(_step(model, (p >> j) * block) for j in range(1, d + 1))
+    return 2 * sum(model.transfer_time((p >> j) * block) for j in range(1, d + 1))
 
 
 def _rabenseifner_p(p):
@@ -443,7 +438,7 @@ def _like(data, words):
 
 def hypercube_prefix_sum_cost(p, m, model, **_):
     """log2 p (alpha + beta m), Sanders Theorem 13.6; exact with full-duplex exchanges."""
-    return check_power_of_two("hypercube_prefix_sum", p) * _step(model, m)
+    return check_power_of_two("hypercube_prefix_sum", p) * model.transfer_time(m)
 
 
 def _hypercube_prefix_p(p):
@@ -497,7 +492,7 @@ def _prefix_root(p):
 
 def binary_tree_prefix_sum_cost(p, m, model, **_):
     """4L(alpha + beta m): an upward phase (<= 2L steps) then a downward one (<= 2L)."""
-    return 4 * tree_height(p, _prefix_root(p)) * _step(model, m)
+    return 4 * tree_height(p, _prefix_root(p)) * model.transfer_time(m)
 
 
 @register(operation="prefix_sum", cost=binary_tree_prefix_sum_cost, exact=False,
@@ -570,7 +565,7 @@ def pipelined_binary_tree_prefix_sum_cost(p, m, model, k=1, **_):
     if p == 1:
         return 0.0
     height = tree_height(p, _prefix_root(p))
-    return (4 * height + 6 * (k - 1)) * _step(model, packet_words(m, k))
+    return (4 * height + 6 * (k - 1)) * model.transfer_time(packet_words(m, k))
 
 
 def pipelined_binary_tree_prefix_sum_optimal_k(p, m, model, **_):
@@ -661,7 +656,7 @@ def pipelined_binary_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=1):
 
 def barrier_cost(p, m, model, **_):
     """ceil(log2 p) alpha: ceil(log2 p) rounds of empty messages (Corollary 13.8); exact."""
-    return ceil_log2(p) * _step(model, 0)
+    return ceil_log2(p) * model.transfer_time(0)
 
 
 @register(operation="barrier", cost=barrier_cost, exact=True, held={"heard": "heard"},

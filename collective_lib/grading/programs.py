@@ -22,7 +22,7 @@ from ..errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from ..isolation import PEProcessError, isolated
 from ..model import CostModel
 from ..ops import Multi, Send, SendRecv, relay
-from ..simulator import Run, simulate
+from ..simulator import DEFAULT_MODEL, Run, simulate
 from .guards import (WallClockLimitExceeded, _explain_exception, _format_value, _name, _quiet,
                      _same, wall_clock_limit)
 
@@ -288,7 +288,7 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
     wrong result of lazy for p=3, root=0: PE 1 returned None
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
-    model = CostModel(ts=1.0, tw=0.0) if model is None else model
+    model = DEFAULT_MODEL if model is None else model
     params = dict(params or {})
     rng = np.random.default_rng(seed)
     name = _name(program)
@@ -579,7 +579,7 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
     wrong result of keep for p=3: PE 0 returned 1, but 3 was expected.
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
-    model = CostModel(ts=1.0, tw=0.0) if model is None else model
+    model = DEFAULT_MODEL if model is None else model
     rng = np.random.default_rng(seed)
     name = _name(program)
     with _cases_time_limit(name, time_limit_s) as state:
@@ -668,7 +668,7 @@ def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Calla
     share Python globals.
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
-    model = CostModel(ts=1.0, tw=0.0) if model is None else model
+    model = DEFAULT_MODEL if model is None else model
     rng = np.random.default_rng(seed)
     name = _name(program)
     def results_of(runner, p, inputs, context, params) -> tuple:
