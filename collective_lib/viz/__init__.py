@@ -18,7 +18,8 @@ One module per kind of picture; every public name is re-exported here, so
   :func:`draw_heap_tree`, :func:`draw_mesh_tree`;
 * :mod:`~collective_lib.viz.cubes` -- :func:`draw_cube`, :func:`draw_cube_path`;
 * :mod:`~collective_lib.viz.style` -- the colours, sizes and fonts they all share, and
-  :func:`smallest_font`, the smallest text of a figure as the book shows it;
+  :func:`smallest_font`, the smallest text of a figure as the book shows it, and
+  :func:`warn_small_text`, the figure hook the chapters set to hold their own figures to it;
 * :mod:`~collective_lib.viz.descriptions` -- :func:`describe`, :func:`description`: what a
   drawing shows, in words (its alt text in the book); :func:`curve_comparison`.
 
@@ -42,7 +43,8 @@ from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_
 from .style import (ARROW_COLOUR, BOOK_DPI, FONT, HATCHES, HOLDER_COLOUR, LINE_STYLES, LINK_COLOUR,
                     MARKERS, MAX_DRAWN_CLIQUE, MAX_LABELLED, MIN_FONT, MIN_FONT_PX, NODE_COLOUR,
                     OVERSUBSCRIBED_COLOUR, PALETTE, SECTION_COLOURS, TEXT_COLUMN_PX, TEXT_WIDTH,
-                    TITLE_FONT, TREE_EDGE_COLOUR, SmallestFont, category_style, smallest_font)
+                    TITLE_FONT, TREE_EDGE_COLOUR, SmallestFont, category_style, smallest_font,
+                    warn_small_text)
 from .tables import Holding, ValuesTable, holdings_table, values_table
 from .timelines import space_time
 from .topology import (draw_network, draw_step, draw_steps, link_load_map, payload_sources,
