@@ -18,28 +18,11 @@ checked where it should be. The book tests say where each claim is checked.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BOOK = REPO_ROOT / "book"
-TESTS = REPO_ROOT / "tests"
-
-#: The tests that check each chapter's claims against the library (and, for every chapter,
-#: ``notebooks/test_source_slips.py``, which checks its notes on the sources).
-CHAPTER_TESTS = {
-    "ch0": ["core/test_simulator_book.py"],
-    "ch1": ["algorithms/test_broadcast_book.py"],
-    "ch2": ["algorithms/test_reduce_book.py"],
-    "ch3": ["algorithms/test_sync_book.py"],
-    "ch4": ["algorithms/test_gather_book.py"],
-    "ch5": ["algorithms/test_alltoall_book.py", "algorithms/test_personalized_book.py",
-            "algorithms/test_hrelation_book.py"],
-    "ch6": ["cm200/test_cm200_book.py", "cm200/test_figures.py"],
-    "ch7": ["mpi/test_mpi_book.py"],
-}
+from book_prose import CHAPTER_TESTS, chapter_test_files, chapters, prose_only
 
 #: ``{chapter: {number: why it is no claim}}``.
 NOT_A_CLAIM = {
@@ -55,24 +38,11 @@ _REFERENCE = re.compile(
     r"\s*\(?\d+(?:\.\d+)*(?:\s*(?:[–-]|,|and|to)\s*\d+(?:\.\d+)*)*\)?")
 _YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-4]\d)[a-z]?\b")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
-_HIDDEN = [
-    re.compile(r"\{glue(?::\w+)?\}`[^`]*`"),                       # filled in by the build
-    re.compile(r"\{(?:numref|ref|eq|cite(?::\w+)?|term|doc|download|assignment)\}`[^`]*`"),
-    re.compile(r"\$\$.*?\$\$", re.S), re.compile(r"\$[^$\n]*\$"),   # math
-    re.compile(r"```.*?```", re.S), re.compile(r"`[^`]*`"),          # code
-    re.compile(r"\([\w-]+\)="),                                     # labels
-    re.compile(r"\]\([^)]*\)"), re.compile(r"https?://\S+"),         # links
-    re.compile(r"^#+ .*$", re.M),                                   # headings
-    re.compile(r"\bCM-\d+"),                                        # the machine's name
-    re.compile(r":(?:name|label|alt|width):.*$", re.M),             # directive options
-]
 
 
 def prose_numbers(source: str) -> list[str]:
     """The numbers a Markdown cell states in its prose."""
-    for pattern in _HIDDEN:
-        source = pattern.sub(" ", source)
-    source = _YEAR.sub(" ", _REFERENCE.sub(" ", source))
+    source = _YEAR.sub(" ", _REFERENCE.sub(" ", prose_only(source)))
     return [number.replace(",", "") for number in _NUMBER.findall(source)
             if len(number.replace(",", "").replace(".", "")) > 1]   # 2 and up: digits are words
 
@@ -86,17 +56,13 @@ def _tokens(text: str) -> set[str]:
     return {_value(number) for number in re.findall(r"(?<![\w.])\d[\d_]*(?:\.\d+)?", text)}
 
 
-def _chapters() -> list[Path]:
-    return sorted(BOOK.glob("ch*.ipynb"))
-
-
-@pytest.mark.parametrize("notebook", _chapters(), ids=lambda path: path.stem)
+@pytest.mark.parametrize("notebook", chapters(), ids=lambda path: path.stem)
 def test_every_number_in_the_prose_is_glued_or_checked(notebook):
     chapter = notebook.name[:3]
     cells = nbformat.read(notebook, as_version=4).cells
     known = _tokens(" ".join(cell.source for cell in cells if cell.cell_type == "code"))
-    for test in [*CHAPTER_TESTS[chapter], "notebooks/test_source_slips.py"]:
-        known |= _tokens((TESTS / test).read_text(encoding="utf-8"))
+    for test in chapter_test_files(chapter):
+        known |= _tokens(test.read_text(encoding="utf-8"))
     allowed = set(NOT_A_CLAIM.get(chapter, {}))
     unchecked = sorted({(number, index) for index, cell in enumerate(cells)
                         if cell.cell_type == "markdown"
