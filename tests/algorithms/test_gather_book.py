@@ -10,6 +10,27 @@ from collective_lib.recording import record_run
 from collective_lib.viz import values_table
 from traces import trace
 
+#: Each claim of the chapter's prose and the test that checks it (tests/notebooks/test_prose_claims.py).
+PROSE_CLAIMS = {
+    "receiving port: at least $(p-1)n\\beta$, however cleverly":
+        "test_no_gather_scatter_or_allgather_beats_the_word_bound",
+    "which carries at most what its sender held, so the largest count at most doubles per step":
+        "test_the_largest_count_at_most_doubles_per_step",
+    "The root needs all $p$ messages: at least": "test_the_largest_count_at_most_doubles_per_step",
+    "The simulator agrees exactly, also when $p$ is not a power of two":
+        "test_theorem_13_9_binomial_gather_time",
+    "the formula still holds exactly": "test_theorem_13_9_binomial_gather_time",
+    "because the root never waits": "test_the_roots_receives_follow_without_a_gap",
+    "the child needs no more than that to collect its own subtree of at most $2^j$ messages":
+        "test_each_child_of_the_root_has_its_subtree_when_the_root_turns_to_it",
+    "attains it exactly for every $p$ and root": "test_binomial_scatter_time",
+    "exactly the ones that continue its block":
+        "test_bruck_round_appends_the_messages_that_continue_the_block",
+    "the time is exactly": "test_bruck_allgather_time",
+    "show that it too stays within the bound of Theorem 13.9":
+        "exercises/test_scatter_any_root.py::test_solution_gets_full_marks",
+}
+
 MODEL = CostModel(ts=100, tw=1)
 MODELS = [MODEL, CostModel(ts=1, tw=0.25), CostModel(ts=0, tw=1), CostModel(ts=0.5, tw=1)]
 
@@ -165,3 +186,73 @@ def test_gather_grows_with_p_and_reduction_does_not():
     pipe = entry("pipelined_binary_tree_reduce")
     k = pipe.optimal_k(1024, 1000, MODEL)
     assert pipe.simulate(1024, 1000, model=MODEL, k=k, trace=False).time < 7500
+
+
+# §4.1: the two lower bounds, on every gather, scatter and all-gather with one port per
+# direction (the CM-200's all-port programs of Chapter 6 are not bound by them)
+ONE_PORT = [name for name, e in catalog().items()
+            if e.operation in ("gather", "scatter", "allgather") and e.ports != "all"]
+BOUND_PS = [1, 2, 3, 7, 8, 9, 16, 64, 100]
+
+
+def sources(payload):
+    """The original messages a payload carries, for inputs [i] (PE i's message is [i])."""
+    if isinstance(payload, int):
+        return {payload}
+    return set().union(set(), *map(sources, payload))
+
+
+@pytest.mark.parametrize("name", ONE_PORT)
+def test_no_gather_scatter_or_allgather_beats_the_word_bound(name):
+    e, m = entry(name), 5
+    for p in filter(e.valid, BOUND_PS):
+        run = e.simulate(p, m, model=CostModel(ts=0, tw=1))
+        assert run.time >= (p - 1) * m, (name, p)
+        if e.operation == "gather":       # the root takes the p - 1 messages in
+            assert sum(msg.words for msg in run.messages if msg.dst == 0) >= (p - 1) * m
+        assert e.simulate(p, m, model=MODEL, trace=False).time >= (p - 1) * m * MODEL.tw
+
+
+@pytest.mark.parametrize("name", [n for n in ONE_PORT if entry(n).operation != "scatter"])
+def test_the_largest_count_at_most_doubles_per_step(name):
+    # Unit steps (ts = 1, tw = 0): a message carries only what its sender held when it
+    # left, so the most original messages one PE holds at most doubles per step, and the
+    # root (every PE, for an all-gather) needs ceil(log p) steps to hold all p.
+    e = entry(name)
+    for p in filter(e.valid, BOUND_PS):
+        run = e.simulate(p, inputs=[[i] for i in range(p)], model=CostModel(ts=1, tw=0))
+        held = [{i} for i in range(p)]
+        for s in range(1, len(run.step_starts()) + 1):
+            step = run.step(s)
+            assert all(sources(msg.payload) <= held[msg.src] for msg in step), (name, p, s)
+            for msg in step:
+                held[msg.dst] |= sources(msg.payload)
+            assert max(map(len, held)) <= 2 ** s, (name, p, s)
+        assert len(held[0]) == p and run.time >= ceil_log2(p)
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 7, 8, 11, 64, 100])
+def test_each_child_of_the_root_has_its_subtree_when_the_root_turns_to_it(p):
+    # Child 2^j holds its subtree of at most 2^j messages by j ts + (2^j - 1) m tw, the
+    # time the root has spent on the smaller subtrees before it.
+    tree, m = entry("binomial_gather"), 3
+    for model in MODELS[:3]:
+        run = tree.simulate(p, m, model=model)
+        for j in range(ceil_log2(p)):
+            child = 2 ** j
+            collected = max((msg.end for msg in run.messages if msg.dst == child), default=0)
+            assert collected <= j * model.ts + (2 ** j - 1) * m * model.tw, (p, j, model)
+            to_root = [msg.words for msg in run.messages if (msg.src, msg.dst) == (child, 0)]
+            assert to_root == [min(2 ** j, p - child) * m] and to_root[0] <= 2 ** j * m
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 5, 6, 7, 8, 13, 64, 100])
+def test_bruck_round_appends_the_messages_that_continue_the_block(p):
+    # After round k (distance s = 2^k) PE i holds m_i, ..., m_(i + 2s - 1), cut at p.
+    t = values_table(record_run(allgather_bruck, p, inputs=[[i] for i in range(p)]),
+                     watch="block")
+    for i in sorted({0, min(1, p - 1), p // 2, p - 1}):
+        column = t.column(i)
+        assert len(column) == ceil_log2(p) + 1
+        for k, row in enumerate(column):
+            assert row == " ".join(str((i + r) % p) for r in range(min(2 ** k, p))), (p, i, k)
