@@ -6,8 +6,29 @@ names the section it checks.
 import pytest
 
 from collective_lib import (CostModel, DeadlockError, FullyConnected, Hypercube, LinearArray,
-                            Mesh, Ring, UnreceivedMessageError, compute, exchange, multi, recv,
-                            send, simulate)
+                            Mesh, OperationLimitError, Ring, UnreceivedMessageError, compute,
+                            exchange, multi, recv, send, sendrecv, simulate)
+
+#: Where each claim of the chapter's prose ("never", "always", "exactly", ...) is checked
+#: (tests/notebooks/test_prose_claims.py).
+PROSE_CLAIMS = {
+    "A program never looks at a clock": "test_no_operation_gives_a_program_the_time",
+    "every message costs exactly one unit, whatever its length":
+        "test_model_of_the_chapter_and_the_default_model",
+    "In this book *half-duplex* always means the port model":
+        "no claim: how the book uses a word; the port model itself is checked in "
+        "test_port_models",
+    "linked when their ranks differ in exactly one bit":
+        "test_hypercube_links_join_the_ranks_that_differ_in_one_bit",
+    "without `yield` the simulator never sees it":
+        "test_an_operation_built_without_yield_is_never_sent",
+    "**A program that never ends.**":
+        "test_an_endless_token_never_deadlocks_and_stops_at_the_budget",
+    "every PE always has a message to pass on":
+        "test_an_endless_token_never_deadlocks_and_stops_at_the_budget",
+    "equal the simulated times exactly where the catalog marks them exact":
+        "core/test_catalog.py::test_small_p_every_root",
+}
 
 
 # §0.1
@@ -137,6 +158,37 @@ def test_model_of_the_chapter_and_the_default_model():
     model = CostModel(ts=10, tw=2)
     assert model.ts / model.tw == 5 and (model.alpha, model.beta) == (10, 2)
     assert simulate(one_message, 2, [list(range(1000)), None]).time == 1
+    # the default model: one unit per message, whatever its length
+    for words in (0, 1, 5, 1000, 10 ** 5):
+        assert simulate(one_message, 2, [list(range(words)), None]).time == 1
+
+
+def every_operation(me, p, data):
+    """Yields each operation of §0.1's table once and keeps what each gives back."""
+    other = 1 - me
+    got = [(yield send(other, data)) if me == 0 else (yield recv(other))]
+    got.append((yield compute(5)))
+    got.append((yield sendrecv(other, data + "2", other)))
+    got.append((yield exchange(other, data + "3")))
+    got.append((yield multi(sends=[(other, data + "4")], recvs=[other])))
+    return got
+
+
+@pytest.mark.parametrize("model", [CostModel(), CostModel(ts=10, tw=2),
+                                   CostModel(ts=0.5, tw=3, ports="half-duplex"),
+                                   CostModel(ports="all")])
+def test_no_operation_gives_a_program_the_time(model):
+    # §0.1: what a yield gives back is the table's (None or messages), never a time, so
+    # the results are the same whatever the cost model and the clock.
+    run = simulate(every_operation, 2, ["a", "b"], model=model)
+    assert run.results == [[None, None, "b2", "b3", ["b4"]], ["a", None, "a2", "a3", ["a4"]]]
+
+
+@pytest.mark.parametrize("d", range(6))
+def test_hypercube_links_join_the_ranks_that_differ_in_one_bit(d):
+    cube = Hypercube(d)
+    assert sorted(cube.links()) == [(a, b) for a in range(2 ** d) for b in range(2 ** d)
+                                    if bin(a ^ b).count("1") == 1]
 
 
 @pytest.mark.parametrize("ports, t_swap, t_fan", [("full-duplex", 1, 3), ("half-duplex", 2, 3),
@@ -232,3 +284,35 @@ def test_tiny_tree_trace():
 def test_the_four_bugs_are_reported(program, p, inputs, error):
     with pytest.raises(error):
         simulate(program, p, inputs)
+
+
+def test_an_operation_built_without_yield_is_never_sent():
+    # §0.8: forgot_yield deadlocks because the send never happened; without a waiting
+    # receiver the same slip goes through with no message at all.
+    with pytest.raises(DeadlockError, match="PE 1"):
+        simulate(forgot_yield, 2, ["a", None])
+
+    def built_only(me, p, data):
+        if me == 0:
+            send(1, data)
+        yield compute(1)
+        return data
+
+    run = simulate(built_only, 2, ["a", None])
+    assert run.messages == [] and run.time == 1
+
+
+def endless_token(me, p, data):
+    while True:
+        data = yield sendrecv((me + 1) % p, data, (me - 1) % p)
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 7])
+def test_an_endless_token_never_deadlocks_and_stops_at_the_budget(p):
+    # §0.8: every PE always has a message to pass on, so no budget is too large to run
+    # out: the run ends at the operation limit, never in a deadlock.
+    for max_ops in (10, 100, 1000):
+        with pytest.raises(OperationLimitError, match=f"max_ops={max_ops:,}"):
+            simulate(endless_token, p, inputs=list(range(p)), max_ops=max_ops)
+    with pytest.raises(OperationLimitError, match=r"default_max_ops\(4\).*PE \d+"):
+        simulate(endless_token, 4, inputs=[0, 1, 2, 3])
