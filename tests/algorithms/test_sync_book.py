@@ -17,9 +17,30 @@ from collective_lib.algorithms.sync import (barrier_demo, barrier_violation, bar
 from collective_lib.shared_memory import (CoherenceModel, cell_array, exclusion_violation,
                                           explore_interleavings, fetch_add, find_violation,
                                           mutual_exclusion, packed_lines, pause, read,
-                                          simulate_shared, write)
+                                          run_with_threads, simulate_shared, write)
 from collective_lib.trees import binomial_children, ceil_log2
 from collective_lib.viz import critical_sections, memory_spans, waits_on
+
+#: Every "always", "never", "exactly", "at most" ... of chapter 3's prose, and the test
+#: that checks it (tests/notebooks/test_prose_claims.py).
+PROSE_CLAIMS = {
+    "An all-reduce has exactly this property":
+        "test_an_allreduce_cannot_finish_before_every_input_is_in",
+    "the simulated time is exactly": "test_message_passing_barrier_takes_ceil_log_p_rounds",
+    "exactly the unsafe increment of §3.1": "test_the_critical_section_is_the_unsafe_increment",
+    "every failed attempt is contended and every waiter always has one attempt queued":
+        "test_spin_lock_waiters_keep_an_attempt_queued_at_the_line",
+    "both hand-overs are exactly the derived 40 and 50 units":
+        "test_two_pe_hand_overs_are_the_derived_ones",
+    "is exactly $20(p + 1)$, and the shortest is 40 for every $p$":
+        "test_spin_lock_hand_over_takes_20_p_plus_1_when_all_others_wait",
+    "a reader waits for a value of at most": "test_a_reader_waits_for_a_value_of_at_most_p",
+    "never a writer with anybody": "test_reader_writer_lock_of_the_chapter",
+    "Its arrival is then never counted":
+        "test_release_before_reset_never_counts_the_wiped_arrival",
+    "runs exactly the same generator programs on real Python threads":
+        "test_threads_run_the_same_programs_to_the_same_results",
+}
 
 
 def same_trace(a, b):
@@ -164,6 +185,31 @@ def test_barrier_numbers_of_the_chapter():
     assert run.finish_times == [max(work) + ceil_log2(6)] * 6 == [12.0] * 6
 
 
+def late_start(me, p, data, late, work, algorithm, **params):
+    # PE `late` computes for `work` units before it joins `algorithm`.
+    if me == late:
+        yield compute(work)
+    return (yield from algorithm(me, p, data, **params))
+
+
+@pytest.mark.parametrize("name", [name for name, e in catalog().items()
+                                  if e.operation == "allreduce"])
+def test_an_allreduce_cannot_finish_before_every_input_is_in(name):
+    # §3.2: no PE can know the sum before every PE has contributed, so whichever PE
+    # starts late, nobody finishes before it has started.
+    entry, work = catalog()[name], 1000
+    for p in (2, 3, 7, 8):
+        if not entry.valid(p):
+            continue
+        inputs = entry.make_inputs(p, 8, seed=p)
+        for late in {0, p // 2, p - 1}:
+            run = simulate(late_start, p, inputs, network=entry.network(p),
+                           model=entry.default_model(), late=late, work=work,
+                           algorithm=entry.program, **entry.params)
+            assert run.results == entry.expected(inputs)
+            assert min(run.finish_times) > work, (name, p, late)
+
+
 @pytest.mark.parametrize("p", range(1, 65))
 def test_one_contended_line_serializes(p):
     assert simulate_shared(shared_counter, p, memory={"counter": 0}).time == 10 + 20 * (p - 1)
@@ -179,6 +225,28 @@ def test_coherence_numbers_of_the_chapter():
 def test_spin_lock_run_of_the_chapter():
     run = simulate_shared(lock_demo, 4, lock=cas_spin_lock, rounds=3)
     assert run.memory["counter"] == 12 and mutual_exclusion(run)
+
+
+@pytest.mark.parametrize("lock", [cas_spin_lock, ttas_backoff_lock, reader_writer_lock])
+def test_the_critical_section_is_the_unsafe_increment(lock):
+    # §3.4: inside enter("cs") ... leave("cs") a PE does what §3.1's increment does, a read
+    # of the counter and a write of that value plus one, and nothing else.
+    run = simulate_shared(lock_demo, 3, lock=lock, rounds=2)
+    inside, sections = {}, []
+    for e in run.trace:
+        if e.op == "enter" and e.cell == "cs":
+            inside[e.pe] = []
+        elif e.op == "leave" and e.cell == "cs":
+            sections.append(inside.pop(e.pe))
+        elif e.pe in inside:
+            inside[e.pe].append((e.op, e.cell, e.value))
+    assert len(sections) == 6
+    for ops in sections:
+        assert [op for op, _, _ in ops] == ["read", "write"] and ops[0][1] == ops[1][1] == "counter"
+        assert ops[1][2] == ops[0][2] + 1
+    increment_ops = [(e.op, e.cell) for e in simulate_shared(increment, 1,
+                                                             memory={"counter": 0}).trace]
+    assert increment_ops == [("read", "counter"), ("write", "counter")]
 
 
 @pytest.mark.parametrize("p", [2, 3, 4, 5, 8])
@@ -254,10 +322,35 @@ def test_two_pe_hand_overs_are_the_derived_ones():
     assert set(ttas) == {cm.miss + 2 * cm.contended} == {50}
 
 
-@pytest.mark.parametrize("p", list(range(3, 13)) + [16, 32])
+@pytest.mark.parametrize("p", list(range(3, 13)) + [16, 32, 100])
 def test_spin_lock_hand_over_takes_20_p_plus_1_when_all_others_wait(p):
     gaps = hand_overs(simulate_shared(lock_demo, p, lock=cas_spin_lock, rounds=4, hold=50))
     assert max(gaps) == 20 * (p + 1) and min(gaps) == 40
+
+
+@pytest.mark.parametrize("p", [3, 4, 8, 16])
+def test_spin_lock_waiters_keep_an_attempt_queued_at_the_line(p):
+    # §3.4, derivation: with two or more PEs waiting, a waiter does nothing but CAS from its
+    # first attempt to its entry (an attempt always queued), and each failed attempt is
+    # contended (it takes at least the cost of a contended access, queueing included).
+    cm = CoherenceModel()
+    run = simulate_shared(lock_demo, p, lock=cas_spin_lock, rounds=4, hold=50)
+    waits, since, ops = [], {}, collections.defaultdict(list)
+    for e in run.trace:
+        if e.op == "cas" and e.pe not in since:
+            since[e.pe] = e.time
+        if e.pe in since:
+            ops[e.pe].append(e.op)
+        if e.op == "enter":
+            waits.append((since.pop(e.pe), e.time))
+            assert set(ops.pop(e.pe)) == {"cas", "enter"}
+    crowded = 0
+    for s in memory_spans(run):
+        if s.op == "cas" and s.value is False:
+            if sum(1 for a, b in waits if a <= s.start < b) >= 2:
+                crowded += 1
+                assert s.end - s.start >= cm.contended, s
+    assert crowded > 10 * p
 
 
 def moves_while_held(run):
@@ -290,6 +383,49 @@ def test_reader_writer_lock_of_the_chapter():
     assert run.memory["counter"] == 8 and mutual_exclusion(run)
     assert explore_interleavings(lock_demo, 2, mutual_exclusion, lock=reader_writer_lock, rounds=2,
                                  reads=True) is None
+
+
+def reader_adds_after(run, p):
+    # The value of the lock cell each PE read just before it added to the cell.
+    last, seen = {}, []
+    for e in run.trace:
+        if e.cell != "rwlock" or e.op not in ("read", "fetch_add", "cas"):
+            continue
+        if e.op == "fetch_add" and last.get(e.pe, ("", None))[0] == "read":
+            seen.append(last[e.pe][1])
+        last[e.pe] = (e.op, e.value)
+    return seen
+
+
+def test_a_reader_waits_for_a_value_of_at_most_p():
+    # §3.4: a reader adds its 1 only right after a read of at most p; while a writer holds
+    # the lock the cell reads p + 1, so a reader that comes late waits for the release.
+    p, hold = 3, 100
+
+    def writer_then_readers(me, p, data):
+        mine = reader_writer_lock(me, p)
+        if me == 0:
+            yield from mine.acquire_write()
+            yield pause(hold)
+            yield from mine.release_write()
+        else:
+            yield pause(50)                       # the writer is inside by now
+            yield from mine.acquire_read()
+            yield from mine.release_read()
+
+    run = simulate_shared(writer_then_readers, p, memory=reader_writer_lock.memory(p))
+    released = next(e.time for e in run.trace if e.pe == 0 and e.op == "fetch_add")
+    for pe in (1, 2):
+        ops = [e for e in run.trace if e.pe == pe and e.op in ("read", "fetch_add")]
+        first_add = next(i for i, e in enumerate(ops) if e.op == "fetch_add")
+        assert first_add > 1 and {e.value for e in ops[:first_add - 1]} == {p + 1}
+        assert ops[first_add - 1].value <= p and ops[first_add].time >= released
+    assert reader_adds_after(run, p) and all(v <= p for v in reader_adds_after(run, p))
+    chapter = simulate_shared(lock_demo, 4, lock=reader_writer_lock, rounds=4, reads=True,
+                              hold=20)
+    assert len(reader_adds_after(chapter, 4)) >= 8
+    assert all(v <= 4 for v in reader_adds_after(chapter, 4))
+
 
 
 @pytest.mark.parametrize("p", range(1, 70))
@@ -351,6 +487,30 @@ def test_flag_barrier_fails_only_when_reused():
 def test_release_before_reset_is_caught():
     assert explore_interleavings(barrier_demo, 2, barriers_respected, barrier=ReleaseFirstBarrier,
                                  epochs=2) is not None
+
+
+def test_release_before_reset_never_counts_the_wiped_arrival():
+    # §3.5: a released PE increments c before the last PE's reset; after that reset no
+    # fetch-and-add returns p - 1, nobody advances the epoch, and the PEs wait for good.
+    found = [(2, explore_interleavings(barrier_demo, 2, barriers_respected,
+                                       barrier=ReleaseFirstBarrier, epochs=2))]
+    found += [(p, find_violation(barrier_demo, p, barriers_respected, seeds=range(60),
+                                 barrier=ReleaseFirstBarrier, epochs=3, max_ops=3000))
+              for p in (3, 4, 7, 8)]
+    for p, f in found:
+        assert f.reason.startswith(("livelock", "no progress")), (p, f.reason)
+        trace = f.run.trace
+        reset = max(i for i, e in enumerate(trace)
+                    if e.op == "write" and e.cell == "barrier.c")
+        release = max(i for i, e in enumerate(trace[:reset])
+                      if e.op == "write" and e.cell == "barrier.epoch")
+        wiped = [e for e in trace[release:reset]
+                 if e.op == "fetch_add" and e.cell == "barrier.c"]
+        assert wiped and all(e.pe != trace[reset].pe for e in wiped), p
+        later = trace[reset + 1:]
+        assert all(e.value != p - 1 for e in later
+                   if e.op == "fetch_add" and e.cell == "barrier.c"), p
+        assert not [e for e in later if e.op == "write"], p
 
 
 def test_barrier_costs_of_the_chapter():
@@ -429,3 +589,20 @@ def test_packed_polls_miss_and_the_diffusion_gain_is_lost():
     assert missed_polls(None) == 0 and missed_polls(packed_lines(16)) > 100
     packed = diffusion_table(ps=(64,), sizes=(100,), line_of=packed_lines(16))[0]
     assert round(packed.speedup, 2) == 0.36
+
+
+def test_threads_run_the_same_programs_to_the_same_results():
+    # §3.8: run_with_threads takes the very generator programs simulate_shared runs, and
+    # what they compute is the same; only the order of the operations differs.
+    for kw in ({"lock": ttas_backoff_lock, "rounds": 5},
+               {"lock": reader_writer_lock, "rounds": 4, "reads": True}):
+        simulated = simulate_shared(lock_demo, 4, **kw)
+        threads = run_with_threads(lock_demo, 4, timeout=30, **kw)
+        assert threads.mode == "threads" and mutual_exclusion(threads)
+        assert threads.results == simulated.results
+        assert threads.memory["counter"] == simulated.memory["counter"] == sum(simulated.results)
+    for barrier in (simple_barrier, binomial_barrier):
+        threads = run_with_threads(barrier_demo, 4, barrier=barrier, epochs=5, timeout=30)
+        assert barriers_respected(threads)
+        assert threads.results == simulate_shared(barrier_demo, 4, barrier=barrier,
+                                                  epochs=5).results == [5] * 4
