@@ -1,14 +1,59 @@
 """Chapter 5's claims about non-uniform all-to-all (book/ch5_all_to_all, §5.6)."""
+import itertools
 from collections import Counter
 
+import numpy as np
 import pytest
 
-from collective_lib import CostModel, catalog
+from collective_lib import CostModel, catalog, simulate
+from collective_lib.algorithms.hrelation import deliver_schedule
+from collective_lib.coloring import (Transfer, coloring_to_schedule, idle_steps_last,
+                                     pad_to_regular, schedule_to_coloring)
+from collective_lib.operations import operations
 from collective_lib.recording import record_run
 from collective_lib.algorithms.hrelation import (bottleneck_volume, color_bipartite_multigraph,
                                                  coloring_schedule, eq_13_5_bound,
                                                  h_relation_multigraph, message_sizes,
                                                  two_phase_bundle_words)
+
+#: Each claim of the chapter's prose and the test that checks it (tests/notebooks/test_prose_claims.py).
+PROSE_CLAIMS = {
+    "makes random inputs with exactly that bottleneck":
+        "test_alltoallv_inputs_have_exactly_the_bottleneck_h",
+    "Each message of either phase has at most $h/p + 2p$ words, whatever the lengths were":
+        "test_two_phase_messages_stay_below_h_over_p_plus_2p_for_any_lengths",
+    "the padded phase sizes stay below $h/p + 2p$":
+        "test_two_phase_messages_stay_below_h_over_p_plus_2p_for_any_lengths",
+    "The phases stay within $h/p + 2p$ words and the simulated time within the library's bound":
+        "test_two_phase_is_correct_and_within_its_bound",
+    "the pieces it kept, which never travel": "test_fig_13_15_two_phases_for_three_pes",
+    "stay within $h/p + 2p = 9$": "test_fig_13_15_example_of_the_chapter",
+    "one packet per step is exactly an **edge colouring**":
+        "core/test_coloring.py::test_a_konig_colouring_is_a_schedule_of_h_steps_and_back",
+    "node has at most $h$ edges":
+        "algorithms/test_hrelation.py::test_colouring_is_proper_with_exactly_h_colours",
+    "a PE sends at most one word and receives at most one":
+        "test_colouring_schedule_sends_every_word_once_one_per_port",
+    "in one transfer, never forwarded":
+        "core/test_coloring.py::test_delivery_follows_the_steps_one_word_per_pe_and_direction",
+    "every PE sends at most one packet and receives at most one":
+        "core/test_coloring.py::test_schedule_to_coloring_names_what_breaks_the_rules",
+    "PE $i$ sends at most one packet per step, so":
+        "core/test_coloring.py::test_every_schedule_of_coloring_schedule_is_a_colouring_and_back",
+    "Every packet gets exactly one step, since every edge has exactly one colour":
+        "core/test_coloring.py::test_a_konig_colouring_is_a_schedule_of_h_steps_and_back",
+    "at most one, because the colouring is proper. Likewise PE $j$ receives at most one":
+        "core/test_coloring.py::test_a_konig_colouring_is_a_schedule_of_h_steps_and_back",
+    "so at least the maximum degree $h$":
+        "test_no_colouring_has_fewer_colours_than_the_maximum_degree",
+    "is proper and has exactly $h$ colours": "test_edge_colouring_uses_h_colours_and_no_clash",
+    "every receiver has exactly $h$ edges":
+        "algorithms/test_hrelation.py::test_padding_is_regular_and_only_one_pe_talks_to_itself",
+    "every node has exactly 5 edges, one of each colour":
+        "test_the_simulated_steps_colour_the_completion_of_the_chapter_example",
+    "With dummies the simulated time is exactly $h(\\alpha + \\beta)$ in every row":
+        "test_delivery_with_dummies_takes_h_steps_in_every_row_of_the_chapter",
+}
 
 MODEL = CostModel(ts=100, tw=1)
 
@@ -152,6 +197,16 @@ def test_fig_13_15_two_phases_for_three_pes(lengths):
         for i, piece in msg.payload.pieces.items():
             assert all(w[0] == str(i) and w[1] == str(msg.dst)
                        and pieces_of(w, lengths, p) == msg.src for w in piece)
+    # a kept piece never travels: m_iik stays on PE i, and m_ijk with k = i (phase 1) or
+    # k = j (phase 2) skips that phase
+    for msg in phase1:
+        assert all(pieces_of(w, lengths, p) != msg.src for x in msg.payload.pieces.values()
+                   for w in x)
+    for msg in phase2:
+        assert all(pieces_of(w, lengths, p) != msg.dst for x in msg.payload.pieces.values()
+                   for w in x)
+    assert not any(w[0] == w[1] for msg in phase1 + phase2
+                   for x in msg.payload.pieces.values() for w in x)
     for msg in phase1 + phase2:  # p header fields plus the pieces fit in the padded size
         assert p + sum(len(x) for x in msg.payload.pieces.values()) <= msg.words
     # what each PE holds after phase 1: exactly the pieces m_ijk with k = itself, i != j
@@ -170,9 +225,93 @@ def test_fig_13_15_example_of_the_chapter():
     assert bottleneck_volume(message_sizes(inputs)) == 9
     run = record_run("alltoallv_two_phase", 3, inputs=inputs)
     bundles = [msg for msg in run.messages if hasattr(msg.payload, "pieces")]
-    assert [b.words for b in bundles] == [6] * 6 + [7] * 6
+    assert [b.words for b in bundles] == [6] * 6 + [7] * 6 and 7 <= 9 / 3 + 2 * 3
     assert len(run.step_starts()) == 8                     # agree, phase 1, agree, phase 2
     assert {b.start for b in bundles[:6]} == set(run.step_starts()[2:4])
     assert {b.start for b in bundles[6:]} == set(run.step_starts()[6:8])
     empty = [(b.src, b.dst) for b in bundles[:6] if not b.payload.pieces]
     assert empty == [(1, 2)]                               # "only the header", in phase 1
+
+
+# §5.10: what the prose claims of h-relations, their two-phase exchange and their colourings
+@pytest.mark.parametrize("p", [1, 2, 3, 7, 8, 64, 100])
+def test_alltoallv_inputs_have_exactly_the_bottleneck_h(p):
+    op = operations()["alltoallv"]
+    for h in (1, 5, 50):
+        sizes = message_sizes(op.make_inputs(p, h, np.random.default_rng(p + h)))
+        assert bottleneck_volume(sizes) == (h if p > 1 else 0)
+
+
+def test_two_phase_messages_stay_below_h_over_p_plus_2p_for_any_lengths():
+    # Lengths that waste the most in the rounding up (|m_ij| = 1 mod p), empty messages and
+    # long messages to oneself (which stay local), and the chapter's table.
+    two_phase, rng = entry("alltoallv_two_phase"), np.random.default_rng(7)
+    cases = []
+    for p in (2, 3, 5, 7, 8):
+        for _ in range(4):
+            lengths = rng.integers(0, 5, size=(p, p)) * p + 1
+            lengths[rng.random((p, p)) < 0.25] = 0
+            np.fill_diagonal(lengths, rng.integers(0, 300, size=p))
+            cases.append([[[0] * int(n) for n in row] for row in lengths])
+    cases += [two_phase.make_inputs(p, h, seed=p) for p, h in ((4, 40), (8, 200), (16, 1000),
+                                                               (16, 4000))]
+    for inputs in cases:
+        p, sizes = len(inputs), message_sizes(inputs)
+        h = bottleneck_volume(sizes)
+        run = two_phase.simulate(p, max(h, 1), inputs=inputs, model=MODEL)
+        assert run.results == two_phase.expected(inputs)
+        words = {msg.words for msg in run.messages if hasattr(msg.payload, "pieces")}
+        assert words == set(two_phase_bundle_words(sizes))
+        assert max(words) < h / p + 2 * p, (p, h, words)
+
+
+@pytest.mark.parametrize("sizes", [[[0, 2, 1], [1, 0, 0], [0, 1, 0]],
+                                   [[0, 1, 1], [1, 0, 1], [1, 1, 0]],
+                                   [[0, 2, 0], [0, 0, 2], [2, 0, 0]],
+                                   [[0, 3, 1], [0, 0, 1], [1, 1, 0]]])
+def test_no_colouring_has_fewer_colours_than_the_maximum_degree(sizes):
+    # Every assignment of h - 1 colours puts one colour twice at a node of degree h; the
+    # library's colouring uses exactly h.
+    graph = h_relation_multigraph(sizes)
+    h = bottleneck_volume(sizes)
+    edges = list(graph.edges(keys=True))
+    assert max(d for _, d in graph.degree()) == h
+
+    def proper(colours):
+        at = Counter((node, c) for (u, v, _), c in zip(edges, colours) for node in (u, v))
+        return max(at.values()) == 1
+
+    assert not any(proper(colours) for colours in itertools.product(range(h - 1),
+                                                                    repeat=len(edges)))
+    colouring = color_bipartite_multigraph(graph)
+    assert proper([colouring[e] for e in edges]) and len(set(colouring.values())) == h
+
+
+def test_the_simulated_steps_colour_the_completion_of_the_chapter_example():
+    # The chapter's run: H padded to h-regular, its colouring delivered in the simulator,
+    # the steps read back as a colouring; every node has h = 5 edges, one of each colour.
+    skewed = entry("alltoallv_two_phase").make_inputs(4, 5, seed=3)
+    padded = pad_to_regular(h_relation_multigraph(message_sizes(skewed)))
+    steps = idle_steps_last(coloring_to_schedule(padded, color_bipartite_multigraph(padded)))
+    run = simulate(deliver_schedule, 4, skewed, steps=steps, model=CostModel(ts=1, tw=0))
+    ran = [[Transfer(m.src, m.dst, m.payload is None) for m in run.messages if m.start == s]
+           for s in range(int(run.time))]
+    seen = schedule_to_coloring(padded, ran)
+    assert run.time == 5
+    for node in padded.nodes:
+        colours = [seen[e] if e in seen else seen[(e[1], e[0], e[2])]
+                   for e in padded.edges(node, keys=True)]
+        assert sorted(colours) == list(range(5)), node
+
+
+def test_delivery_with_dummies_takes_h_steps_in_every_row_of_the_chapter():
+    two_phase = entry("alltoallv_two_phase")
+    for p, h in ((4, 20), (8, 100), (16, 400)):
+        inputs = two_phase.make_inputs(p, h, seed=5)
+        padded = pad_to_regular(h_relation_multigraph(message_sizes(inputs)))
+        steps = idle_steps_last(coloring_to_schedule(padded,
+                                                     color_bipartite_multigraph(padded)))
+        for ts, tw in ((1, 1), (100, 1)):
+            run = simulate(deliver_schedule, p, inputs, steps=steps,
+                           model=CostModel(ts=ts, tw=tw), trace=False)
+            assert run.time == h * (ts + tw) and run.results == two_phase.expected(inputs)

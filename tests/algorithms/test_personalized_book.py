@@ -16,6 +16,30 @@ from collective_lib.recording import record_run
 from collective_lib.viz import values_table
 from traces import trace
 
+#: Each claim of the chapter's prose and the test that checks it (tests/notebooks/test_prose_claims.py).
+PROSE_CLAIMS = {
+    "which the $p$ links share, at least $t_w m (p - 1) p / 2$ time units":
+        "test_one_way_ring_word_hops_share_the_p_links",
+    "the rearrangement adds exactly": "test_personalized_exchanges_meet_grama_equations",
+    "one receiving port, so the time is at least $t_w m (p - 1)$":
+        "test_no_total_exchange_beats_the_receiving_port_bound",
+    "do the $p$ messages of a step never meet on a link":
+        "test_xor_pairs_and_cyclic_shifts_never_share_a_hypercube_link",
+    "That point is $u$ for exactly one source $i$":
+        "test_each_link_of_a_crossed_dimension_carries_exactly_one_message_per_step",
+    "every directed link carries at most one message per step":
+        "test_xor_pairs_and_cyclic_shifts_never_share_a_hypercube_link",
+    "Where exactly they cross is the subject of the next section":
+        "test_direct_and_indirect_cross_over_at_n_star",
+    "every pair meets in exactly one of the 5 rounds":
+        "test_one_factor_pairs_every_two_pes_exactly_once",
+    "after the second step it holds exactly the messages for itself":
+        "test_indirect_exchange_table_of_the_chapter",
+    "the two meet at exactly $n^* = 80$ words": "test_crossover_numbers_of_the_chapter",
+    "XOR pairs with E-cube routing never put two messages of one step on a link":
+        "test_xor_pairs_and_cyclic_shifts_never_share_a_hypercube_link",
+}
+
 MODEL = CostModel(ts=100, tw=1)
 M, TR = 4, 0.5
 
@@ -311,3 +335,58 @@ def test_chapter_renders_the_figures_as_transcribed():
                         watch="M", fmt=lambda M: ",".join(sorted(x for _, _, x in M)))
     assert [[cube.column(pe)[r] for pe in range(8)] for r in range(4)] == \
         [[panel[pe] for pe in range(8)] for panel in FIG_4_20]
+
+
+# §5.8: the lower bounds of the total exchange
+@pytest.mark.parametrize("p", [2, 3, 7, 8, 64])
+def test_one_way_ring_word_hops_share_the_p_links(p):
+    # Every packet goes the same way: m(p-1)p^2/2 word-hops, spread evenly over the p
+    # clockwise links, so no one-way ring exchange beats t_w m (p-1) p / 2; Eq. 4.7 meets it.
+    run = entry("all_to_all_personal_ring").simulate(p, M, model=CostModel(ts=0, tw=1))
+    per_link = Counter()
+    for msg in run.messages:
+        for link in msg.path:
+            per_link[link] += msg.words
+    assert sum(per_link.values()) * 2 == M * (p - 1) * p * p
+    assert per_link == {(i, (i + 1) % p): M * (p - 1) * p // 2 for i in range(p)}
+    assert run.time == M * (p - 1) * p / 2
+
+
+@pytest.mark.parametrize("name", [n for n, e in catalog().items()
+                                  if e.operation == "alltoall" and e.ports != "all"])
+def test_no_total_exchange_beats_the_receiving_port_bound(name):
+    e = entry(name)
+    for p in filter(e.valid, [1, 2, 3, 4, 7, 8, 9, 16, 64]):
+        run = e.simulate(p, M, model=CostModel(ts=0, tw=1))
+        received = Counter()
+        for msg in run.messages:
+            received[msg.dst] += msg.words
+        assert all(received[pe] >= M * (p - 1) for pe in range(p)), (name, p)
+        assert run.time >= M * (p - 1), (name, p)
+
+
+@pytest.mark.parametrize("d", range(1, 7))
+def test_hypercube_word_hops_give_the_links_only_about_half_the_bound(d):
+    # The direct exchange routes every packet along a shortest path: p m (p log p)/2
+    # word-hops, m p / 2 for each of the p log p directed links, against t_w m (p - 1).
+    p = 2 ** d
+    run = entry("all_to_all_personal_hcube_ecube").simulate(p, M)
+    hops = sum(msg.words * len(msg.path) for msg in run.messages)
+    links = {link for msg in run.messages for link in msg.path}
+    assert len(links) == p * d and hops == M * p * p * d // 2
+    assert hops / len(links) == M * p / 2 and M * p / 2 <= M * (p - 1)
+
+
+@pytest.mark.parametrize("d", range(1, 7))
+def test_each_link_of_a_crossed_dimension_carries_exactly_one_message_per_step(d):
+    # In step j the messages cross dimension k if bit k of j is set, and then every one of
+    # the p directed links of dimension k carries exactly one of them.
+    p = 2 ** d
+    run = entry("all_to_all_personal_hcube_ecube").simulate(p)
+    for j in range(1, p):
+        moves = [msg for msg in run.messages if msg.dst == msg.src ^ j]
+        assert len(moves) == p
+        load = Counter(link for msg in moves for link in msg.path)
+        for k in range(d):
+            crossing = {link: n for link, n in load.items() if link[0] ^ link[1] == 1 << k}
+            assert crossing == ({(u, u ^ 1 << k): 1 for u in range(p)} if j >> k & 1 else {})
