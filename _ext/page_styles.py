@@ -1,6 +1,7 @@
 """Sphinx extension: what the book's pages need beyond the theme, on screen and on paper.
 
 * Every focusable control shows a focus ring (``static/accessibility.css``).
+* A code cell's 88 columns fit the text column at 1366 px (``static/layout.css``).
 * Printed (``make pdf``), a page is its text column, with code wrapped, figures and
   tables whole and animations as strips of key frames (``static/print.css``).
 * A list of citations is not marked as an ARIA list: docutils writes
@@ -31,6 +32,7 @@ def add_static(app, config) -> None:
 def setup(app):
     app.connect("config-inited", add_static)
     app.add_css_file("accessibility.css")
+    app.add_css_file("layout.css")
     app.add_css_file("print.css", media="print")
     app.connect("html-page-context", drop_citation_list_role)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -15,7 +15,12 @@ saves a 1366x768 screenshot and reports
   messages: the theme logs one on a first visit, when no colour mode is stored);
 * axe: the WCAG 2.1 A and AA violations that axe-core (the npm package, installed
   into ``tools/node_modules`` by ``make``) rates *serious* or *critical*, run in
-  the rendered page once MathJax is done.
+  the rendered page once MathJax is done;
+* wide: code cells (source or output) that scroll sideways at 1366 px;
+* phone: at phone width (390 px, as a phone lays the page out) whether the page
+  scrolls sideways, and every element that sticks out of the screen without a
+  box of its own that scrolls or clips it (code and wide tables scroll inside
+  their boxes there, which is what a reader expects); a second screenshot each.
 
 It prints one table row per page and exits 1 if any count but "typeset" is
 not zero. It drives Chromium through the DevTools protocol (``websocket-client``
@@ -26,8 +31,7 @@ comes with the project's requirements); Chromium itself is Debian's::
     .venv/bin/python tools/browser_check.py                    # screenshots in _build/browser_check
     .venv/bin/python tools/browser_check.py --site _build/html --shots /tmp/shots
 
-A developer tool, not part of ``make test`` (tests/notebooks/test_html_offline.py
-checks the same pages statically).
+tests/notebooks/test_built_book.py runs it over the book that ``make test`` builds.
 """
 from __future__ import annotations
 
@@ -55,6 +59,7 @@ AXE_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
 AXE_FAILING = ("serious", "critical")
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 WIDTH, HEIGHT = 1366, 768
+PHONE_WIDTH, PHONE_HEIGHT = 390, 844
 # Seconds Chromium may take to start, and one page to load and typeset.
 START_TIMEOUT = 30
 PAGE_TIMEOUT = 120
@@ -97,6 +102,44 @@ COUNT_MATH = r"""
     }
   }
   return {typeset: document.querySelectorAll("mjx-container").length, untypeset, samples};
+})()
+"""
+
+
+# Code cells that scroll sideways: a line of code cut off at the right edge.
+WIDE_CODE = r"""
+(() => [...document.querySelectorAll("main div.cell pre")]
+  .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+  .map(pre => `${pre.scrollWidth - pre.clientWidth} px too wide: ` +
+              pre.textContent.split("\n").reduce((a, b) => b.length > a.length ? b : a).trim()
+                 .slice(0, 60)))()
+"""
+
+# What sticks out of the screen: the page's sideways scroll, and the elements that reach past
+# the right edge with no ancestor that scrolls or clips them.
+PAGE_OVERFLOW = r"""
+(() => {
+  const width = document.documentElement.clientWidth;
+  const boxed = el => {
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  const name = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+    (typeof el.className === "string" && el.className.trim()
+       ? "." + el.className.trim().split(/\s+/).join(".") : "");
+  const problems = [];
+  const sideways = document.documentElement.scrollWidth - width;
+  if (sideways > 1) problems.push(`the page scrolls sideways by ${sideways} px`);
+  for (const el of document.querySelectorAll("body *")) {
+    const box = el.getBoundingClientRect();
+    if (box.width && box.right > width + 1 && !boxed(el) &&
+        getComputedStyle(el).visibility !== "hidden") {
+      problems.push(`${name(el)} sticks out by ${Math.round(box.right - width)} px`);
+    }
+  }
+  return problems;
 })()
 """
 
@@ -222,6 +265,25 @@ def is_redirect(page: Path) -> bool:
     return 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")[:500]
 
 
+def open_page(tools: "DevTools", url: str, width: int, height: int, mobile: bool) -> None:
+    """Load ``url`` in a screen of ``width`` x ``height`` and wait until its math is typeset."""
+    tools.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+               deviceScaleFactor=1, mobile=mobile)
+    tools.events.clear()
+    tools.call("Page.navigate", url=url)
+    tools.wait_for("Page.loadEventFired", PAGE_TIMEOUT)
+    tools.evaluate(WAIT_FOR_MATHJAX)
+
+
+def screenshot(tools: "DevTools", path: Path) -> None:
+    path.write_bytes(base64.b64decode(tools.call("Page.captureScreenshot", format="png")["data"]))
+
+
+def failing(row: dict) -> bool:
+    """Whether a page's row holds a problem (every count but "typeset")."""
+    return any(row[key] for key in ("untypeset", "external", "errors", "axe", "wide", "phone"))
+
+
 def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
     """Render every page of ``site``; one dict of counts per page."""
     if not AXE.exists():
@@ -241,21 +303,19 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
             tools = DevTools(ws_url)
             for domain in ("Page", "Network", "Runtime", "Log"):
                 tools.call(f"{domain}.enable")
-            tools.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT,
-                       deviceScaleFactor=1, mobile=False)
             for page in pages:
-                tools.events.clear()
-                tools.call("Page.navigate", url=origin + page)
-                tools.wait_for("Page.loadEventFired", PAGE_TIMEOUT)
-                tools.evaluate(WAIT_FOR_MATHJAX)
+                name = page[:-len(".html")].replace("/", "_")
+                open_page(tools, origin + page, WIDTH, HEIGHT, mobile=False)
                 math = tools.evaluate(COUNT_MATH)
-                shot = tools.call("Page.captureScreenshot", format="png")
-                (shots / (page[:-len(".html")].replace("/", "_") + ".png")).write_bytes(
-                    base64.b64decode(shot["data"]))
+                wide = tools.evaluate(WIDE_CODE)
+                screenshot(tools, shots / f"{name}.png")
                 axe = axe_violations(tools, axe_source)
                 external, errors = page_problems(tools.events, origin)
+                open_page(tools, origin + page, PHONE_WIDTH, PHONE_HEIGHT, mobile=True)
+                phone = tools.evaluate(PAGE_OVERFLOW)
+                screenshot(tools, shots / f"{name}_phone.png")
                 rows.append({"page": page, **math, "external": external, "errors": errors,
-                             "axe": axe})
+                             "axe": axe, "wide": wide, "phone": phone})
             tools.socket.close()
         finally:
             process.terminate()
@@ -267,11 +327,12 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
 def report(rows: list[dict]) -> str:
     """The table, then the details of every problem."""
     width = max(len("page"), *(len(r["page"]) for r in rows))
-    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors | axe",
-             f"{'-' * width}-|---------|-----------|----------|--------|----"]
+    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors | axe | wide | phone",
+             f"{'-' * width}-|---------|-----------|----------|--------|-----|------|------"]
     for r in rows:
         lines.append(f"{r['page']:<{width}} | {r['typeset']:>7} | {r['untypeset']:>9} | "
-                     f"{len(r['external']):>8} | {len(r['errors']):>6} | {len(r['axe']):>3}")
+                     f"{len(r['external']):>8} | {len(r['errors']):>6} | {len(r['axe']):>3} | "
+                     f"{len(r['wide']):>4} | {len(r['phone']):>5}")
     for r in rows:
         for sample in r["samples"][:5]:
             lines.append(f"{r['page']}: untypeset {sample!r}")
@@ -282,6 +343,10 @@ def report(rows: list[dict]) -> str:
         for v in r["axe"]:
             lines.append(f"{r['page']}: axe {v['impact']} {v['id']} ({v['help']}) on "
                          f"{v['nodes']} element(s), e.g. {'; '.join(v['targets'])}")
+        for code in r["wide"][:5]:
+            lines.append(f"{r['page']}: at {WIDTH} px a code cell scrolls, {code}")
+        for problem in r["phone"][:5]:
+            lines.append(f"{r['page']}: at {PHONE_WIDTH} px {problem}")
     return "\n".join(lines)
 
 
@@ -307,8 +372,7 @@ def main(argv=None) -> int:
     rows = check_site(args.site.resolve(), args.shots.resolve(), chromium)
     print(report(rows))
     print(f"screenshots: {args.shots}")
-    bad = any(r["untypeset"] or r["external"] or r["errors"] or r["axe"] for r in rows)
-    return 1 if bad else 0
+    return 1 if any(map(failing, rows)) else 0
 
 
 if __name__ == "__main__":
