@@ -46,7 +46,8 @@ PROSE_CLAIMS = {
         "core/test_coloring.py::test_a_konig_colouring_is_a_schedule_of_h_steps_and_back",
     "so at least the maximum degree $h$":
         "test_no_colouring_has_fewer_colours_than_the_maximum_degree",
-    "is proper and has exactly $h$ colours": "test_edge_colouring_uses_h_colours_and_no_clash",
+    "is proper and has exactly $h$ colours":
+        "core/test_coloring.py::test_a_konig_colouring_is_a_schedule_of_h_steps_and_back",
     "every receiver has exactly $h$ edges":
         "algorithms/test_hrelation.py::test_padding_is_regular_and_only_one_pe_talks_to_itself",
     "every node has exactly 5 edges, one of each colour":
