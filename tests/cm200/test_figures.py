@@ -5,11 +5,20 @@ differences, and the differences are the ones explained in the data file.
 """
 import pytest
 
+from collective_lib.algorithms.cm200 import d_cycles_reduce
+from collective_lib.cm200 import figures
 from collective_lib.cm200.figures import (FIGURE_20_EXAMPLE, FIGURES, compare,
                                           documented_differences, figure_20_quantities,
                                           figure_20_sizes, format_table, paper_figure,
                                           regenerate)
 from collective_lib.cm200.schedules import block_bounds, memory_partition
+
+#: Chapter 6's claims about the regenerated step tables (tests/notebooks/test_prose_claims.py;
+#: the rest of the chapter's claims are registered in test_cm200_book.py).
+PROSE_CLAIMS = {
+    "holds that component of every node exactly once":
+        "test_figure_1_names_a_component_only_for_one_term_of_every_node",
+}
 
 
 @pytest.mark.parametrize("key", sorted(FIGURES))
@@ -66,6 +75,28 @@ def test_figure_1_is_the_reduction_into_consecutive_blocks():
     assert [row[0] for row in rows] == ["Before reduction"] + [""] * 7 + ["After reduction", ""]
     assert all(row[1:] == [str(c)] * 4 for c, row in enumerate(rows[:8]))
     assert [row[1:] for row in rows[8:]] == [["0", "2", "4", "6"], ["1", "3", "5", "7"]]
+
+
+def _spoiled(change):
+    """The d-cycles reduction with every result changed by ``change``."""
+    def program(me, p, data, **params):
+        result = yield from d_cycles_reduce(me, p, data, **params)
+        return [change(total) for total in result]
+    return program
+
+
+@pytest.mark.parametrize("change", [
+    lambda total: total + "+" + total.split("+")[0],            # a node's term twice
+    lambda total: total.rsplit("+", 1)[0],                      # a node's term missing
+    lambda total: total.replace(".3", ".2", 1)],                # node 2's term, not node 3's
+    ids=["twice", "missing", "wrong node"])
+def test_figure_1_names_a_component_only_for_one_term_of_every_node(monkeypatch, change):
+    """Fig. 1 prints a sum as its component's number only if it has each node's term once."""
+    after = [row[1:] for row in regenerate("figure_1")["rows"][8:]]
+    assert after == [["0", "2", "4", "6"], ["1", "3", "5", "7"]]
+    monkeypatch.setattr(figures, "d_cycles_reduce", _spoiled(change))
+    spoiled = [row[1:] for row in regenerate("figure_1")["rows"][8:]]
+    assert all("+" in cell for row in spoiled for cell in row), spoiled
 
 
 @pytest.mark.parametrize("d", range(1, 7))
