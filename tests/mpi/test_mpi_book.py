@@ -3,16 +3,40 @@
 The MPI jobs are started with the launcher, as in the chapter; the closed-form
 crossovers of §7.4-7.6 are checked against the catalog without MPI.
 """
+import ast
+import importlib
+import inspect
+import json
 import math
+import pkgutil
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+import collective_lib.algorithms
 from collective_lib import CostModel, Ring, catalog, simulate
 from collective_lib.errors import DeadlockError
 from collective_lib.mpi import MPIDeadlockError, find_mpiexec, launch, load_model
+
+#: Every "always", "never", "exactly", "at most" ... of chapter 7's prose, and the test that
+#: checks it (tests/notebooks/test_prose_claims.py).
+PROSE_CLAIMS = {
+    "and friends and never looks at a clock": "test_the_programs_never_look_at_a_clock",
+    "for $p = 2$ it never does": "test_the_pipeline_never_wins_on_two_pes",
+    "which is exactly what a calibration like ours is for":
+        "no claim: says what a calibration is for, a remark the library cannot contradict",
+    "on a {term}`fully connected` machine it is never slower":
+        "test_recursive_doubling_never_loses_to_the_ring_on_paper",
+    "when each destination's message is at most":
+        "test_mpich_alltoall_goes_indirect_for_short_messages_on_8_or_more_processes",
+    "and there are at least 8 processes":
+        "test_mpich_alltoall_goes_indirect_for_short_messages_on_8_or_more_processes",
+    "On a fully connected model recursive doubling never loses to the ring":
+        "test_recursive_doubling_never_loses_to_the_ring_on_paper",
+}
 
 # §7.2: the program the chapter writes to a file so that the MPI ranks can import it.
 SEND_FIRST = '''
@@ -62,9 +86,52 @@ def mpich_allgather_choice(cvars, p, words):
     return "Bruck" if total < short else "ring"
 
 
+# §7.5: the rules by which the installed MPICH picks an algorithm, as its library embeds them
+def mpich_selection_rules():
+    lib = Path(find_mpiexec()).parent.parent / "lib"
+    for path in sorted(lib.glob("libmpi.so*")) + sorted(lib.glob("libmpi.*.dylib")):
+        data, start = path.read_bytes(), 0
+        while (start := data.find(b'{"collective=', start)) >= 0:
+            end = data.index(b"\0", start)
+            rules = json.loads(data[start:end])
+            if "MPIR_Alltoall_intra_brucks" in json.dumps(rules):
+                return rules
+            start = end
+    raise AssertionError(f"no collective selection rules found in the MPI library in {lib}")
+
+
 @pytest.fixture(scope="module")
 def cvars():
     return mpich_defaults()
+
+
+CLOCKS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
+          "process_time", "process_time_ns", "thread_time", "sleep")
+
+
+def test_the_programs_never_look_at_a_clock(monkeypatch):
+    """No algorithm module imports a clock, and every catalog program runs correctly with
+    every clock of ``time`` taken away: its results and times come from the operations."""
+    package = collective_lib.algorithms
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        tree = ast.parse(inspect.getsource(module))
+        imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                    if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.module}
+        assert not imported & {"time", "datetime"}, info.name
+
+    def no_clock(*args, **kwargs):
+        raise AssertionError("a program looked at the clock")
+
+    for name in CLOCKS:
+        monkeypatch.setattr(time, name, no_clock)
+    for name, algorithm in catalog().items():
+        p = next(q for q in (8, 9, 6, 4, 2, 1) if algorithm.valid(q) and algorithm.accepts(q, 8))
+        inputs = algorithm.make_inputs(p, 8, seed=p)
+        run = algorithm.simulate(p, 8, inputs=inputs, trace=False)
+        assert run.results == algorithm.expected(inputs), name
 
 
 def test_ring_allgather_under_mpi_matches_the_simulator_and_mpi():
@@ -110,6 +177,20 @@ def test_broadcast_crossover_numbers_of_the_chapter():
     assert broadcast_crossover_factor(2, 8) == math.inf
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 8, 16])
+def test_the_pipeline_never_wins_on_two_pes(k):
+    """§7.3: for p = 2 the crossover's denominator is 0 for every k, and the pipeline's
+    closed form and simulated time are never below the binomial tree's."""
+    assert broadcast_crossover_factor(2, k) == math.inf
+    binom, pipe = entry("binomial_broadcast"), entry("linear_pipeline_broadcast")
+    for model in (CostModel(ts=1, tw=0.001), CostModel(ts=1e-5, tw=1e-9), CostModel(ts=0, tw=1)):
+        for m in (k, 3 * k + 1, 1000, 2 ** 20):
+            assert pipe.predict(2, m, model, k=k) >= binom.predict(2, m, model)
+        for m in (k, 3 * k + 1):
+            assert (pipe.simulate(2, m, model=model, k=k, trace=False).time
+                    >= binom.simulate(2, m, model=model, trace=False).time)
+
+
 @pytest.mark.parametrize("p, k", [(4, 8), (8, 8), (8, 4), (16, 16), (64, 32)])
 @pytest.mark.parametrize("tw", [0.001, 0.01])
 def test_broadcast_crossover_is_where_the_closed_forms_cross(p, k, tw):
@@ -127,6 +208,27 @@ def test_mpich_thresholds_of_the_chapter(cvars):
     assert cvars["MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE"] == 524288
     assert cvars["MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE"] == 256
     assert cvars["MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE"] == 32768
+
+
+def test_mpich_alltoall_goes_indirect_for_short_messages_on_8_or_more_processes(cvars):
+    """MPI_Alltoall: Bruck's algorithm when each destination's message is at most
+    MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE bytes and there are at least 8 processes; all sends and
+    receives at once up to the medium size; pairwise exchange beyond."""
+    short = cvars["MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE"]
+    medium = cvars["MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE"]
+    listing = subprocess.run([str(Path(find_mpiexec()).with_name("mpivars"))],
+                             capture_output=True, text=True, timeout=60).stdout
+    [described] = re.findall(r"^\s*MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE\s*=.*$", listing, re.M)
+    assert "per-destination message size" in described and "is <= this value" in described
+    rules = mpich_selection_rules()["collective=alltoall"]["comm_type=intra"]
+    by_size = rules["is_sendbuf_inplace=no"]
+    assert list(by_size) == ["comm_size<8", "comm_size=any"]
+    assert "brucks" not in json.dumps(by_size["comm_size<8"])
+    assert by_size["comm_size=any"] == {
+        f"avg_msg_size<={short}": {"algorithm=MPIR_Alltoall_intra_brucks": {}},
+        f"avg_msg_size<={medium}": {"algorithm=MPIR_Alltoall_intra_scattered": {}},
+        "avg_msg_size=any": {"algorithm=MPIR_Alltoall_intra_pairwise": {}}}
+    assert (short, medium) == (256, 32768)
 
 
 def test_mpich_allgather_choices_of_the_chapter(cvars):
