@@ -13,11 +13,53 @@ import pytest
 from collective_lib import CostModel, catalog, compute, exchange, recv, send, sendrecv, simulate
 from collective_lib.algorithms.reduce import add, combine, elementwise
 from collective_lib.ops import size_in_words
-from collective_lib.trees import binomial_children, binomial_parent, ceil_log2, in_order_node
+from collective_lib.trees import (binomial_children, binomial_parent, ceil_log2, in_order_node,
+                                  in_order_tree, tree_height)
 from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_inputs, span_op
 from collective_lib.viz import optimal_params, values_table
 from traces import trace
+
+#: Where each claim of the chapter's prose ("never", "at most", "exactly", ...) is checked
+#: (tests/notebooks/test_prose_claims.py).
+PROSE_CLAIMS = {
+    "the reduction takes $d$ steps, exactly like the broadcast":
+        "test_order_of_children_on_half_and_full_duplex_ports",
+    "the flagged algorithm fails for every root other than 0, all others never":
+        "test_only_flagged_entries_need_a_commutative_operator",
+    "tree of height $L$ takes at most": "test_lemma_13_4_bounds_the_pipelined_reduce",
+    "On complete trees with at least 7 PEs":
+        "test_complete_trees_of_7_or_more_pes_meet_the_pipelined_bounds",
+    "the simulation meets the bound exactly":
+        "test_complete_trees_of_7_or_more_pes_meet_the_pipelined_bounds",
+    "The bound is not always tight": "test_pipelined_reduce_numbers_of_the_chapter",
+    "Optimizing $k$ exactly as for the pipelined broadcast gives":
+        "test_corollary_13_5_at_the_best_k",
+    "never both at once, and its time is the same on half-duplex ports":
+        "test_binomial_reduce_takes_the_same_time_on_either_port_model",
+    "Reduce-then-broadcast always takes twice as long as the hypercube":
+        "test_reduce_then_broadcast_takes_twice_the_hypercube_time",
+    "All simulated times equal the closed forms exactly":
+        "test_allreduce_comparison_of_the_chapter",
+    "The simulator agrees exactly, for every $p = 2^d$ up to 1024":
+        "test_hypercube_prefix_sum_takes_log_p_steps",
+    "**Up**, exactly as in the reduction":
+        "test_the_up_phase_of_the_tree_prefix_sum_is_the_in_order_reduction",
+    "so the communication is exactly that of a reduction followed by a broadcast":
+        "test_tree_prefix_sum_sends_the_messages_of_a_reduction_and_a_broadcast",
+    "The two phases take at most $2L$ steps each":
+        "test_each_phase_of_the_tree_prefix_sum_takes_at_most_2L_steps",
+    "Since the messages are exactly those of a reduction followed by a broadcast":
+        "test_tree_prefix_sum_sends_the_messages_of_a_reduction_and_a_broadcast",
+    "*Up.* This is the pipelined reduction: at most":
+        "test_pipelined_prefix_sum_goes_up_within_lemma_13_4_then_down_within_lemma_13_2",
+    "idle machine: at most":
+        "test_pipelined_prefix_sum_goes_up_within_lemma_13_4_then_down_within_lemma_13_2",
+    "complete trees of 7 or more PEs meet the bound exactly":
+        "test_complete_trees_of_7_or_more_pes_meet_the_pipelined_bounds",
+    "an all-reduce provides exactly that":
+        "test_no_pe_finishes_an_allreduce_before_the_last_one_arrives",
+}
 
 MODEL = CostModel(ts=100, tw=1)
 HALF = CostModel(ports="half-duplex")
@@ -260,15 +302,55 @@ def test_pipelined_reduce_numbers_of_the_chapter():
     assert round(100 * tp / tb) == 55           # "about 55% of the binomial tree's time"
 
 
-@pytest.mark.parametrize("m", [1, 100, 1_000, 2_000, 10_000, 100_000])
-def test_binomial_reduce_takes_the_same_time_on_either_port_model(m):
+def test_complete_trees_of_7_or_more_pes_meet_the_pipelined_bounds():
+    # §2.4 and §2.6, counting steps: on p = 2^h - 1 PEs rooted in the middle, h >= 3, the
+    # pipelined reduction takes 2L + 3(k-1) and the pipelined prefix sum 4L + 6(k-1); on
+    # 3 PEs both stay below their bounds once k >= 2.
+    reduce_, prefix = entry("pipelined_binary_tree_reduce"), entry("pipelined_binary_tree_prefix_sum")
+    for p in (3, 7, 15, 31, 63, 127):
+        L = ceil_log2(p + 1) - 1
+        for k in (1, 2, 3, 4, 8):
+            t_reduce = reduce_.simulate(p, k, root=p // 2, k=k, trace=False).time
+            t_prefix = prefix.simulate(p, k, k=k, trace=False).time
+            assert reduce_.predict(p, k, root=p // 2, k=k) == 2 * L + 3 * (k - 1)
+            assert prefix.predict(p, k, k=k) == 4 * L + 6 * (k - 1)
+            met = p >= 7 or k == 1
+            assert (t_reduce == 2 * L + 3 * (k - 1)) == met, (p, k, t_reduce)
+            assert (t_prefix == 4 * L + 6 * (k - 1)) == met, (p, k, t_prefix)
+
+
+def test_corollary_13_5_at_the_best_k():
+    # Lemma 13.4's bound at its best k is 3 beta n + 2 alpha log p + a remainder of at most
+    # 2 sqrt(6 alpha beta n log2 p), and the ratio to the leading terms falls towards 1;
+    # the simulated time (one case per p) stays at or below the bound.
+    e = entry("pipelined_binary_tree_reduce")
+    for p in (3, 7, 100, 4096):
+        for ts in (1, 100):
+            model = e.default_model(ts, 1)
+            ratios = []
+            for n in (10 ** 3, 10 ** 5, 10 ** 7):
+                t = e.predict(p, n, model, k=e.optimal_k(p, n, model))
+                lead = 3 * n + 2 * ts * np.log2(p)
+                assert 0 <= t - lead <= 2 * np.sqrt(6 * ts * n * np.log2(p)), (p, ts, n)
+                ratios.append(t / lead)
+            assert ratios == sorted(ratios, reverse=True) and ratios[-1] < 1.02, (p, ts)
+        if p < 4096:
+            assert simulated_reduce(e, p, 10 ** 4, MODEL)[0] <= e.predict(
+                p, 10 ** 4, e.default_model(100, 1), k=e.optimal_k(p, 10 ** 4,
+                                                                  e.default_model(100, 1)))
+
+
+@pytest.mark.parametrize("p, m", [(64, m) for m in (1, 100, 1_000, 2_000, 10_000, 100_000)]
+                         + [(p, 10) for p in (1, 2, 3, 7, 100)])
+def test_binomial_reduce_takes_the_same_time_on_either_port_model(p, m):
     # §2.4: the comparison with the (half-duplex) pipelined reduction is like with like,
     # because the binomial reduction never needs a PE to send and receive at once.
     binom = entry("binomial_reduce")
-    times = {binom.simulate(64, m, model=CostModel(ts=100, tw=1, ports=ports),
-                            trace=False).time
-             for ports in ("half-duplex", "full-duplex")}
-    assert len(times) == 1
+    for root in (sorted({0, p // 3, p - 1}) if m <= 10 else [0]):
+        times = {binom.simulate(p, m, model=CostModel(ts=100, tw=1, ports=ports), root=root,
+                                trace=False).time
+                 for ports in ("half-duplex", "full-duplex")}
+        assert len(times) == 1, (p, root, times)
 
 
 @pytest.mark.parametrize("d", range(0, 7))
@@ -294,13 +376,25 @@ def test_allreduce_comparison_of_the_chapter():
                                         "reduce_broadcast_allreduce"))
     faster = [m for m in range(16, 5000) if rab.predict(16, m, MODEL) < cube.predict(16, m, MODEL)]
     assert faster[:3] == [191, 192, 198] and faster[2:] == list(range(198, 5000))
-    for e in (cube, rab, rb):
+    for e in (cube, rab, rb):                    # every simulated time of the table
         for m in (16, 100, 200, 1000, 10_000):
             assert simulated_reduce(e, 16, m, MODEL)[0] == e.predict(16, m, MODEL)
-    assert simulated_reduce(rab, 16, 100_000, MODEL)[0] == 800 + 2 * 15 * 6250
-    assert simulated_reduce(cube, 16, 100_000, MODEL)[0] == 4 * 100_100
+    longest = {e.name: simulated_reduce(e, 16, 100_000, MODEL)[0] for e in (cube, rab, rb)}
+    assert all(longest[e.name] == e.predict(16, 100_000, MODEL) for e in (cube, rab, rb))
+    assert longest["rabenseifner_allreduce"] == 800 + 2 * 15 * 6250
+    assert longest["hypercube_allreduce"] == 4 * 100_100
     for p in (2, 8, 64):
         assert rb.simulate(p, 1).time == 2 * cube.simulate(p, 1).time == 2 * ceil_log2(p)
+
+
+@pytest.mark.parametrize("model", [CostModel(), CostModel(ts=0, tw=1), MODEL])
+def test_reduce_then_broadcast_takes_twice_the_hypercube_time(model):
+    # §2.5: twice the start-ups and twice the words, for every p = 2^d and message length.
+    cube, rb = entry("hypercube_allreduce"), entry("reduce_broadcast_allreduce")
+    for p in (1, 2, 4, 8, 64, 256):
+        for m in (1, 37, 1000):
+            t_cube = cube.simulate(p, m, model=model, trace=False).time
+            assert rb.simulate(p, m, model=model, trace=False).time == 2 * t_cube, (p, m)
 
 
 @pytest.mark.parametrize("d", range(0, 7))
@@ -355,6 +449,70 @@ def test_figure_13_9_messages_up_and_down():
     assert run.time == 8 and len(run.messages) == 12
 
 
+def up_and_down(run, p, root):
+    """The messages of a run on the in-order tree rooted at ``root``: (up, down)."""
+    tree = in_order_tree(p, root)
+    up = [m for m in run.messages if tree[m.src].parent == m.dst]
+    return up, [m for m in run.messages if tree[m.src].parent != m.dst]
+
+
+def transfers(messages, payload=True):
+    return sorted((m.src, m.dst, m.start, m.end, m.words) + ((str(m.payload),) if payload else ())
+                  for m in messages)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 7, 12, 33, 64])
+def test_the_up_phase_of_the_tree_prefix_sum_is_the_in_order_reduction(p):
+    # §2.6: going up, the prefix sum sends what binary_tree_reduce to the middle PE sends,
+    # the same partial results at the same times.
+    inputs = [[f"<{i}>", f"<{i}'>"] for i in range(p)]
+    prefix = entry("binary_tree_prefix_sum").simulate(p, inputs=inputs, op=CONCAT)
+    reduce_ = entry("binary_tree_reduce").simulate(p, inputs=inputs, op=CONCAT, root=p // 2)
+    assert transfers(up_and_down(prefix, p, p // 2)[0]) == transfers(reduce_.messages)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 7, 12, 33, 64])
+def test_tree_prefix_sum_sends_the_messages_of_a_reduction_and_a_broadcast(p):
+    # §2.6: the neutral element sent to the leftmost subtree travels as n words too, so
+    # the prefix sum moves the reduction's messages and then the in-order broadcast's
+    # (both to or from the middle PE), and takes the two times added up.
+    prefix = entry("binary_tree_prefix_sum").simulate(p, 3)
+    reduce_ = entry("binary_tree_reduce").simulate(p, 3, root=p // 2)
+    bcast = entry("pipelined_binary_tree_broadcast").simulate(p, 3, root=p // 2, k=1)
+    words = sorted((m.src, m.dst, m.words) for m in prefix.messages)
+    assert words == sorted((m.src, m.dst, m.words) for m in reduce_.messages + bcast.messages)
+    assert all(m.words == 3 for m in prefix.messages)
+    assert prefix.time == reduce_.time + bcast.time
+
+
+def test_each_phase_of_the_tree_prefix_sum_takes_at_most_2L_steps():
+    # §2.6, half-duplex, counting steps: the root's last reception ends the way up by step
+    # 2L, and the way down takes at most 2L more (Fig. 13.9: 4L = 8 for p = 7).
+    tp = entry("binary_tree_prefix_sum")
+    for p in range(1, 130):
+        run, L = tp.simulate(p, 1), tree_height(p, p // 2)
+        up, down = up_and_down(run, p, p // 2)
+        up_end = max((m.end for m in up), default=0)
+        assert up_end <= 2 * L and all(m.start >= up_end for m in down), p
+        assert run.time - up_end <= 2 * L, p
+    assert tp.simulate(7, 1).time == 8 == 4 * tree_height(7, 3)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 7, 12, 15, 33, 64])
+def test_pipelined_prefix_sum_goes_up_within_lemma_13_4_then_down_within_lemma_13_2(p):
+    # §2.6, Corollary 13.7's proof, counting steps: the upward phase ends within
+    # 2L + 3(k-1) steps, no packet goes down before then, and the downward phase ends
+    # within 2L + 3(k-1) more.
+    piped, L = entry("pipelined_binary_tree_prefix_sum"), tree_height(p, p // 2)
+    for k in (1, 2, 3, 5):
+        run = piped.simulate(p, k, k=k)
+        up, down = up_and_down(run, p, p // 2)
+        up_end = max((m.end for m in up), default=0)
+        assert up_end <= 2 * L + 3 * (k - 1), (p, k)
+        assert all(m.start >= up_end for m in down), (p, k)
+        assert run.time - up_end <= 2 * L + 3 * (k - 1), (p, k)
+
+
 @pytest.mark.parametrize("op, exclusive, expected", [
     (operator.add, False, [4, 7, 8, 15, 23, 27, 32]),
     (operator.add, True, [None, 4, 7, 8, 15, 23, 27]),
@@ -398,3 +556,24 @@ def test_two_trees_disagree_in_single_precision():
             for n in ("binomial_reduce", "binary_tree_reduce")]
     assert all(isinstance(s, np.float32) for s in sums)
     assert sums[0] == sums[1] != fold(operator.add, values)
+
+
+@pytest.mark.parametrize("name", [n for n, e in catalog().items() if e.operation == "allreduce"])
+def test_no_pe_finishes_an_allreduce_before_the_last_one_arrives(name):
+    # §2.7: the result needs every operand, so every PE ends an all-reduce after the last PE
+    # has arrived (a compute step before it), whichever PE is late.
+    e = entry(name)
+    for p in (1, 2, 4, 8, 16):
+        rng = random.Random(p)
+        for late in range(p):
+            delays = [rng.choice([0.0, 1.0, 3.5]) for _ in range(p)]
+            delays[late] = 50.0
+
+            def arrive_late(me, p, data, delays):
+                yield compute(delays[me])
+                return (yield from e.program(me, p, data))
+
+            inputs = e.make_inputs(p, max(p, 4), seed=p)
+            run = simulate(arrive_late, p, inputs, network=e.network(p), delays=delays)
+            assert run.results == e.expected(inputs), (name, p, late)
+            assert min(run.finish_times) >= 50.0, (name, p, late, run.finish_times)
