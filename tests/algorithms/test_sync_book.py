@@ -242,7 +242,7 @@ def test_the_critical_section_is_the_unsafe_increment(lock):
             inside[e.pe].append((e.op, e.cell, e.value))
     assert len(sections) == 6
     for ops in sections:
-        assert [op for op, _, _ in ops] == ["read", "write"] and ops[0][1] == ops[1][1] == "counter"
+        assert [(op, cell) for op, cell, _ in ops] == [("read", "counter"), ("write", "counter")]
         assert ops[1][2] == ops[0][2] + 1
     increment_ops = [(e.op, e.cell) for e in simulate_shared(increment, 1,
                                                              memory={"counter": 0}).trace]
