@@ -21,6 +21,7 @@ import struct
 from contextlib import contextmanager
 
 import ipywidgets as W
+from traitlets import Unicode
 from matplotlib.figure import Figure
 
 from ..catalog import catalog
@@ -70,10 +71,26 @@ def _png_size(png: bytes) -> tuple:
     return struct.unpack(">II", png[16:24])
 
 
-def _show_png(image: W.Image, png: bytes) -> None:
-    """Put ``png`` into ``image`` at its natural size (not stretched to the output's width)."""
+class _Picture(W.Image):
+    """An image widget that can carry a title (``tooltip``) in JupyterLab.
+
+    ipywidgets' view sets the title only after reading the model's ``description``,
+    which an image does not have (ipywidgets 8.1: the view fails with "Cannot read
+    properties of undefined"); an empty one lets it through.
+    """
+    description = Unicode("").tag(sync=True)
+
+
+def _show_png(image: W.Image, png: bytes, alt: str) -> None:
+    """Put ``png`` into ``image`` at its natural size (not stretched to the output's width).
+
+    ``alt`` says what the picture shows.  An image widget has no alt text, so it becomes
+    the image's title: a screen reader reads the title of an image without alt text, and
+    a mouse shows it on hover.
+    """
     width, height = _png_size(png)
     image.value = png
+    image.tooltip = alt
     image.layout.width, image.layout.height = f"{width}px", f"{height}px"
     image.layout.min_width = f"{width}px"        # a flex box must not squeeze it either
 
@@ -146,6 +163,26 @@ def _animation_html(anim, alt: str, frame_texts: dict | None = None) -> str:
 def _text(markup: str) -> str:
     """What an HTML fragment says, without its tags (for a text alternative)."""
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+
+
+def _play_button(slider: W.IntSlider, interval: int) -> tuple:
+    """A play button that moves ``slider`` from its value to its end, one step per
+    ``interval`` milliseconds, in the browser (no kernel round trip per step).
+
+    Returns ``(button, player)``: ``player`` (an ``ipywidgets.Play``) does the moving but
+    stays hidden, because its buttons are icons without a name for a screen reader; the
+    button is a toggle named "play" that starts and pauses it, and pops up again at the
+    end.  Both must be in the demo's widget tree: the player animates from its view.
+    """
+    player = W.Play(value=slider.value, min=slider.min, max=slider.max, interval=interval,
+                    show_repeat=False, layout=W.Layout(display="none"))
+    button = W.ToggleButton(value=False, description="play", icon="play",
+                            tooltip=f"move the {slider.description} slider on by itself")
+    W.jslink((player, "value"), (slider, "value"))
+    W.jslink((player, "min"), (slider, "min"))
+    W.jslink((player, "max"), (slider, "max"))
+    W.jslink((button, "value"), (player, "playing"))
+    return button, player
 
 
 def _fmt(t: float) -> str:

@@ -12,7 +12,7 @@ from ..operations import operations
 from ..viz.costs import (_entry_model, _entry_params, cost_curves, optimal_params,
                          simulated_time)
 from ..viz.descriptions import description
-from .base import _Demo, _entries, _fmt, _img_tag, _png, _show_png
+from .base import _Demo, _entries, _fmt, _img_tag, _Picture, _png, _show_png
 
 __all__ = ["cost_explorer", "CostExplorer", "MAX_SIMULATED_WORDS", "MAX_SIMULATED_PACKETS",
            "MAX_SIMULATED_P", "SIMULATION_BUDGET"]
@@ -122,7 +122,7 @@ class CostExplorer(_Demo):
             "simulate": W.Checkbox(value=True, description="simulated points"),
         }
         self.caption = W.HTML()
-        self.image = W.Image(format="png")
+        self.image = _Picture(format="png")
         self.status = self._status_label()
         for control in c.values():
             control.observe(self._on_setup, names="value")
@@ -242,7 +242,7 @@ class CostExplorer(_Demo):
         self.caption.value = self._caption_text()
         fig = self._figure()
         self.alt_text = description(fig) or f"Cost curves of {self.operation}."
-        _show_png(self.image, _png(fig, tight=False))
+        _show_png(self.image, _png(fig, tight=False), self.alt_text)
 
     def fallback_html(self) -> str:
         """The caption and a PNG of the current curves."""

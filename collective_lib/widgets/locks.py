@@ -12,7 +12,8 @@ from ..shared_memory import exclusion_violation, simulate_shared
 from ..viz.memory import (_cell_name, cache_holders, critical_sections, memory_spans,
                           memory_timeline)
 from ..viz.descriptions import description
-from .base import _animation_html, _Demo, _fmt, _png, _show_png, _text
+from .base import (_animation_html, _Demo, _fmt, _Picture, _play_button, _png, _show_png,
+                   _text)
 
 __all__ = ["lock_player", "LockPlayer", "LOCK_PLAYER_MAX_P", "LOCK_PLAYER_FRAMES"]
 
@@ -63,17 +64,17 @@ class LockPlayer(_Demo):
                                 description="hold", continuous_update=False),
             "time": W.IntSlider(value=0, min=0, max=1, description="time",
                                 continuous_update=False),
-            "play": W.Play(value=0, min=0, max=1, interval=400, description="play"),
         }
-        W.jslink((c["play"], "value"), (c["time"], "value"))
+        c["play"], self.player = _play_button(c["time"], interval=400)
         self.info = W.HTML()
-        self.image = W.Image(format="png")
+        self.image = _Picture(format="png")
         self.status = self._status_label()
         self.state = W.HTML()
         for key in ("lock", "p", "rounds", "hold"):
             c[key].observe(self._on_setup, names="value")
         c["time"].observe(self._on_step, names="value")
-        self.widget = self._layout(list(c.values()), self.image, self.info, notes=self.state)
+        self.widget = self._layout([*c.values(), self.player], self.image, self.info,
+                                   notes=self.state)
         with self._computing():
             self._resimulate()
 
@@ -88,9 +89,8 @@ class LockPlayer(_Demo):
             self.spans = memory_spans(self.run)
             self.sections = critical_sections(self.run)
             end = max(1, int(np.ceil(self.run.time)))
-            for key in ("time", "play"):
-                c[key].max = end
-            c["play"].step = max(1, end // 40)
+            c["time"].max = self.player.max = end
+            self.player.step = max(1, end // 40)
             c["time"].value = min(c["time"].value, end)
         finally:
             self._busy = False
@@ -156,7 +156,7 @@ class LockPlayer(_Demo):
         t = self.controls["time"].value
         fig = Figure(figsize=(6.4, 0.3 * self.run.p + 1.9))
         memory_timeline(self.run, ax=fig.add_subplot(), cursor=t)
-        _show_png(self.image, _png(fig))
+        _show_png(self.image, _png(fig), description(fig) or "the memory timeline")
         # word-break: JupyterLab breaks a <pre> anywhere, even inside a word.
         self.state.value = ('<pre style="font-size:11px;line-height:1.3;white-space:pre-wrap;'
                             'word-break:normal">'

@@ -20,8 +20,8 @@ from ..spans import span_inputs, span_op
 from ..viz.descriptions import description
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
-from .base import (_CONTROLS_WIDTH, _animation_html, _Demo, _entries, _fmt, _img_tag, _png,
-                   _show_png, _text)
+from .base import (_CONTROLS_WIDTH, _animation_html, _Demo, _entries, _fmt, _img_tag,
+                   _Picture, _play_button, _png, _show_png, _text)
 
 __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
 
@@ -51,9 +51,13 @@ class _CatalogPlayer(_Demo):
         simulate again.
         """
         controls = {
-            # As wide as the column, without side margins that would push it past:
-            # its label stands above it (:meth:`_algorithm_box`).
+            # Named by its description, which a screen reader reads (a label widget above
+            # it was only text).  The label takes what it needs ("initial"), not the
+            # sliders' fixed width, so the catalog's longest names (31 characters) keep
+            # the about 190 pixels they need in JupyterLab's 300-pixel column.
             "algorithm": W.Dropdown(options=list(self.entries), value=algorithm,
+                                    description="algorithm",
+                                    style={"description_width": "initial"},
                                     layout=W.Layout(width=_CONTROLS_WIDTH, margin="2px 0")),
             "p": W.IntSlider(value=p, min=1, max=p_max, description="p",
                              continuous_update=False),
@@ -66,14 +70,6 @@ class _CatalogPlayer(_Demo):
         for control in controls.values():
             control.observe(self._on_setup, names="value")
         return controls
-
-    def _algorithm_box(self) -> W.VBox:
-        """The algorithm drop-down under its label.
-
-        A label beside it, as the sliders have, leaves about 180 of the column's 300 pixels
-        to the name; the catalog's longest (31 characters) need about 190 in JupyterLab.
-        """
-        return W.VBox([W.Label("algorithm"), self.controls["algorithm"]])
 
     @property
     def entry(self):
@@ -156,14 +152,13 @@ class StepPlayer(_CatalogPlayer):
                                                  k_max=min(16, m or 16))
         c["step"] = W.IntSlider(value=1, min=1, max=1, description="step",
                                 continuous_update=False)
-        c["play"] = W.Play(value=1, min=1, max=1, interval=1200, description="play")
-        W.jslink((c["play"], "value"), (c["step"], "value"))
+        c["play"], self.player = _play_button(c["step"], interval=1200)
         self.info = W.HTML()
-        self.image = W.Image(format="png")
+        self.image = _Picture(format="png")
         self.status = self._status_label()
         c["step"].observe(self._on_step, names="value")
-        self.widget = self._layout([self._algorithm_box(), c["p"], c["root"], c["k"], c["step"],
-                                    c["play"]], self.image, self.info)
+        self.widget = self._layout([c["algorithm"], c["p"], c["root"], c["k"], c["step"],
+                                    c["play"], self.player], self.image, self.info)
         with self._computing():
             self._resimulate()
 
@@ -185,9 +180,8 @@ class StepPlayer(_CatalogPlayer):
             self._fit_controls(p)
             self.run, self.error = self._simulate(entry, p)
             steps = len(self.run.step_starts()) if self.run else 0
-            for key in ("step", "play"):
-                c[key].max = max(steps, 1)
-                c[key].disabled = steps == 0
+            c["step"].max = self.player.max = max(steps, 1)
+            c["step"].disabled = c["play"].disabled = steps == 0
             c["step"].value = min(c["step"].value, max(steps, 1))
         finally:
             self._busy = False
@@ -234,7 +228,7 @@ class StepPlayer(_CatalogPlayer):
             return
         fig = self._figure()
         self._draw(fig.add_subplot(), self.controls["step"].value)
-        _show_png(self.image, _png(fig))
+        _show_png(self.image, _png(fig), description(fig) or "the step's transfers")
         self.image.layout.display = None
 
     def fallback_html(self) -> str:
@@ -335,19 +329,18 @@ class ValuePlayer(_CatalogPlayer):
                                                ("numbers", "numbers")], value=values)
         c["step"] = W.IntSlider(value=0, min=0, max=0, description="after step",
                                 continuous_update=False)
-        c["play"] = W.Play(value=0, min=0, max=0, interval=1200, description="play")
-        W.jslink((c["play"], "value"), (c["step"], "value"))
+        c["play"], self.player = _play_button(c["step"], interval=1200)
         self.info = W.HTML()
         self.table = W.HTML()
         self.status = self._status_label()
         c["values"].observe(self._on_setup, names="value")
         c["step"].observe(self._on_step, names="value")
         self.widget = W.VBox([
-            W.HBox([self._algorithm_box(), c["p"]],
+            W.HBox([c["algorithm"], c["p"]],
                    layout=W.Layout(align_items="flex-end")),    # p beside the drop-down
             W.HBox([c["root"], c["k"]]),
             c["values"],
-            W.HBox([c["play"], c["step"], self.status]),
+            W.HBox([c["play"], self.player, c["step"], self.status]),
             self.info, self.table])
         with self._computing():
             self._resimulate()
@@ -391,9 +384,8 @@ class ValuePlayer(_CatalogPlayer):
             except ValueError as exc:
                 self.error = f"{entry.name} cannot run on p = {p}: {exc}"
             last = len(self.values.rows) - 1 if self.values else 0
-            for key in ("step", "play"):
-                c[key].max = last
-                c[key].disabled = last == 0
+            c["step"].max = self.player.max = last
+            c["step"].disabled = c["play"].disabled = last == 0
             c["step"].value = min(c["step"].value, last)
         finally:
             self._busy = False
