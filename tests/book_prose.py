@@ -31,12 +31,16 @@ NOT_PROSE = [
     re.compile(r"\{glue(?::\w+)?\}`[^`]*`"),                       # filled in by the build
     re.compile(r"\{(?:numref|ref|eq|cite(?::\w+)?|term|doc|download|assignment)\}`[^`]*`"),
     re.compile(r"\$\$.*?\$\$", re.S), re.compile(r"\$[^$\n]*\$"),   # math
-    re.compile(r"```.*?```", re.S), re.compile(r"`[^`]*`"),          # code
+    # code: fenced blocks, but not MyST directives (```{note}, ```{figure}), whose
+    # body is prose; a directive's own line (its name and title) is not
+    re.compile(r"^(`{3,})(?!\{)[^\n]*\n.*?^\1", re.S | re.M),
+    re.compile(r"^`{3,}\{[^}]*\}.*$", re.M), re.compile(r"^`{3,}\s*$", re.M),
+    re.compile(r"`[^`]*`"),
     re.compile(r"\([\w-]+\)="),                                     # labels
     re.compile(r"\]\([^)]*\)"), re.compile(r"https?://\S+"),         # links
     re.compile(r"^#+ .*$", re.M),                                   # headings
     re.compile(r"\bCM-\d+"),                                        # the machine's name
-    re.compile(r":(?:name|label|alt|width):.*$", re.M),             # directive options
+    re.compile(r"^:[\w-]+:.*$", re.M),                             # directive options
 ]
 
 

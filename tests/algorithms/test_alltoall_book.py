@@ -39,6 +39,8 @@ PROSE_CLAIMS = {
     "The prefix itself never travels": "test_the_prefix_itself_never_travels",
     "equals its closed form where the source states an equality and stays below it where the "
     "source states a bound": "test_every_all_to_all_entry_is_correct_and_meets_its_closed_form",
+    "`all_to_all_bc_ring` takes exactly $p - 1$ time units":
+        "notebooks/test_source_slips.py::test_grama_ring_takes_p_minus_1_steps",
 }
 
 MODEL = CostModel(ts=100, tw=1)

@@ -76,6 +76,10 @@ PROSE_CLAIMS = {
         "core/test_embeddings.py::test_layered_tree_has_depth_3k_minus_2_and_one_edge_per_connection",
     "the informed set at most doubles per step":
         "test_no_broadcast_more_than_doubles_the_informed_pes_per_step",
+    "the two parts differ by at most one PE":
+        "notebooks/test_source_slips.py::test_sanders_13_1_both_delegations_take_ceil_log_p_rounds",
+    "their first messages go to different PEs exactly when $p \\ge 3$ is odd":
+        "notebooks/test_source_slips.py::test_sanders_13_1_both_delegations_take_ceil_log_p_rounds",
 }
 
 MODEL = CostModel(ts=100, tw=1)

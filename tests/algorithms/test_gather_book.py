@@ -29,6 +29,8 @@ PROSE_CLAIMS = {
     "the time is exactly": "test_bruck_allgather_time",
     "show that it too stays within the bound of Theorem 13.9":
         "exercises/test_scatter_any_root.py::test_solution_gets_full_marks",
+    "by the argument above that the root never waits":
+        "test_the_roots_receives_follow_without_a_gap",
 }
 
 MODEL = CostModel(ts=100, tw=1)

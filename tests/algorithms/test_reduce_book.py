@@ -59,6 +59,10 @@ PROSE_CLAIMS = {
         "test_complete_trees_of_7_or_more_pes_meet_the_pipelined_bounds",
     "an all-reduce provides exactly that":
         "test_no_pe_finishes_an_allreduce_before_the_last_one_arrives",
+    "the library's results never":
+        "notebooks/test_source_slips.py::test_sanders_hypercube_operand_order",
+    "wherever pipelining pays ($k \\ge 2$) the bound stays below":
+        "notebooks/test_source_slips.py::test_sanders_corollary_13_7_summary",
 }
 
 MODEL = CostModel(ts=100, tw=1)

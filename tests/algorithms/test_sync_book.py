@@ -40,6 +40,10 @@ PROSE_CLAIMS = {
         "test_release_before_reset_never_counts_the_wiped_arrival",
     "runs exactly the same generator programs on real Python threads":
         "test_threads_run_the_same_programs_to_the_same_results",
+    "library's `binomial_barrier` visit exactly the children":
+        "test_the_tree_barriers_wait_for_exactly_the_children",
+    "the corrected loops give exactly the sequential result":
+        "notebooks/test_source_slips.py::test_sanders_diffusion_loop_index",
 }
 
 
@@ -432,6 +436,18 @@ def test_a_reader_waits_for_a_value_of_at_most_p():
 def test_tree_children_are_the_binomial_children(p):
     for me in range(p):
         assert tree_children(me, p) == sorted(binomial_children(me, p))
+
+
+@pytest.mark.parametrize("p", range(1, 17))
+def test_the_tree_barriers_wait_for_exactly_the_children(p):
+    """A PE of TreeBarrier or binomial_barrier reads the readyEpoch cells of its binomial
+    children and the root's, no other (Fig. 13.10's printed bound adds PE me + 2^c)."""
+    for barrier in (TreeBarrier, binomial_barrier):
+        run = simulate_shared(barrier_demo, p, barrier=barrier, epochs=2)
+        for me in range(p):
+            cells = {e.cell[1] for e in run.trace if e.pe == me and e.op == "read"
+                     and isinstance(e.cell, tuple) and e.cell[0] == "barrier.readyEpoch"}
+            assert cells == set(binomial_children(me, p)) | {0}, (barrier, p, me)
 
 
 def uneven_work(me, e):

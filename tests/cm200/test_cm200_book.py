@@ -77,6 +77,18 @@ PROSE_CLAIMS = {
         "cm200/test_matvec.py::test_the_fitted_flop_rates_and_the_models_errors",
     "equal the simulator's counts exactly": "test_simulated_transfers_against_table_2",
     'Table 9\'s "compute indices" row exactly': "test_table_9_against_the_models",
+    'cuts each block into "$2d$" subblocks of at most':
+        "notebooks/test_source_slips.py::test_mj_d_subblocks_as_in_fig_20",
+    "for a block of at least $d$ elements, $\\gamma$ of them with $\\beta$ elements":
+        "notebooks/test_source_slips.py::test_mj_d_subblocks_as_in_fig_20",
+    "block $\\alpha$ is empty exactly when":
+        "notebooks/test_source_slips.py::test_mj_d_subblocks_as_in_fig_20",
+    "through its $2d$ incoming channels, at least":
+        "notebooks/test_source_slips.py::test_mj_table_2_reads_2d",
+    "it meets the bound exactly whenever they do":
+        "notebooks/test_source_slips.py::test_mj_table_2_reads_2d",
+    "that the 2d reading never is":
+        "notebooks/test_source_slips.py::test_mj_table_2_reads_2d",
 }
 
 CHAPTER = Path(__file__).resolve().parents[2] / "book" / "ch6_cm200.ipynb"

@@ -18,6 +18,10 @@ from collective_lib.cm200.schedules import block_bounds, memory_partition
 PROSE_CLAIMS = {
     "holds that component of every node exactly once":
         "test_figure_1_names_a_component_only_for_one_term_of_every_node",
+    "the printed block is never the receiver's":
+        "notebooks/test_source_slips.py::test_mj_receiving_block",
+    "gives the paper's cell exactly":
+        "notebooks/test_source_slips.py::test_mj_figure_cells",
 }
 
 

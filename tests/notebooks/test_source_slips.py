@@ -30,8 +30,9 @@ from collective_lib.cm200.models import (PRINTED_CONSTANTS, TABLE2_OPERATIONS,
                                          consistency_report, cycles_crossover, d_cycles_time,
                                          fit_model, one_cycle_time, table10_check,
                                          table2_transfers, table3_check)
-from collective_lib.cm200.schedules import (d_cycles_reduce_nodes, d_cycles_reduce_start,
-                                            split_subblocks, subblock_bounds)
+from collective_lib.cm200.schedules import (block_bounds, d_cycles_reduce_nodes,
+                                            d_cycles_reduce_start, split_subblocks,
+                                            subblock_bounds)
 from collective_lib.operations import operations
 from collective_lib.shared_memory import (cell_array, pause, read, simulate_shared,
                                           uses_memory, write)
@@ -129,6 +130,8 @@ def test_sanders_13_1_both_delegations_take_ceil_log_p_rounds():
         first = [min(run.messages, key=lambda msg: msg.start).dst for run in runs]
         assert first == [math.ceil((p - 1) / 2), math.ceil(p / 2)]
         assert (first[0] != first[1]) == (p % 2 == 1), p
+        for mid in first:                       # the two parts differ by at most one PE
+            assert abs((p - mid) - mid) <= 1, (p, mid)
         if is_power_of_two(p):                  # both are the binomial tree
             tree = simulate(binomial_broadcast, p, inputs, model=STEPS)
             sends = {(m.src, m.dst, m.start) for m in tree.messages}
@@ -160,7 +163,7 @@ def test_sanders_corollary_13_7_summary():
         return best(p, n, ts, tw)[0]
 
     for ts, tw in ((1, 1), (100, 1), (1, 100), (0.01, 1), (1, 0.01), (1e-6, 1)):
-        for p in (2, 3, 15, 63, 1000):
+        for p in (2, 3, 4, 5, 7, 15, 16, 31, 63, 100, 127, 255, 256, 511, 777, 1000):
             for n in (1, 10, 100, 1000, 10_000):
                 time, k = best(p, n, ts, tw)
                 if k >= 2:          # where pipelining pays, the regime of the corollary
@@ -319,9 +322,21 @@ def test_mj_d_subblocks_as_in_fig_20():
                     assert text_beta < beta, (d, length)
             assert len(subblock_bounds(length, d)) == d
     assert (-(-24 // 2 ** 3), -(-24 // 3)) == (3, 8)         # the note's example, d = 3
+    # alpha = floor(M / ceil(M/2^d)) full blocks; block alpha is empty (or, at alpha = 2^d,
+    # missing) exactly when ceil(M/2^d) divides M, so alpha + 1 nonempty blocks only otherwise
+    for d in range(1, 6):
+        for M in range(1, 40 * 2 ** d + 1):
+            size = -(-M // 2 ** d)
+            alpha = M // size
+            blocks = block_bounds(M, d)
+            assert all(stop - start == size for start, stop in blocks[:alpha]), (d, M)
+            empty = alpha == len(blocks) or blocks[alpha][0] == blocks[alpha][1]
+            assert empty == (M % size == 0), (d, M)
+            assert sum(stop > start for start, stop in blocks) == alpha + (not empty)
+    assert [stop - start for start, stop in block_bounds(10, 3)] == [2] * 5 + [0] * 3
     reduce = ALGORITHMS["d_cycles_reduce"]
     for d in range(4):
-        for m in (1, 2, 5, 7, 11):
+        for m in range(1, 12):
             inputs = reduce.make_inputs(2 ** d, m, seed=m)
             assert (reduce.simulate(2 ** d, m, inputs=inputs, trace=False).results
                     == reduce.expected(inputs))
@@ -431,6 +446,8 @@ def test_mj_table_2_reads_2d():
             bound = broadcast_lower_bound(d, M)
             two_d = table2_transfers("d_cycles", d, M, "2d")
             assert two_d >= bound and (two_d == bound) >= (words % (2 * d) == 0), (d, words)
+            if words == 1:                      # printed: not below the bound for one word
+                assert table2_transfers("d_cycles", d, M) >= bound, d
             if d <= 2:
                 for key in TABLE2_OPERATIONS:
                     assert table2_transfers(key, d, M) == table2_transfers(key, d, M, "2d")
