@@ -3,11 +3,14 @@
 The programs below are the chapter's own, copied from its visible cells; each test
 names the section it checks.
 """
+import json
+from pathlib import Path
+
 import pytest
 
 from collective_lib import (CostModel, DeadlockError, FullyConnected, Hypercube, LinearArray,
-                            Mesh, OperationLimitError, Ring, UnreceivedMessageError, compute,
-                            exchange, multi, recv, send, sendrecv, simulate)
+                            Mesh, OperationLimitError, Ring, UnreceivedMessageError, catalog,
+                            compute, exchange, multi, recv, send, sendrecv, simulate)
 
 #: Where each claim of the chapter's prose ("never", "always", "exactly", ...) is checked
 #: (tests/notebooks/test_prose_claims.py).
@@ -316,3 +319,53 @@ def test_an_endless_token_never_deadlocks_and_stops_at_the_budget(p):
             simulate(endless_token, p, inputs=list(range(p)), max_ops=max_ops)
     with pytest.raises(OperationLimitError, match=r"default_max_ops\(4\).*PE \d+"):
         simulate(endless_token, 4, inputs=[0, 1, 2, 3])
+
+
+# A note on the model: SimGrid. The chapter prints the stored results of
+# benchmarks/simgrid_compare.py; our column of them must be what the simulator gives today.
+SIMGRID_RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "simgrid_results.json"
+
+
+def gather_at_once(me, p, data):
+    if me == 0:
+        return (yield multi(recvs=list(range(1, p))))   # every receive posted together
+    yield send(0, data)
+
+
+@pytest.fixture(scope="module")
+def simgrid():
+    return json.loads(SIMGRID_RESULTS.read_text(encoding="utf-8"))
+
+
+def test_our_column_of_the_simgrid_table_is_what_the_simulator_gives(simgrid):
+    # the agreeing points: the catalog's programs on FullyConnected(p), full-duplex, and
+    # the stored "agree" says whether the stored SimGrid time is ours within the tolerance
+    ts, tw = simgrid["ts"], simgrid["tw"]
+    assert len(simgrid["points"]) == 27
+    for row in simgrid["points"]:
+        p, m = row["p"], row["m"]
+        ours = catalog()[row["program"]].simulate(p, m, model=CostModel(ts=ts, tw=tw),
+                                                  network=FullyConnected(p), trace=False).time
+        assert ours == row["ours"], (row, ours)
+        assert row["agree"] == (abs(ours - row["simgrid"]) < simgrid["tolerance"] * ours), row
+
+
+def test_the_gathers_where_simgrid_and_we_differ_are_stored_as_we_run_them(simgrid):
+    # the naive gather receives in turn, the chapter's gather_at_once posts every receive
+    # together; SimGrid's stored time for the latter pays one start-up, ts + (p-1) tw m
+    ts, tw = simgrid["ts"], simgrid["tw"]
+    kinds = {row["receives"] for row in simgrid["differ"]}
+    assert kinds == {"in turn", "at once"}
+    for row in simgrid["differ"]:
+        p, m = row["p"], row["m"]
+        for ports, column in (("full-duplex", "ours_full_duplex"), ("all", "ours_all")):
+            model = CostModel(ts=ts, tw=tw, ports=ports)
+            if row["receives"] == "in turn":
+                ours = catalog()["naive_gather"].simulate(
+                    p, m, model=model, network=FullyConnected(p), trace=False).time
+            else:
+                ours = simulate(gather_at_once, p, inputs=[list(range(m))] * p,
+                                model=model).time
+            assert ours == row[column], (row, ports, ours)
+        if row["receives"] == "at once":
+            assert row["simgrid"] == ts + (p - 1) * tw * m, row
