@@ -13,8 +13,8 @@ from collective_lib.algorithms.broadcast import sanders_optimal_k
 from collective_lib.packets import join_packets, split_packets
 from collective_lib.embeddings import (congestion, dilation, embedded_tree_broadcast, h_tree,
                                        layered_tree, search_congestion_one_tree, tree_depth)
-from collective_lib.trees import (binomial_children, ceil_log2, in_order_node, in_order_tree,
-                                  tree_height)
+from collective_lib.trees import (binomial_children, ceil_log2, heap_height, heap_node,
+                                  in_order_node, in_order_tree, tree_height)
 from collective_lib.viz import holdings_table, optimal_params
 from traces import trace
 
@@ -418,6 +418,18 @@ def test_every_in_order_subtree_is_the_range_of_ranks_around_its_root(p):
             assert below(node.right) == set(range(v + 1, node.last + 1)), (p, root, v)
 
 
+def test_the_layer_numbered_tree_of_12_pes_hangs_no_range_below_pe_1():
+    # §1.7, Fig. fig-ch1-two-numberings: on 12 PEs rooted at PE 0 the in-order tree has
+    # height 4, the layer-numbered one 3, and below PE 1 of the latter hang 1, 3, 4, 7-10.
+    tree = [heap_node(v, 12, 0) for v in range(12)]
+
+    def below(v):
+        return set() if v is None else {v} | below(tree[v].left) | below(tree[v].right)
+
+    assert sorted(below(1)) == [1, 3, 4, 7, 8, 9, 10]
+    assert tree_height(12, 0) == 4 and heap_height(12) == 3
+
+
 def test_best_number_of_packets_of_the_chapter():
     pipe = entry("pipelined_binary_tree_broadcast")
     p, m = 64, 10_000
@@ -623,6 +635,18 @@ def test_on_a_fully_connected_network_no_two_transfers_share_a_link(p):
     run = simulate(everyone_to_everyone, p, model=CostModel(ports="all"), network=net)
     assert run.time == 1 and run.max_link_load() == 1
     assert run.results == [[pe for pe in range(p) if pe != me] for me in range(p)]
+
+
+def test_the_h_tree_table_of_the_chapter():
+    # §1.10: depth log p, at most two tree edges per directed link and three per
+    # connection, the longest edge sqrt(p)/4 + 1 links, on every square mesh of the table
+    # and one size beyond it
+    for side in (1, 2, 4, 8, 16, 32, 64, 128):
+        tree, mesh = h_tree(side), Mesh(side, side)
+        assert tree_depth(tree) == (side * side).bit_length() - 1, side
+        assert congestion(tree, mesh, directed=True) <= 2, side
+        assert congestion(tree, mesh) <= 3, side
+        assert side < 4 or dilation(tree, mesh) == side // 4 + 1, side
 
 
 def test_h_tree_and_in_order_tree_on_an_8x8_mesh():
