@@ -305,14 +305,55 @@ def test_the_simulated_steps_colour_the_completion_of_the_chapter_example():
         assert sorted(colours) == list(range(5)), node
 
 
-def test_delivery_with_dummies_takes_h_steps_in_every_row_of_the_chapter():
+def colouring_steps(inputs, pad):
+    """The chapter's schedule (§5.10): a colouring of H, padded to h-regular or not."""
+    graph = h_relation_multigraph(message_sizes(inputs))
+    if pad:
+        graph = pad_to_regular(graph)
+    return idle_steps_last(coloring_to_schedule(graph, color_bipartite_multigraph(graph)))
+
+
+@pytest.fixture(scope="module")
+def colouring_table():
+    """The chapter's table of §5.10, one dict per row: ts, tw, p, h, the simulated times of
+    the colouring with dummies ("padded") and without ("plain") and of the two-phase
+    algorithm, and Eq. 13.5 as printed."""
     two_phase = entry("alltoallv_two_phase")
+    rows = []
     for p, h in ((4, 20), (8, 100), (16, 400)):
         inputs = two_phase.make_inputs(p, h, seed=5)
-        padded = pad_to_regular(h_relation_multigraph(message_sizes(inputs)))
-        steps = idle_steps_last(coloring_to_schedule(padded,
-                                                     color_bipartite_multigraph(padded)))
+        steps = {pad: colouring_steps(inputs, pad) for pad in (True, False)}
         for ts, tw in ((1, 1), (100, 1)):
-            run = simulate(deliver_schedule, p, inputs, steps=steps,
-                           model=CostModel(ts=ts, tw=tw), trace=False)
-            assert run.time == h * (ts + tw) and run.results == two_phase.expected(inputs)
+            model = CostModel(ts=ts, tw=tw)
+            runs = {pad: simulate(deliver_schedule, p, inputs, steps=steps[pad], model=model,
+                                  trace=False) for pad in (True, False)}
+            assert all(run.results == two_phase.expected(inputs) for run in runs.values())
+            rows.append(dict(
+                ts=ts, tw=tw, p=p, h=h, padded=runs[True].time, plain=runs[False].time,
+                two_phase=two_phase.simulate(p, h, inputs=inputs, model=model,
+                                             trace=False).time,
+                printed=2 * p * ts + (2 * h + 4 * p) * tw))
+    return rows
+
+
+def test_delivery_with_dummies_takes_h_steps_in_every_row_of_the_chapter(colouring_table):
+    assert len(colouring_table) == 6
+    for row in colouring_table:
+        assert row["padded"] == row["h"] * (row["ts"] + row["tw"]), row
+
+
+def test_without_dummies_the_colouring_loses_more_than_15_percent_on_16_pes(colouring_table):
+    assert all(row["plain"] >= row["padded"] for row in colouring_table)
+    assert all(row["plain"] > 1.15 * row["padded"] for row in colouring_table if row["p"] == 16)
+
+
+def test_the_colouring_beats_two_phase_exactly_when_a_start_up_costs_a_word(colouring_table):
+    assert all((row["padded"] < row["two_phase"]) == (row["ts"] == 1) for row in colouring_table)
+    # at ts = 100 the two-phase algorithm wins by a factor of 2 to 8, growing with h
+    factors = [row["padded"] / row["two_phase"] for row in colouring_table if row["ts"] == 100]
+    assert factors == sorted(factors) and 1.8 < factors[0] and factors[-1] < 8
+
+
+def test_the_simulated_two_phase_time_is_above_eq_13_5_as_printed(colouring_table):
+    # the note on Eq. 13.5: in every row of the table
+    assert all(row["two_phase"] > row["printed"] for row in colouring_table)
