@@ -2,8 +2,10 @@
 
 Also checks tools/clean_notebooks.py itself: it turns the old
 ``# NBVAL_CHECK_OUTPUT`` comment into the nbval cell tag and keeps exactly the
-tagged cells' outputs.
+tagged cells' outputs; and that no hidden cell of a chapter checks anything (checks are
+tests, CONTRIBUTING.md).
 """
+import ast
 import importlib.util
 import subprocess
 import sys
@@ -80,6 +82,56 @@ def test_printed_outputs_fit_the_page():
             found += too_long(f"{name}, output of cell {number}", text.splitlines())
     assert not found, (f"{len(found)} printed lines are longer than {CODE_COLUMN} "
                        "characters and get a scroll bar on the page:\n" + "\n".join(found))
+
+
+#: The tags that hide a code cell's source from the reader of the built book.
+HIDING_TAGS = ("remove-input", "remove-cell", "hide-input", "hide-cell")
+
+
+def is_hidden(cell) -> bool:
+    return (bool(set(HIDING_TAGS) & set(cell.metadata.get("tags", [])))
+            or bool(cell.metadata.get("jupyter", {}).get("source_hidden")))
+
+
+def checks_in(source: str) -> list[str]:
+    """The lines of ``source`` that check something: an ``assert`` statement or a call of
+    an ``assert...`` function (``np.testing.assert_allclose``)."""
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line    # IPython magics
+                     for line in source.splitlines())
+    lines = source.splitlines()
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        call = node.func if isinstance(node, ast.Call) else None
+        name = (call.id if isinstance(call, ast.Name)
+                else call.attr if isinstance(call, ast.Attribute) else "")
+        if isinstance(node, ast.Assert) or name.startswith("assert"):
+            found.add(node.lineno)
+    return [lines[number - 1].strip() for number in sorted(found)]
+
+
+def test_hidden_cells_check_nothing():
+    """A hidden cell only sets up or glues; a check belongs in the chapter's book test
+    (tests/book_prose.py: CHAPTER_TESTS), where it can fail on its own."""
+    found = [f"{path.name}, cell {index}: {line}"
+             for path in sorted((REPO_ROOT / "book").glob("*.ipynb"))
+             for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
+             if cell.cell_type == "code" and is_hidden(cell)
+             for line in checks_in(cell.source)]
+    assert not found, ("hidden cells that check (move each check to the chapter's book "
+                       "test, then drop it from the cell):\n" + "\n".join(found))
+
+
+def test_the_check_finder():
+    source = ("%matplotlib inline\nx = 1  # assert nothing here\nassert x == 1, 'one'\n"
+              "np.testing.assert_allclose(x, 1)\nif x:\n    assert_equal(x, 1)\n"
+              "glue('x', x)")
+    assert checks_in(source) == ["assert x == 1, 'one'", "np.testing.assert_allclose(x, 1)",
+                                 "assert_equal(x, 1)"]
+    assert checks_in("glue('asserted', 3)\nprint('assert')") == []
+    hidden = new_code_cell("assert True", metadata={"tags": ["remove-cell"]})
+    folded = new_code_cell("assert True", metadata={"jupyter": {"source_hidden": True}})
+    shown = new_code_cell("assert True", metadata={"tags": ["nbval-check-output"]})
+    assert [is_hidden(c) for c in (hidden, folded, shown)] == [True, True, False]
 
 
 def test_comment_marker_becomes_the_tag_once():
