@@ -1,0 +1,201 @@
+"""The live demos in a reader's JupyterLab, driven with the keyboard alone (issue 29, point 3).
+
+JupyterLab (with ``jupyter_reader/``, as ``make lab`` starts it) runs in headless Chromium,
+reached over the DevTools protocol as tools/browser_check.py reaches the built book. A
+notebook showing a step player and a lock player is run with Shift+Enter; then, with keys only, the step slider moves, the play toggle
+plays, and every control and picture has a name a screen reader can read.
+"""
+from __future__ import annotations
+
+import base64
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Seconds JupyterLab, the kernel and the widgets may take to appear.
+PATIENCE = 120
+KEYS = {"Tab": 9, "Enter": 13, " ": 32, "ArrowRight": 39}
+SHIFT = 8
+
+# The controls of the outputs and what names them for a screen reader: a label element
+# tied to the control, its own text, aria-label, or (for an image) alt or title.
+NAMES = r"""
+(() => [...document.querySelectorAll(
+    ".jp-OutputArea select, .jp-OutputArea input, .jp-OutputArea button, " +
+    ".jp-OutputArea [role=slider], .jp-OutputArea img")]
+  .filter(el => el.offsetParent !== null)
+  .map(el => {
+    const label = el.labels && el.labels.length ? el.labels[0].textContent : "";
+    const slider = el.getAttribute("role") === "slider"
+      ? el.closest(".widget-slider").querySelector(".widget-label").textContent : "";
+    return [el.tagName.toLowerCase() + (el.getAttribute("role") ? "/" + el.getAttribute("role") : ""),
+            (label || el.getAttribute("aria-label") || el.alt || el.title ||
+             el.textContent || "").trim(), slider];
+  }))()
+"""
+
+
+def _browser_check():
+    spec = importlib.util.spec_from_file_location("browser_check",
+                                                  REPO_ROOT / "tools" / "browser_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _until(condition, what: str, timeout: float = PATIENCE):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"JupyterLab: {what} did not happen within {timeout} s")
+        time.sleep(0.25)
+
+
+class Lab:
+    """A JupyterLab page in Chromium, with keys to press and scripts to evaluate."""
+
+    def __init__(self, tools):
+        self.tools = tools
+
+    def js(self, expression: str):
+        return self.tools.evaluate(expression)
+
+    def press(self, key: str, modifiers: int = 0):
+        """Press and release ``key`` as a keyboard would (a raw key-down, the character it
+        types if any, a key-up)."""
+        event = dict(key=key, code="Space" if key == " " else key,
+                     windowsVirtualKeyCode=KEYS[key], modifiers=modifiers)
+        self.tools.call("Input.dispatchKeyEvent", type="rawKeyDown", **event)
+        if key == " ":
+            self.tools.call("Input.dispatchKeyEvent", type="char", text=" ", **event)
+        self.tools.call("Input.dispatchKeyEvent", type="keyUp", **event)
+
+    def focused(self) -> str:
+        return self.js("(() => { const e = document.activeElement; return e.tagName + '/' + "
+                       "(e.getAttribute('role') || '') + '/' + e.textContent.trim(); })()")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    check = _browser_check()
+    chromium = next(filter(None, map(shutil.which, check.CHROMIUM_NAMES)), None)
+    assert chromium is not None, "no Chromium on PATH: `make test` installs it"
+    root = tmp_path_factory.mktemp("lab")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from collective_lib import widgets\n"
+        "display(widgets.step_player('broadcast', algorithm='binomial_broadcast', p=8))\n"
+        "display(widgets.lock_player('cas_spin_lock', p=3, rounds=1))")],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}})
+    nbformat.write(notebook, root / "demo.ipynb")
+    port = _free_port()
+    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(REPO_ROOT / "jupyter_reader"))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
+         "--ServerApp.token=reader", f"--ServerApp.root_dir={root}", "--allow-root",
+         "--LabApp.news_url=", "--ServerApp.ip=127.0.0.1"],
+        env=env, stdout=subprocess.DEVNULL, stderr=(root / "lab.log").open("w"))
+    profile = tmp_path_factory.mktemp("chromium")
+    browser = None
+    try:
+        url = f"http://127.0.0.1:{port}/lab/tree/demo.ipynb?token=reader&reset"
+        _until(lambda: _answers(port), "the server's start")
+        browser, socket_url = check.start_chromium(chromium, profile)
+        tools = check.DevTools(socket_url)
+        tools.call("Page.enable")
+        # A headless page never has the window's focus, so no element in it gets focus
+        # events, and JupyterLab never learns which notebook is the current one.
+        tools.call("Emulation.setFocusEmulationEnabled", enabled=True)
+        tools.call("Emulation.setDeviceMetricsOverride", width=check.WIDTH,
+                   height=check.HEIGHT, deviceScaleFactor=1, mobile=False)
+        tools.call("Page.navigate", url=url)
+        page = Lab(tools)
+        _until(lambda: page.js("!!document.querySelector('.jp-Notebook .jp-Cell') && "
+                               "document.querySelector('.jp-Notebook-ExecutionIndicator')"
+                               "?.dataset.status === 'idle'"),
+               "the notebook with an idle kernel")
+        # The notebook becomes JupyterLab's current one when something in it has the focus
+        # (the status bar then shows its kernel); only then do its commands act on it.
+        page.js("document.querySelector('.jp-Notebook .jp-Cell').focus(); true")
+        _until(lambda: page.js("document.querySelector('#jp-main-statusbar')"
+                               "?.innerText.includes('Idle') && "
+                               "!!document.activeElement.closest('.jp-Notebook')"),
+               "the notebook becoming current, with the focus in it")
+        page.press("Enter", SHIFT)                   # run the cell
+        try:
+            _until(lambda: page.js("document.querySelectorAll('.jp-OutputArea img').length")
+                   >= 2, "both demos' pictures")
+        except AssertionError as failure:
+            shot = root / "lab.png"
+            shot.write_bytes(base64.b64decode(
+                tools.call("Page.captureScreenshot", format="png")["data"]))
+            raise AssertionError(f"{failure}; the page: {shot}, the focus: "
+                                 f"{page.focused()}, the server's log: {root / 'lab.log'}")
+        yield page
+    finally:
+        if browser is not None:
+            browser.terminate()
+            browser.wait(timeout=30)
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def test_every_control_and_picture_has_a_name(lab):
+    shown = lab.js(NAMES)
+    assert len(shown) >= 12, shown
+    unnamed = [kind for kind, name, slider in shown if not (name or slider)]
+    assert not unnamed, f"controls without a name for a screen reader: {unnamed} in {shown}"
+    pictures = [name for kind, name, _ in shown if kind == "img"]
+    assert all(name.startswith(("Step 1 of", "Memory operations")) for name in pictures), pictures
+
+
+def test_the_step_slider_moves_with_the_arrow_keys(lab):
+    lab.js("document.querySelector('.jp-OutputArea select').focus(); true")
+    before = lab.js("document.querySelector('.jp-OutputArea img').title")
+    for _ in range(12):                     # Tab through p, root and their read-outs
+        lab.press("Tab")
+        if lab.js("document.activeElement.closest('.widget-slider')?.querySelector("
+                  "'.widget-label').textContent") == "step":
+            break
+    assert "slider" in lab.focused(), lab.focused()
+    lab.press("ArrowRight")
+    _until(lambda: lab.js("document.querySelector('.jp-OutputArea img').title") != before,
+           "the picture of step 2")
+    assert lab.js("document.querySelector('.jp-OutputArea img').title").startswith("Step 2 of")
+
+
+def test_the_play_toggle_plays_from_the_keyboard(lab):
+    lock_output = "document.querySelectorAll('.jp-OutputArea-output')[1]"
+    lab.js(f"{lock_output}.querySelector('button').focus(); true")
+    assert lab.focused().endswith("play"), lab.focused()
+    time_slider = f"{lock_output}.querySelectorAll('[role=slider]')[3]"
+    assert lab.js(f"{time_slider}.getAttribute('aria-valuenow')") == "0.0"
+    lab.press(" ")
+    _until(lambda: float(lab.js(f"{time_slider}.getAttribute('aria-valuenow')")) > 0,
+           "the time slider moving after play")
