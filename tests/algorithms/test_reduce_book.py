@@ -24,6 +24,9 @@ from traces import trace
 #: Where each claim of the chapter's prose ("never", "at most", "exactly", ...) is checked
 #: (tests/notebooks/test_prose_claims.py).
 PROSE_CLAIMS = {
+    "every PE sends at most once and receives at most once per step":
+        "algorithms/test_two_tree_prefix.py::"
+        "test_schedule_uses_one_send_and_one_receive_per_step_after_the_data",
     "the reduction takes $d$ steps, exactly like the broadcast":
         "test_order_of_children_on_half_and_full_duplex_ports",
     "the flagged algorithm fails for every root other than 0, all others never":

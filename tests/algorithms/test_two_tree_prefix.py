@@ -107,3 +107,18 @@ def test_two_tree_prefix_sum_of_matrices_and_numbers():
 def test_two_tree_prefix_sum_needs_an_even_number_of_packets(k):
     with pytest.raises(ValueError, match=f"k={k!r}"):
         simulate(two_tree_prefix_sum, 4, [[1, 2]] * 4, k=k)
+
+
+def test_the_simulator_keeps_to_the_schedule_for_some_p_only():
+    # Why the program is not in the catalog (chapter 2, §2.6): eager sends take ports out
+    # of turn. With 200 packets of 10 words, 6 and 16 PEs finish within the schedule's
+    # steps, 7 and 32 PEs take about a fifth longer.
+    model = CostModel(ts=1, tw=1)
+    n, k = 2000, 200
+    ratios = {}
+    for p in (6, 7, 16, 32):
+        run = simulate(two_tree_prefix_sum, p, [[1] * n for _ in range(p)], k=k, model=model)
+        steps = two_tree_prefix_plan(p).latency + 2 * k - 4
+        ratios[p] = run.time / (steps * model.transfer_time(n // k))
+    assert ratios[6] <= 1 and ratios[16] <= 1, ratios
+    assert 1.2 < ratios[7] < 1.25 and 1.2 < ratios[32] < 1.25, ratios
