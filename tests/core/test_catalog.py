@@ -1,9 +1,9 @@
 """Every catalog entry against its own closed form, on many p, every root, random data.
 
-The contract (DESIGN.md §7): the results are what the operation demands; the
-simulated time equals the closed form where the entry says it is exact, and
-never exceeds it where the closed form is a bound.  Pipelined entries are
-exact when their number of packets divides the message.
+The contract of a catalog entry (``collective_lib.catalog.Algorithm``): the results
+are what the operation demands; the simulated time equals the closed form where the
+entry says it is exact, and never exceeds it where the closed form is a bound.
+Pipelined entries are exact when their number of packets divides the message.
 """
 import random
 

@@ -1,4 +1,4 @@
-"""The shape every module of collective_lib keeps (DESIGN.md §4, "One home per concept").
+"""The shape every module of collective_lib keeps (CONTRIBUTING.md: every concept has one home).
 
 Each module declares ``__all__`` at its top and lists exactly the public names it
 defines, imports only at its top, never extends ``__all__`` with ``+=`` and stays
