@@ -2,14 +2,21 @@
 
 A student's own program passes; every way of reaching a forbidden library object
 (a call, a catalog lookup, a computed name, an alias, a partial, a closure, a
-default argument, a helper function) is caught and named.
+default argument, a helper function) is caught and named, statically by
+forbid_library_calls and, for what only running shows (a computed name, a copy of
+the code), by forbid_library_execution.
 """
 import functools
+import sys
 
 import pytest
 
+from all_to_all_submissions import (CALL_CHEATS, REDUCTIONS, RUN_CHEATS, by_computed_name,
+                                    by_importlib, own_ring, through_a_code_copy,
+                                    through_a_source_copy)
 from collective_lib import catalog, recv, send
-from collective_lib.grading import forbid_library_calls
+from collective_lib.grading import forbid_library_calls, forbid_library_execution
+from collective_lib.networks import Ring
 
 
 def own_linear_broadcast(me, p, data, root=0):
@@ -178,3 +185,79 @@ def test_a_stand_in_is_read_by_source_and_its_processes_are_poisoned():
     forbid_library_calls(Remote(sandbox, ["gray_of"], "function", "gray_of"),
                          ["simulated_time_of"])
     assert sandbox.forbidden == []          # nothing of the library's: no process replaced
+
+
+# -- forbidding the library ----------------------------------------------------------------------
+
+def _one_run(program, p=4):
+    forbid_library_execution(program, REDUCTIONS, p, [[[i, j] for j in range(p)]
+                                                      for i in range(p)], network=Ring(p))
+
+
+def test_an_own_program_is_allowed():
+    forbid_library_calls(own_ring, REDUCTIONS + ["catalog"])
+    _one_run(own_ring)
+    assert sys.getprofile() is None
+
+
+@pytest.mark.parametrize("program", CALL_CHEATS, ids=lambda f: f.__name__)
+def test_the_static_check_catches_calls_aliases_helpers_and_lookups(program):
+    with pytest.raises(AssertionError) as err:
+        forbid_library_calls(program, REDUCTIONS + ["catalog"])
+    assert f"{program.__name__} uses the library's `" in str(err.value)
+
+
+@pytest.mark.parametrize("program", RUN_CHEATS, ids=lambda f: f.__name__)
+def test_the_runtime_check_catches_every_way_to_reach_the_library(program):
+    with pytest.raises(AssertionError) as err:
+        _one_run(program)
+    assert str(err.value).startswith(f"{program.__name__} runs the library's "
+                                     "`all_to_all_red_mesh` (its code ran when")
+    assert sys.getprofile() is None
+
+
+def test_the_runtime_check_restores_a_previous_profiler_and_reports_other_failures():
+    calls = []
+
+    def outer(frame, event, arg):
+        calls.append(event)
+
+    def deadlocks(me, p, data):
+        return (yield recv((me + 1) % p))
+
+    sys.setprofile(outer)
+    try:
+        with pytest.raises(AssertionError) as err:
+            forbid_library_execution(deadlocks, REDUCTIONS, 3)
+    finally:
+        restored = sys.getprofile()
+        sys.setprofile(None)
+    assert restored is outer
+    assert "deadlock in deadlocks for p=3" in str(err.value)
+    with pytest.raises(ValueError, match="unknown algorithm 'no_such_thing'"):
+        forbid_library_execution(own_ring, ["no_such_thing"], 2)
+
+
+@pytest.mark.parametrize("program", RUN_CHEATS[:1], ids=lambda f: f.__name__)
+def test_without_report_failures_only_the_library_fails(program):
+    # a program's own failure is left to the test of its results (one bug, one deduction);
+    # reaching the library still fails
+    def crashes(me, p, data):
+        raise ValueError("not yet")
+        yield
+
+    forbid_library_execution(crashes, REDUCTIONS, 3, report_failures=False)
+    with pytest.raises(AssertionError, match="runs the library's `all_to_all_red_mesh`"):
+        forbid_library_execution(program, REDUCTIONS, 4, [[[i, j] for j in range(4)]
+                                                          for i in range(4)],
+                                 network=Ring(4), report_failures=False)
+
+
+
+@pytest.mark.parametrize("program", [by_computed_name, by_importlib, through_a_code_copy,
+                                     through_a_source_copy], ids=lambda f: f.__name__)
+def test_some_cheats_need_the_runtime_check(program):
+    # a name computed at run time, or a copy of the code, is invisible to the static check
+    forbid_library_calls(program, REDUCTIONS)
+    with pytest.raises(AssertionError, match="runs the library's `all_to_all_red_mesh`"):
+        _one_run(program)

@@ -1,10 +1,13 @@
-"""Tests of collective_lib.grading.programs: running and checking a student's broadcast.
+"""Tests of collective_lib.grading.programs: running and checking a student's program.
 
 run_program and check_broadcast_program must pass a correct program and turn
 every kind of failure (wrong value, wrong time, deadlock, unreceived message,
 exception, endless program) into an AssertionError whose text says what went
-wrong, without writing anything to stderr.
+wrong, without writing anything to stderr; check_collective_program does the same
+for any collective (here the all-to-all reductions of chapter 5), and also catches
+a time above the bound and words declared smaller than what was sent.
 """
+import operator
 import signal
 import sys
 import time
@@ -12,9 +15,14 @@ import warnings
 
 import pytest
 
-from collective_lib import CostModel, catalog, compute, recv, send
-from collective_lib.grading import (check_broadcast_program, guarded_call, run_program,
+from all_to_all_submissions import (REFERENCE_RING, all_at_once, direct, own_ring,
+                                    reduced, rightwards, ring_time, vectors)
+from collective_lib import CostModel, catalog, compute, recv, send, sendrecv
+from collective_lib.algorithms.reduce import add
+from collective_lib.grading import (check_broadcast_program, check_collective_program,
+                                    count_pieces, guarded_call, run_program,
                                     simulated_time)
+from collective_lib.networks import Ring
 
 needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
                                  reason="the wall-clock guard needs SIGALRM and setitimer")
@@ -267,3 +275,151 @@ def test_simulated_time_matches_the_closed_forms():
     assert simulated_time(smallest_first, 16, m=4, model=model, root=5) == 10 * 3.0
     with pytest.raises(AssertionError, match="deadlock in deadlocks for p=3, root=0"):
         simulated_time(deadlocks, 3)
+
+
+# -- check_collective_program -----------------------------------------------------------------
+
+def test_a_correct_program_passes_with_the_exact_time():
+    for model, m in [(CostModel(ts=1.0, tw=0.0), 2), (CostModel(ts=2.0, tw=0.5), 2)]:
+        check_collective_program(own_ring, range(1, 20), make_inputs=vectors, expected=reduced,
+                                 network=Ring, model=model,
+                                 expected_time=lambda p: (model.ts + model.tw * m) * (p - 1))
+    check_collective_program(REFERENCE_RING, [(p, {"op": operator.or_}) for p in range(1, 9)],
+                             make_inputs=lambda p, rng, **_: [[frozenset({(i, j)})
+                                                              for j in range(p)]
+                                                             for i in range(p)],
+                             expected=reduced, network=Ring)
+
+
+def test_a_wrong_result_names_the_case_the_pe_and_the_first_wrong_word():
+    with pytest.raises(AssertionError) as err:
+        check_collective_program(rightwards, [1, 2, 3], make_inputs=vectors, expected=reduced,
+                                 network=Ring, item="word", hint="Hint: send to the left.")
+    text = str(err.value)
+    assert text.startswith("wrong result of rightwards for p=3: PE 0 returned [")
+    assert "was expected (word 0 is " in text
+    assert text.endswith("Hint: send to the left.")
+
+
+def test_params_are_passed_and_named():
+    def maximum(a, b):
+        return [max(x, y) for x, y in zip(a, b)]
+
+    with pytest.raises(AssertionError) as err:
+        check_collective_program(rightwards, [(4, {"op": maximum})], make_inputs=vectors,
+                                 expected=reduced, network=Ring)
+    assert "wrong result of rightwards for p=4, op=maximum: PE 0 returned" in str(err.value)
+
+
+def test_an_exact_time_is_enforced_with_the_traffic():
+    check_collective_program(direct, range(1, 9), make_inputs=vectors, expected=reduced)
+    with pytest.raises(AssertionError) as err:
+        check_collective_program(direct, range(1, 9), make_inputs=vectors, expected=reduced,
+                                 network=Ring, expected_time=ring_time,
+                                 time_label="(ts + tw m)(p - 1)", time_hint="Hint: neighbours.")
+    text = str(err.value)
+    assert text.startswith("wrong time of direct for p=4, alpha=1, beta=0, ports='full-duplex': "
+                           "the simulated time is 5, but (ts + tw m)(p - 1) = 3 (the PEs sent "
+                           "12 messages in 5 rounds; the longest was 2 words).")
+    assert text.endswith("Hint: neighbours.")
+
+
+def test_a_time_bound_is_enforced():
+    model = CostModel(ts=1.0, tw=1.0)
+
+    def bound(p):
+        return (p - 1) * 3.0
+
+    check_collective_program(own_ring, range(1, 9), make_inputs=vectors, expected=reduced,
+                             network=Ring, model=model, time_bound=bound)
+    with pytest.raises(AssertionError) as err:
+        check_collective_program(all_at_once, range(1, 9), make_inputs=vectors, expected=reduced,
+                                 network=Ring, model=model, time_bound=bound,
+                                 time_label="3(p - 1)")
+    # p = 2 passes: its list of two 2-word messages counts as 2 words (one per item)
+    assert str(err.value) == ("too slow: all_at_once for p=3, alpha=1, beta=1, "
+                              "ports='full-duplex' takes 8, more than 3(p - 1) = 6 (the PEs "
+                              "sent 6 messages in 2 rounds; the longest was 3 words).")
+
+
+def test_under_declared_words_are_caught():
+    def bundles(me, p, data):
+        got = yield sendrecv((me + 1) % p, [data], (me - 1) % p)     # 1 word declared
+        return got[0]
+
+    def inputs(p, rng, **_):
+        return [[10 * i, 10 * i + 1, 10 * i + 2] for i in range(p)]
+
+    def words(payload, inputs):
+        return 3 * count_pieces(payload, {tuple(x) for x in inputs})
+
+    with pytest.raises(AssertionError) as err:
+        check_collective_program(bundles, [3], make_inputs=inputs,
+                                 expected=lambda x: [x[-1]] + x[:-1], payload_words=words)
+    assert ("bundles for p=3: the message from PE 0 to PE 1 carries 3 words of data but is sent "
+            "as 1 word") in str(err.value)
+    assert "words=" in str(err.value)
+
+
+def test_declared_words_are_checked_against_what_was_sent_not_what_became_of_it():
+    def words(payload, inputs):
+        return 3 * count_pieces(payload, {tuple(x) for x in inputs})
+
+    def inputs(p, rng, **_):
+        return [[10 * i, 10 * i + 1, 10 * i + 2] for i in range(p)]
+
+    def grows_what_it_received(me, p, data):      # honest: 3 words sent, then the list grows
+        got = yield sendrecv((me + 1) % p, [data], (me - 1) % p, words=3)
+        got.append(data)
+        got.append(data)
+        return got[0]
+
+    check_collective_program(grows_what_it_received, [3, 4], make_inputs=inputs,
+                             expected=lambda x: [x[-1]] + x[:-1], payload_words=words)
+
+    def empties_what_it_sent(me, p, data):        # 1 word declared for 3, then hidden
+        bundle = [data]
+        got = yield sendrecv((me + 1) % p, bundle, (me - 1) % p, words=1)
+        bundle.clear()
+        return got[0]
+
+    with pytest.raises(AssertionError, match="carries 3 words of data but is sent as 1 word"):
+        check_collective_program(empties_what_it_sent, [3], make_inputs=inputs,
+                                 expected=lambda x: [x[-1]] + x[:-1], payload_words=words)
+
+
+def test_failures_of_the_program_are_explained():
+    def deadlocks(me, p, data):
+        return (yield recv((me + 1) % p))
+
+    def crashes(me, p, data):
+        yield send((me + 1) % p, 1)
+        return 1 / 0
+
+    for program, words in [(deadlocks, "deadlock in deadlocks for p=3"),
+                           (crashes, "crashes for p=3 raised ZeroDivisionError")]:
+        with pytest.raises(AssertionError) as err:
+            check_collective_program(program, [3], make_inputs=vectors, expected=reduced)
+        assert words in str(err.value)
+
+
+def test_the_expected_results_do_not_depend_on_changes_to_the_inputs():
+    def clobbers(me, p, data, op=add):
+        result = yield from own_ring(me, p, data, op)
+        data.clear()
+        return result
+
+    check_collective_program(clobbers, range(1, 6), make_inputs=vectors, expected=reduced)
+
+
+@needs_alarm
+def test_an_endless_loop_is_stopped():
+    def spins(me, p, data):
+        while True:
+            pass
+        yield
+
+    with pytest.raises(AssertionError) as err:
+        check_collective_program(spins, [2], make_inputs=vectors, expected=reduced,
+                                 time_limit_s=0.3)
+    assert "did not finish within 0.3 s of real time" in str(err.value)
