@@ -6,6 +6,9 @@ measured times as markers.  A job with more processes than cores
 (:func:`oversubscribed`) measures the scheduler as much as the messages, and
 the model, which assumes a processor per PE, has no term for that; such a
 panel is shaded, its markers are hollow and its title says why.
+:func:`jobs_vs_model` stacks one such panel per job size, straight from the
+records of ``collective_lib.mpi``; :func:`ping_pong_fit` draws the calibration
+of a machine, its measured ping-pong times beside the fitted ``ts + tw m``.
 """
 from __future__ import annotations
 
@@ -15,10 +18,13 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ..catalog import catalog
+from ..model import CostModel
 from .descriptions import _listing, _number, _shorten, describe
-from .style import FONT, LINE_STYLES, OVERSUBSCRIBED_COLOUR, TITLE_FONT, _new_axes
+from .style import (FONT, LINE_STYLES, OVERSUBSCRIBED_COLOUR, TEXT_WIDTH, TITLE_FONT,
+                    _new_axes)
 
-__all__ = ["Timings", "measured_vs_model", "oversubscribed"]
+__all__ = ["Timings", "measured_vs_model", "oversubscribed", "jobs_vs_model", "ping_pong_fit"]
 
 _KINDS = ("model", "measured", "reference")
 
@@ -153,3 +159,126 @@ def _measured_text(series, p, cores, crowded) -> str:
                          f"{model.label}")
         sentences.append((text + ".",))
     return _shorten(sentences)
+
+
+def _job_curves(records, p, pairs, machine, reference) -> list:
+    """The Timings of one job: per (name, label, params) its model and measurement, and
+    the MPI library's own collective."""
+    curves = []
+    for (name, label, params), colour in zip(pairs, ("C0", "C1", "C2", "C3")):
+        rows = sorted((r["words"], r["time"]) for r in records if r["algorithm"] == name)
+        words = [w for w, _ in rows]
+        entry = catalog()[name]
+        model = CostModel(ts=machine.ts, tw=machine.tw, ports=entry.ports)
+        curves += [Timings(f"{label} model", words,
+                           [entry.predict(p, int(w), model, **params) for w in words],
+                           "model", colour),
+                   Timings(f"{label} measured", words, [t for _, t in rows], "measured",
+                           colour)]
+    rows = sorted({(r["words"], r["mpi_time"]) for r in records})
+    curves.append(Timings(reference, [w for w, _ in rows], [t for _, t in rows],
+                          "reference", "k"))
+    return curves
+
+
+def jobs_vs_model(results, pairs, *, machine, reference, title):
+    """One :func:`measured_vs_model` panel per job size, stacked on a common m axis.
+
+    Stacked, not side by side: side by side the panels would be shrunk below
+    readable text.  The legend is drawn once, beside the last panel.
+
+    Parameters
+    ----------
+    results : dict
+        ``{p: records}``: the records ``collective_lib.mpi.launch`` returned for
+        a job of p processes (keys ``algorithm``, ``words``, ``time``,
+        ``mpi_time``, ``cores``).
+    pairs : sequence of (name, label, params)
+        The catalog algorithms measured, their label in the legend and the
+        parameters their closed form takes (``{"k": 8}``).
+    machine : CostModel
+        The fitted machine (``collective_lib.mpi.load_model``); each algorithm's
+        model keeps its own port model.
+    reference : str
+        The label of the MPI library's own collective (``"MPI_Bcast"``).
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> records = [{"algorithm": "binomial_broadcast", "words": w, "time": 2e-6 * w,
+    ...             "mpi_time": 1e-6 * w, "cores": 2} for w in (8, 64)]
+    >>> fig = jobs_vs_model({2: records}, [("binomial_broadcast", "binomial", {})],
+    ...                     machine=CostModel(ts=1e-6, tw=1e-8), reference="MPI_Bcast",
+    ...                     title="Broadcast")
+    >>> [line.get_label() for line in fig.axes[0].lines]
+    ['binomial model', 'binomial measured', 'MPI_Bcast']
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
+    """
+    import matplotlib.pyplot as plt      # only here: pyplot makes a notebook show the figure
+    results = dict(results)
+    if not results:
+        raise ValueError("jobs_vs_model needs the records of at least one job")
+    fig, axes = plt.subplots(len(results), 1, figsize=(min(8.2, TEXT_WIDTH),
+                                                       2.9 * len(results)),
+                             sharex=True, squeeze=False)
+    axes = list(axes[:, 0])
+    for ax, (p, records) in zip(axes, results.items()):
+        [cores] = {r["cores"] for r in records}     # one value per job
+        measured_vs_model(_job_curves(records, p, pairs, machine, reference), p=p,
+                          cores=cores, ax=ax, legend=ax is axes[-1])
+        ax.set_ylabel("time (µs)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def ping_pong_fit(words, seconds, machine, *, ax=None):
+    """A machine's calibration, log-log: measured one-way times and the fitted line.
+
+    Parameters
+    ----------
+    words : sequence of int
+        The message lengths of the ping-pong, in words of 8 bytes.
+    seconds : sequence of float
+        The one-way time of each (seconds).
+    machine : CostModel
+        The fit: ``ts`` and ``tw`` in seconds (``collective_lib.mpi.load_model``).
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The measured markers have gid ``"measured"``, the fit ``"fit"``, both in µs.
+
+    Examples
+    --------
+    >>> ax = ping_pong_fit([1, 1000], [2e-6, 4e-6], CostModel(ts=2e-6, tw=2e-9))
+    >>> [[round(float(t), 2) for t in line.get_ydata()] for line in ax.lines]
+    [[2.0, 4.0], [2.0, 4.0]]
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    words = np.asarray(words)
+    measured = np.asarray(seconds, dtype=float) * 1e6
+    if len(words) != len(measured) or not len(words):
+        raise ValueError(f"ping_pong_fit needs one time per message length, got "
+                         f"{len(words)} lengths and {len(measured)} times")
+    fit = (machine.ts + machine.tw * words) * 1e6
+    ax = _new_axes(ax, (6.5, 3.6))
+    ax.loglog(words, measured, "o", label="measured (one way)", gid="measured")
+    ax.loglog(words, fit, "-", label="fit $t_s + t_w m$", gid="fit")
+    ax.set_xlabel("message length m (words of 8 bytes)")
+    ax.set_ylabel("time per message (µs)")
+    ax.set_title("Ping-pong between two processes on this machine")
+    ax.legend()
+    ratio = measured / fit
+    describe(ax, f"Ping-pong between two processes, log-log: the one-way time of "
+             f"{len(words)} message lengths from {words.min():,} to {words.max():,} words "
+             f"(markers), {measured.min():.1f} to {measured.max():,.1f} µs, and the fitted "
+             f"line t_s + t_w m with t_s = {machine.ts * 1e6:.1f} µs and "
+             f"t_w = {machine.tw * 1e9:.2f} ns per word (solid). The measured times are "
+             f"{ratio.min():.2f} to {ratio.max():.2f} times the fit.")
+    return ax

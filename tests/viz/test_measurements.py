@@ -2,7 +2,7 @@
 import matplotlib.pyplot as plt
 import pytest
 
-from collective_lib import viz
+from collective_lib import CostModel, catalog, viz
 from collective_lib.viz import Timings, measured_vs_model, oversubscribed
 
 WORDS = [16, 256, 4096]
@@ -68,3 +68,53 @@ def test_bad_timings_are_refused_by_name():
 
 def test_viz_exports_it():
     assert viz.measured_vs_model is measured_vs_model
+
+
+def job(cores, algorithm="binomial_broadcast"):
+    return [{"algorithm": algorithm, "words": w, "time": t, "mpi_time": t / 2, "cores": cores}
+            for w, t in zip(WORDS, [3e-5, 5e-5, 2e-4])]
+
+
+def test_jobs_vs_model_stacks_one_panel_per_job_with_the_catalog_s_model():
+    machine = CostModel(ts=1e-5, tw=1e-8)
+    fig = viz.jobs_vs_model({2: job(2), 4: job(2)}, [("binomial_broadcast", "binomial", {})],
+                            machine=machine, reference="MPI_Bcast", title="Broadcast")
+    top, bottom = fig.axes
+    assert fig._suptitle.get_text() == "Broadcast"
+    assert [top.get_title(), bottom.get_title()] == [
+        "p = 2", "p = 4\noversubscribed: 4 processes on 2 cores"]
+    assert [line.get_label() for line in top.lines] == [
+        "binomial model", "binomial measured", "MPI_Bcast"]
+    entry = catalog()["binomial_broadcast"]
+    model = CostModel(ts=1e-5, tw=1e-8, ports=entry.ports)
+    [line] = by_gid(bottom, "model")
+    assert list(line.get_ydata()) == pytest.approx(
+        [entry.predict(4, w, model) * 1e6 for w in WORDS])
+    [measured] = by_gid(top, "measured")
+    assert list(measured.get_ydata()) == pytest.approx([30, 50, 200])
+    [reference] = by_gid(top, "reference")
+    assert list(reference.get_ydata()) == pytest.approx([15, 25, 100])
+    assert top.get_legend() is None and bottom.get_legend() is not None
+    assert [ax.get_ylabel() for ax in fig.axes] == ["time (µs)", "time (µs)"]
+
+
+def test_jobs_vs_model_needs_a_job():
+    with pytest.raises(ValueError, match="at least one job"):
+        viz.jobs_vs_model({}, [], machine=CostModel(ts=1, tw=1), reference="x", title="t")
+
+
+def test_ping_pong_fit_draws_the_times_and_the_line_in_microseconds():
+    ax = viz.ping_pong_fit([1, 100, 10_000], [3e-6, 5e-6, 3e-5], CostModel(ts=2e-6, tw=2e-9))
+    [measured] = by_gid(ax, "measured")
+    [fit] = by_gid(ax, "fit")
+    assert list(measured.get_ydata()) == pytest.approx([3, 5, 30])
+    assert list(fit.get_ydata()) == pytest.approx([2.002, 2.2, 22])
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "measured (one way)", "fit $t_s + t_w m$"]
+    text = viz.description(ax.figure)
+    assert "3 message lengths from 1 to 10,000 words" in text
+    assert "t_s = 2.0 µs and t_w = 2.00 ns per word" in text
+    assert "1.36 to 2.27 times the fit" in text
+    with pytest.raises(ValueError, match="one time per message length"):
+        viz.ping_pong_fit([1, 2], [1e-6], CostModel(ts=1e-6, tw=1e-9))
