@@ -6,6 +6,9 @@ reader who cannot tell the colours apart, and curves that coincide keep
 every legend entry visible.
 
 :func:`cost_curves` draws the catalog's algorithms over p or over m;
+:func:`cost_per_word` one algorithm's time per word of the message, against m;
+:func:`winner_maps` the fastest of several algorithms for every p and m;
+:func:`mark_value` marks one value of the x axis (a crossover, a turning point);
 :func:`optimal_params` gives every pipelined algorithm its best number of
 packets at each point; :func:`simulated_time` simulates a point once and
 remembers its time, so that redrawing the same curves costs no simulation.
@@ -14,15 +17,21 @@ from __future__ import annotations
 
 import math
 
+from itertools import groupby
+
+import numpy as np
+from matplotlib.colors import ListedColormap
 from matplotlib.lines import Line2D
+from matplotlib.patheffects import withStroke
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ..catalog import catalog, optimal_params
 from ..model import CostModel
 from .descriptions import _LONG, curve_comparison, describe
-from .style import FONT, TITLE_FONT, category_style, _new_axes
+from .style import FONT, TEXT_WIDTH, TITLE_FONT, category_style, _new_axes
 
-__all__ = ["cost_curves", "optimal_params", "simulated_time", "forget_simulated_times"]
+__all__ = ["cost_curves", "optimal_params", "simulated_time", "forget_simulated_times",
+           "cost_per_word", "winner_maps", "mark_value"]
 
 #: Simulated times by point: see :func:`simulated_time`.
 _SIMULATED: dict = {}
@@ -100,7 +109,7 @@ def _resolve(entries) -> list:
 
 
 def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=None,
-                simulate=True, ax=None, seed=0):
+                simulate=True, ax=None, seed=0, title=None, xlabel=None):
     """Closed-form costs as lines and simulated times as markers of the same colour.
 
     Parameters
@@ -132,6 +141,9 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
     ax : matplotlib Axes, optional
     seed : int
         Seed of the random inputs.
+    title, xlabel : str, optional
+        Replace the default title ("m = ..., ts = ..., tw = ...") and x label
+        (what m stands for in a chapter, say).
 
     Returns
     -------
@@ -173,6 +185,10 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
                     mfc="none", ms=5, label="_nolegend_", gid=f"{entry.name}:simulated")
         drawn.append((name, xs, predicted, style))
     _finish_cost_axes(ax, vary, values, m, p, model, simulate, drawn)
+    if title is not None:
+        ax.set_title(title, fontsize=TITLE_FONT)
+    if xlabel is not None:
+        ax.set_xlabel(xlabel, fontsize=FONT)
     if not ax.get_lines():
         where = (f"on p = {p}" if vary == "m" else
                  f"for p from {min(values)} to {max(values)}" if values else "at these points")
@@ -241,3 +257,169 @@ def _label_enough_log_ticks(ax) -> None:
         return
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
+def cost_per_word(entry, ps, ms, model, *, bound=None, bound_label=None, ylabel=None,
+                  title=None, ax=None):
+    """An algorithm's closed form at its best parameters divided by ``tw m``, against m.
+
+    One curve per number of PEs (log axes), each in its own colour, dash pattern
+    and marker; ``bound`` adds a dotted horizontal line, the factor the time per
+    word approaches (3 for the pipelined binary tree, Sanders et al. 2019,
+    Theorem 13.3).
+
+    Parameters
+    ----------
+    entry : catalog entry or name
+    ps : iterable of int
+        One curve per p.
+    ms : iterable of int
+        The message lengths (words).
+    model : CostModel
+        Its times; the entry keeps its own port model.
+    bound : float, optional
+    bound_label, ylabel, title : str, optional
+        Default: "bound", "time / (t_w m)", "<name>, ts = ..., tw = ...".
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per p (gid ``"p=<p>"``), the bound with gid ``"bound"``.
+
+    Examples
+    --------
+    >>> ax = cost_per_word("linear_pipeline_broadcast", [4], [10, 1000],
+    ...                    CostModel(ts=10, tw=1), bound=1)
+    >>> [[round(float(y), 2) for y in line.get_ydata()] for line in ax.lines]
+    [[6.0, 1.3], [1.0, 1.0]]
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    [entry] = _resolve([entry])
+    emodel = _entry_model(entry, model)
+    ms = [int(m) for m in ms]
+    ax = _new_axes(ax, (7.0, 3.6))
+    said = []
+    for i, p in enumerate(ps):
+        ratio = [entry.predict(p, m, emodel, **_entry_params(entry, optimal_params, p, m,
+                                                             emodel)) / (emodel.tw * m)
+                 for m in ms]
+        style = category_style(i)
+        ax.plot(ms, ratio, color=style["color"], ls=style["ls"], marker=style["marker"],
+                ms=3.5, markevery=max(1, len(ms) // 8), label=f"p = {p}", gid=f"p={p}")
+        said.append(f"p = {p}: {ratio[0]:.3g} at m = {ms[0]:,}, {ratio[-1]:.3g} at "
+                    f"m = {ms[-1]:,}")
+    times = f"ts = {model.ts:g}, tw = {model.tw:g}"
+    if bound is not None:
+        ax.axhline(bound, color="k", ls=":", label=bound_label or "bound", gid="bound")
+    ax.set(xscale="log", yscale="log")
+    ax.set_xlabel("message length m (words)")
+    ax.set_ylabel(ylabel or "time / (t_w m)")
+    ax.set_title(title or f"{entry.name}, {times}")
+    ax.legend()
+    line = f", with a dotted line at {bound:g}" if bound is not None else ""
+    describe(ax, f"The closed form of {entry.name} at its best parameters divided by "
+             f"tw m, against the message length m (log axes; {times}){line}. "
+             + "; ".join(said) + ".")
+    return ax
+
+
+def _span(name, values) -> str:
+    """'p = 4' or 'p = 4 to 64', for the alt text."""
+    last = f" to {values[-1]:,}" if len(values) > 1 else ""
+    return f"{name} = {values[0]:,}{last}"
+
+
+def winner_maps(maps, ps, ms, *, names, operation="algorithm", model=None):
+    """For every p (across) and m (up), the fastest algorithm: one map per panel, stacked.
+
+    Every cell carries its winner's letter as well as its colour, so the
+    regions do not rely on colour alone; one legend below names the letters.
+
+    Parameters
+    ----------
+    maps : dict
+        ``{panel: winner}``, ``winner[p, m]`` the name of the fastest algorithm
+        (e.g. ``{"whole catalog": {(2, 1): "binomial_broadcast", ...}}``).
+    ps, ms : sequence of int
+        The columns and rows of every map.
+    names : sequence of str
+        All algorithms that may win, in the order of their letters A, B, ...
+    operation : str
+        Named in the titles: "fastest <operation>, <panel> (ts = ..., tw = ...)".
+    model : CostModel, optional
+        The times the winners were judged by, for the titles and the alt text.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Each Axes holds one image of winner indices (into ``names``) and one
+        text per cell, its winner's letter (gid ``"letter"``).
+
+    Examples
+    --------
+    >>> fig = winner_maps({"all": {(2, 1): "a", (4, 1): "b"}}, [2, 4], [1], names=["a", "b"])
+    >>> [t.get_text() for t in fig.axes[0].texts], fig.axes[0].get_title()
+    (['A', 'B'], 'fastest algorithm, all')
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
+    """
+    import matplotlib.pyplot as plt      # only here: pyplot makes a notebook show the figure
+    names = list(names)
+    colours = {n: category_style(i)["color"] for i, n in enumerate(names)}
+    letters = {n: chr(ord("A") + i) for i, n in enumerate(names)}
+    times = "" if model is None else f" (ts = {model.ts:g}, tw = {model.tw:g})"
+    fig, axes = plt.subplots(len(maps), 1, figsize=(min(8.2, TEXT_WIDTH), 3.8 * len(maps)),
+                             constrained_layout=True, squeeze=False)
+    for ax, (panel, winner) in zip(axes[:, 0], maps.items()):
+        grid = np.array([[names.index(winner[p, m]) for p in ps] for m in ms])
+        ax.imshow(grid, cmap=ListedColormap([colours[n] for n in names]), aspect="auto",
+                  origin="lower", vmin=-0.5, vmax=len(names) - 0.5)
+        for (row, col), k in np.ndenumerate(grid):
+            ax.text(col, row, letters[names[k]], ha="center", va="center", fontsize=9,
+                    fontweight="bold", gid="letter",
+                    path_effects=[withStroke(linewidth=2.5, foreground="white")])
+        ax.set_xticks(range(len(ps)), [str(p) for p in ps], fontsize=9)
+        ax.set_yticks(range(len(ms)), [f"$10^{{{math.log10(m):g}}}$"
+                                       if math.log10(m).is_integer() else f"{m:,}"
+                                       for m in ms])
+        ax.set(xlabel="p", ylabel="m (words)", title=f"fastest {operation}, {panel}{times}")
+        rows = [(m, "; ".join(f"{n} at {_span('p', list(g))}"
+                              for n, g in groupby(ps, key=lambda p: winner[p, m])))
+                for m in ms]
+        said = [f"{_span('m', [row[0] for row in g])}: {text}"
+                for text, g in groupby(rows, key=lambda row: row[1])]
+        describe(ax, f"The fastest {operation}, {panel}, by the closed forms{times}, for p "
+                 f"from {ps[0]} to {ps[-1]} across and m from {ms[0]:,} to {ms[-1]:,} "
+                 "words up. " + ". ".join(said) + ".")
+    used = {n for winner in maps.values() for n in winner.values()}
+    # Each entry shows its letter in its colour, as the cells do.
+    fig.legend(handles=[Line2D([], [], ls="none", marker=f"$\\mathbf{{{letters[n]}}}$", ms=11,
+                               color=colours[n], label=f"{letters[n]}: {n}")
+                        for n in names if n in used],
+               loc="outside lower center", ncol=2, frameon=False)
+    return fig
+
+
+def mark_value(ax, x, label, text):
+    """A dotted vertical line at ``x`` with a short ``label`` (or none), and ``text`` for its
+    alt text.
+
+    For what a plot of :func:`cost_curves` or :func:`~collective_lib.viz.space_time`
+    shows at one value of its x axis: a crossover length n*, the moment a
+    pipeline turns from going up a tree to going down.
+
+    Examples
+    --------
+    >>> ax = cost_curves(["binomial_broadcast"], values=[2, 4, 8], simulate=False)
+    >>> mark_value(ax, 4, "p = 4", "A dotted line marks p = 4.")
+    >>> [line.get_xdata()[0] for line in ax.lines if line.get_gid() == "mark"]
+    [4]
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    ax.axvline(x, color="0.4", ls=":", lw=1.2, gid="mark")
+    low, high = ax.get_ylim()
+    y = low * (high / low) ** 0.05 if ax.get_yscale() == "log" else low + 0.05 * (high - low)
+    if label:
+        ax.text(x, y, f" {label}", fontsize=9, color="0.3", ha="left", va="bottom",
+                gid="mark")
+    describe(ax, text, append=True)

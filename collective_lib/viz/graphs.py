@@ -2,7 +2,8 @@
 
 Sanders et al. 2019, §13.6.3: node s_i is PE i as a sender, node r_j PE j as a receiver,
 and every packet from i to j is an edge (s_i, r_j).  An edge colouring in which no two
-edges at a node share a colour is a schedule: the edges of one colour form one step.
+edges at a node share a colour is a schedule: the edges of one colour form one step.  :func:`draw_bipartite_multigraph` draws the graph (a step
+of it strongly, the rest faintly); :func:`draw_multigraph_steps` one panel per step.
 """
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch
 
 from .descriptions import _plural, _shorten, describe
-from .style import FONT, TITLE_FONT, category_style, _new_axes
+from .style import FONT, TEXT_WIDTH, TITLE_FONT, category_style, _new_axes
 
-__all__ = ["draw_bipartite_multigraph"]
+__all__ = ["draw_bipartite_multigraph", "draw_multigraph_steps"]
 
 
 def _edge_colour_of(colouring, u, v, key):
@@ -134,3 +135,54 @@ def _multigraph_text(sides, edges, steps, colouring, keep) -> str:
                  if keep is not None else ".")
     return _shorten([head] + [(f"Step {c + 1}: " + ", ".join(f"{u}-{v}" for u, v in sorted(
         steps[c])) + ".",) for c in sorted(steps)])
+
+
+def draw_multigraph_steps(graph, colouring, *, cols=3):
+    """One panel per colour of ``colouring``: the edges of that step strong, the others faint.
+
+    The schedule of an h-relation step by step (Sanders et al. 2019, §13.6.3),
+    ``cols`` panels a row, each titled "step c + 1"; the title says which step
+    a panel shows, so the panels need no legend.
+
+    Parameters
+    ----------
+    graph : networkx.MultiGraph
+        As for :func:`draw_bipartite_multigraph`.
+    colouring : dict
+        ``{(u, v, key): colour}``, colours 0, 1, ...
+    cols : int
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One Axes per step, in step order.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> H = nx.MultiGraph()
+    >>> H.add_nodes_from([("s", 0), ("s", 1)], bipartite=0)
+    >>> H.add_nodes_from([("r", 0), ("r", 1)], bipartite=1)
+    >>> keys = [H.add_edge(("s", 0), ("r", 1)), H.add_edge(("s", 1), ("r", 0)),
+    ...         H.add_edge(("s", 0), ("r", 0))]
+    >>> fig = draw_multigraph_steps(H, {(("s", 0), ("r", 1), 0): 0, (("s", 1), ("r", 0), 0): 0,
+    ...                                 (("s", 0), ("r", 0), 0): 1})
+    >>> [ax.get_title() for ax in fig.axes]
+    ['step 1', 'step 2']
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
+    """
+    import matplotlib.pyplot as plt      # only here: pyplot makes a notebook show the figure
+    if cols < 1:
+        raise ValueError(f"cols must be at least 1, got {cols!r}")
+    steps = sorted(set(colouring.values()))
+    rows = max(1, -(-len(steps) // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(min(8.0, TEXT_WIDTH), 2.9 * rows),
+                             squeeze=False)
+    for i, ax in enumerate(axes.flat):
+        if i >= len(steps):
+            ax.remove()
+            continue
+        draw_bipartite_multigraph(graph, colouring, only=[steps[i]], ax=ax,
+                                  title=f"step {steps[i] + 1}")
+        ax.get_legend().remove()
+    return fig

@@ -1,7 +1,8 @@
 """Time lines of a run: who sends to whom and when, PE by PE.
 
 :func:`space_time` draws the space-time diagram of a traced run: PEs top to
-bottom, time left to right, every transfer an arrow.
+bottom, time left to right, every transfer an arrow; :func:`space_time_stack`
+draws several runs one above the other on a common time axis.
 """
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch
 
 from .descriptions import _number, _plural, _ranks, describe
-from .style import FONT, HATCHES, MAX_LABELLED, PALETTE, _new_axes
+from .style import FONT, HATCHES, MAX_LABELLED, PALETTE, TEXT_WIDTH, TITLE_FONT, _new_axes
 from .topology import _check_traced
 
-__all__ = ["space_time"]
+__all__ = ["space_time", "space_time_stack"]
 
 
-def space_time(run, *, ax=None):
+def space_time(run, *, ax=None, title=None):
     """A space-time diagram: PEs top to bottom, time left to right.
 
     Every transfer is an arrow from (start, sender) to (end, receiver).  Above
@@ -29,6 +30,8 @@ def space_time(run, *, ax=None):
     run : Run
         A traced run.
     ax : matplotlib Axes, optional
+    title : str, optional
+        Above the diagram (none by default).
 
     Returns
     -------
@@ -64,8 +67,58 @@ def space_time(run, *, ax=None):
                        Line2D([], [], color="0.25", lw=0.8, marker=">", ms=4,
                               markevery=[1], label="transfer")],
               fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if title is not None:
+        ax.set_title(title, fontsize=TITLE_FONT, pad=16)      # above the "T = ..."
     describe(ax, _space_time_text(run))
     return ax
+
+
+def space_time_stack(runs, *, titles):
+    """The space-time diagrams of several runs, one above the other, on one time axis.
+
+    So that the runs' times compare by eye: every panel gets the time axis of
+    the longest run.  Each panel's description says which it is.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        Traced runs.
+    titles : sequence of str
+        One per run.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> runs = [catalog()[name].simulate(p=4) for name in ("naive_broadcast",
+    ...                                                     "binomial_broadcast")]
+    >>> fig = space_time_stack(runs, titles=["naive", "binomial"])
+    >>> [ax.get_title() for ax in fig.axes[:2]], fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
+    (['naive', 'binomial'], True)
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
+    """
+    import matplotlib.pyplot as plt      # only here: pyplot makes a notebook show the figure
+    runs, titles = list(runs), list(titles)
+    if not runs or len(runs) != len(titles):
+        raise ValueError(f"space_time_stack needs one title per run, got {len(runs)} runs "
+                         f"and {len(titles)} titles")
+    fig, axes = plt.subplots(len(runs), 1, figsize=(min(8.0, TEXT_WIDTH), 3.0 * len(runs)),
+                             squeeze=False)
+    axes = list(axes[:, 0])
+    for i, (ax, run, title) in enumerate(zip(axes, runs, titles)):
+        space_time(run, ax=ax, title=title)
+        where = ("on top" if i == 0 else "at the bottom" if i == len(runs) - 1
+                 else f"panel {i + 1} from the top")
+        describe(ax, f"This is the {title}, drawn {where}"
+                 + (", on the same time axis." if i else "."), append=True)
+    longest = max(axes, key=lambda ax: ax.get_xlim()[1])
+    for ax in axes:
+        ax.set_xlim(longest.get_xlim())
+    fig.tight_layout()
+    return fig
 
 
 _SEND, _RECEIVE, _RECEIVE_HATCH = PALETTE[0], PALETTE[3], HATCHES[1]

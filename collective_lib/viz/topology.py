@@ -161,7 +161,7 @@ def _holders_at(run, t: float, senders) -> set:
     return set(run.informed(by=t)) | set(senders)
 
 
-def draw_step(run, step, *, ax=None, label=None):
+def draw_step(run, step, *, ax=None, label=None, title=None):
     """Draw the transfers that start in step ``step`` of a run, as in Grama Fig. 4.9.
 
     Each transfer is an arrow along its routed path, drawn a little to the
@@ -181,6 +181,8 @@ def draw_step(run, step, *, ax=None, label=None):
     label : callable or False, optional
         ``label(message, step) -> str`` replaces the default label; ``False``
         draws no labels.  Above 32 PEs the default is no labels.
+    title : str, optional
+        Default: "step s of S".
 
     Returns
     -------
@@ -209,7 +211,7 @@ def draw_step(run, step, *, ax=None, label=None):
     for msg in messages:
         _draw_transfer(ax, lay, msg, label(msg, step) if label else None, font)
     _frame(ax, lay)
-    ax.set_title(f"step {step} of {total}", fontsize=TITLE_FONT)
+    ax.set_title(f"step {step} of {total}" if title is None else title, fontsize=TITLE_FONT)
     describe(ax, f"{_step_text(run, step, total)} {_ranks(holders)} "
                  f"hold{'s' * (len(holders) == 1)} data as it starts; the receivers have a "
                  f"thick red edge.")
@@ -381,13 +383,16 @@ _MIN_PANEL = 2.7
 
 # -- link load ----------------------------------------------------------------------------
 
-def link_load_map(run, *, ax=None):
+def link_load_map(run, *, ax=None, name=None):
     """The run's network with every directed link coloured by how many transfers crossed it.
 
     Parameters
     ----------
     run : Run
     ax : matplotlib Axes, optional
+    name : str, optional
+        What ran, put before the title ("H-tree, link load: ..."), to tell maps
+        side by side apart.
 
     Returns
     -------
@@ -400,8 +405,11 @@ def link_load_map(run, *, ax=None):
     >>> ax = link_load_map(run)
     >>> ax.get_title()
     'link load: at most 4 transfers on one link'
+    >>> link_load_map(run, ax=ax, name="naive").get_title()
+    'naive, link load: at most 4 transfers on one link'
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     top = run.max_link_load()
+    title = f"link load: at most {top} transfer{'s' * (top != 1)} on one link"
     return draw_network(run.network, ax=ax, link_load=run.link_load,
-                        title=f"link load: at most {top} transfer{'s' * (top != 1)} on one link")
+                        title=title if name is None else f"{name}, {title}")

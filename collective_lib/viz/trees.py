@@ -2,7 +2,8 @@
 
 * :func:`draw_in_order_tree` -- the in-order binary tree of Sanders et al. 2019,
   §13.1.3 (Fig. 13.5), with the steps of a pipeline or the values that travel
-  up and down written on its edges (Fig. 13.9);
+  up and down written on its edges (Fig. 13.9); :func:`draw_in_order_run` writes
+  them there from a run;
 * :func:`draw_binomial_run` -- every message of a run as an arrow on the
   binomial tree of root 0 (Figs. 13.3 and 13.12), labelled with its step;
 * :func:`draw_heap_tree` -- the tree numbered layer by layer (Exercise 13.4);
@@ -24,7 +25,8 @@ from .layout import _binomial_positions
 from .style import (ARROW_COLOUR, FONT, HOLDER_COLOUR, LINK_COLOUR, MIN_FONT, TITLE_FONT,
                     TREE_EDGE_COLOUR, _new_axes)
 
-__all__ = ["draw_in_order_tree", "draw_binomial_run", "draw_heap_tree", "draw_mesh_tree"]
+__all__ = ["draw_in_order_tree", "draw_in_order_run", "draw_binomial_run", "draw_heap_tree",
+           "draw_mesh_tree"]
 
 #: Area of a tree node in points squared (room for a two-digit rank).
 _NODE_AREA = 330
@@ -156,6 +158,66 @@ def draw_in_order_tree(p, root, *, ax=None, shape="balanced", edge_labels=None, 
     describe(ax, _tree_text("An in-order binary tree (x = rank)", children, root, max(depth),
                             extra))
     return ax
+
+
+def draw_in_order_run(run, root, *, what="steps", fmt=str, inputs=None, ax=None,
+                      title=None):
+    """A run on the in-order binary tree of ``run.p`` PEs, its messages written on the edges.
+
+    Reads the run's messages along the tree's edges: with ``what="steps"`` each
+    edge carries the steps (:meth:`Run.step`) in which a message crossed it, so
+    a pipeline's rhythm shows (Sanders et al. 2019, Fig. 13.4); with
+    ``what="values"`` the payload that went up to the parent (left of the edge)
+    and the one that came down (right of it), as in Fig. 13.9.
+
+    Parameters
+    ----------
+    run : Run
+        A traced run whose messages follow the in-order tree of ``root``.
+    root : int
+    what : {"steps", "values"}
+    fmt : callable
+        Turns a payload into its text (``what="values"``).
+    inputs : sequence, optional
+        With ``what="values"``: every PE's input, written under it as
+        "input -> result" with its result.
+    ax : matplotlib Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        As :func:`draw_in_order_tree` draws it.
+
+    Examples
+    --------
+    >>> from collective_lib import catalog
+    >>> run = catalog()["pipelined_binary_tree_broadcast"].simulate(3, 2, root=1, k=2)
+    >>> ax = draw_in_order_run(run, 1)
+    >>> sorted(t.get_text() for t in ax.texts if t.get_gid() == "edge-label")
+    ['1, 3', '2, 4']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    if what not in ("steps", "values"):
+        raise ValueError(f"what must be 'steps' or 'values', got {what!r}")
+    if not run.messages and run.link_load:
+        raise ValueError("the run has no message trace; simulate it with trace=True")
+    tree = in_order_tree(run.p, root)
+    parent = {c: v for v in range(run.p) for c in (tree[v].left, tree[v].right)
+              if c is not None}
+    if what == "steps":
+        steps: dict = {}
+        for s in range(1, len(run.step_starts()) + 1):
+            for msg in run.step(s):
+                steps.setdefault((msg.src, msg.dst), []).append(str(s))
+        return draw_in_order_tree(run.p, root, ax=ax, title=title,
+                                  edge_labels={e: ", ".join(v) for e, v in steps.items()})
+    up = {m.src: fmt(m.payload) for m in run.messages if parent.get(m.src) == m.dst}
+    down = {m.dst: fmt(m.payload) for m in run.messages if parent.get(m.dst) == m.src}
+    below = (None if inputs is None else
+             [f"{fmt(x)} -> {fmt(r)}" for x, r in zip(inputs, run.results)])
+    return draw_in_order_tree(run.p, root, ax=ax, up=up, down=down, below=below,
+                              mark_root=False, title=title)
 
 
 def draw_binomial_run(run, *, ax=None, unit=None, title=None):

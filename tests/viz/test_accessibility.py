@@ -136,6 +136,22 @@ CHAPTER_DRAWINGS = {
     "ch6 data_rates_figure": drawings.data_rates_figure,
     "ch6 matvec_rates_figure": drawings.matvec_rates_figure,
     "ch7 measured_vs_model": lambda: viz.measured_vs_model(_timings(), p=4, cores=2),
+    "ch1 draw_in_order_run steps": lambda: viz.draw_in_order_run(
+        ALGORITHMS["pipelined_binary_tree_broadcast"].simulate(7, 3, root=3, k=3), 3),
+    "ch1 cost_per_word": lambda: viz.cost_per_word(
+        "pipelined_binary_tree_broadcast", [16, 64, 1024], [10, 1000, 10 ** 5, 10 ** 7], MODEL,
+        bound=3),
+    "ch1 winner_maps": lambda: viz.winner_maps(
+        {"all": {(p, m): "binomial_broadcast" if m < 1000 else "two_tree_broadcast"
+                 for p in (4, 8, 16) for m in (1, 1000)}}, [4, 8, 16], [1, 1000],
+        names=["binomial_broadcast", "two_tree_broadcast"], operation="broadcast",
+        model=MODEL),
+    "ch5 draw_multigraph_steps": lambda: viz.draw_multigraph_steps(*_bipartite()),
+    "ch6 space_time_stack": lambda: viz.space_time_stack(
+        [ALGORITHMS[n].simulate(p=8) for n in ("naive_broadcast", "binomial_broadcast")],
+        titles=["naive", "binomial"]),
+    "ch7 ping_pong_fit": lambda: viz.ping_pong_fit([1, 1000, 10 ** 5], [2e-5, 2.2e-5, 2e-4],
+                                                   CostModel(ts=2e-5, tw=2e-9)),
 }
 
 
