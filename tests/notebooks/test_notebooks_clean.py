@@ -3,10 +3,11 @@
 Also checks tools/clean_notebooks.py itself: it turns the old
 ``# NBVAL_CHECK_OUTPUT`` comment into the nbval cell tag and keeps exactly the
 tagged cells' outputs; and that no hidden cell of a chapter checks anything (checks are
-tests, CONTRIBUTING.md).
+tests, CONTRIBUTING.md), draws or defines anything (drawings are viz functions).
 """
 import ast
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -132,6 +133,115 @@ def test_the_check_finder():
     folded = new_code_cell("assert True", metadata={"jupyter": {"source_hidden": True}})
     shown = new_code_cell("assert True", metadata={"tags": ["nbval-check-output"]})
     assert [is_hidden(c) for c in (hidden, folded, shown)] == [True, True, False]
+
+
+#: The pyplot calls a hidden cell may make, and why: ``plt.show()`` displays what a viz
+#: function drew (without it the cell would print the Axes it returned), and
+#: ``plt.subplots(...)`` lays out the panels that viz functions then draw on, one call each.
+PYPLOT_GLUE = {"show", "subplots"}
+
+#: Names that hold a figure or axes whatever cell bound them (``ax``, ``axes``, ``fig2``, ``_ax``).
+FIGURE_NAME = re.compile(r"_?(ax|axes|fig)\d*$")
+
+
+def _root(node):
+    """The name a chain ``a.b[0].c()`` starts from (None for a literal or a call result)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _bound(target):
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def drawing_in(source: str) -> list[str]:
+    """The lines of ``source`` that draw or define, which a hidden cell may not hold.
+
+    A hidden cell only imports, assigns, computes values and calls functions (glue,
+    display, viz).  It may not
+
+    * define a function or class (``def``, ``class``, ``lambda``): a helper a chapter uses
+      later belongs in a visible cell or the library;
+    * import from matplotlib other than ``pyplot`` (colour maps, patches: drawing parts);
+    * call pyplot other than :data:`PYPLOT_GLUE` (``plt.figure``, ``plt.plot``, ...);
+    * call a method of a figure or axes (``ax.plot``, ``axes[0].set_title``,
+      ``fig.legend``): a name bound in the cell from a pyplot or viz call, or a loop over
+      one, or named like one (:data:`FIGURE_NAME`).
+    """
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line    # IPython magics
+                     for line in source.splitlines())
+    tree = ast.parse(code)
+    pyplot = {"plt"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            pyplot |= {a.asname or a.name for a in node.names if a.name == "matplotlib.pyplot"}
+    figures = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(c, ast.Call) and (_root(c.func) in pyplot or _root(c.func) == "viz")
+                for c in ast.walk(node.value)):
+            figures.update(n for t in node.targets for n in _bound(t))
+    for node in ast.walk(tree):       # loops over figures (for ax in axes, zip(axes, ...))
+        if isinstance(node, (ast.For, ast.comprehension)) and (
+                {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)} & figures):
+            figures.update(_bound(node.target))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            found.add(node.lineno)
+        elif isinstance(node, ast.Import):
+            if any(a.name.startswith("matplotlib.") and a.name != "matplotlib.pyplot"
+                   for a in node.names):
+                found.add(node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if (module.startswith("matplotlib.") and module != "matplotlib.pyplot"
+                    or module == "matplotlib" and any(a.name != "pyplot" for a in node.names)):
+                found.add(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            root = _root(node.func)
+            if root in pyplot:
+                if not (isinstance(node.func.value, ast.Name)
+                        and node.func.attr in PYPLOT_GLUE):
+                    found.add(node.lineno)
+            elif root is not None and (root in figures or FIGURE_NAME.match(root)):
+                found.add(node.lineno)
+    lines = source.splitlines()
+    return [lines[number - 1].strip() for number in sorted(found)]
+
+
+def test_hidden_cells_neither_draw_nor_define():
+    """A hidden cell only sets up or glues (CONTRIBUTING.md, "A picture"): a drawing is a
+    viz function the cell calls, a helper the chapter uses later is visible or the library's."""
+    found = [f"{path.name}, cell {index}: {line}"
+             for path in sorted((REPO_ROOT / "book").glob("*.ipynb"))
+             for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
+             if cell.cell_type == "code" and is_hidden(cell)
+             for line in drawing_in(cell.source)]
+    assert not found, ("hidden cells that draw or define (move the drawing into a viz "
+                       "function, the definition into a visible cell or the library):\n"
+                       + "\n".join(found))
+
+
+def test_the_drawing_finder():
+    glue_only = ("%matplotlib inline\nimport matplotlib.pyplot as plt\n"
+                 "from collective_lib import viz\nplt.rcParams['figure.dpi'] = 90\n"
+                 "fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6))\n"
+                 "viz.space_time(run, ax=top)\nax = viz.cost_curves(names, values=[1, 2])\n"
+                 "viz.mark_value(ax, 2, 'n*', 'A line.')\nentry = algorithms['x']\n"
+                 "glue('t', entry.simulate(4).time, display=False)\nplt.show()")
+    assert drawing_in(glue_only) == []
+    drawing = ("from matplotlib.patches import Patch\nimport matplotlib.colors\n"
+               "fig, axes = plt.subplots(2, 1)\nfor a in axes:\n    a.set_ylabel('t')\n"
+               "axes[0].set_title('x')\nplt.plot([1], [2])\nline = viz.space_time(run)\n"
+               "line.axvline(3)\nax.legend()\ndef helper(x):\n    return x\n"
+               "show = lambda v: str(v)\nclass Thing:\n    pass\nplt.gca().grid()")
+    assert drawing_in(drawing) == [
+        "from matplotlib.patches import Patch", "import matplotlib.colors",
+        "a.set_ylabel('t')", "axes[0].set_title('x')", "plt.plot([1], [2])",
+        "line.axvline(3)", "ax.legend()", "def helper(x):", "show = lambda v: str(v)",
+        "class Thing:", "plt.gca().grid()"]
 
 
 def test_comment_marker_becomes_the_tag_once():
