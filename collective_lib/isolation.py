@@ -56,6 +56,8 @@ import pickle
 import sys
 from typing import Any, Callable
 
+from .errors import student_line
+
 __all__ = ["isolated", "IsolatedProgram", "PEProcessError"]
 
 _FORK = multiprocessing.get_context("fork")
@@ -255,12 +257,6 @@ class IsolatedProgram:
             process.join()                  # reaps it, and multiprocessing forgets it
 
 
-def _where(exc: BaseException) -> str:
-    """'line 7 of my_ring: `x = board[0]`': the innermost line of the PE's own code."""
-    from .grading.guards import _student_frame  # here, not at the top: grading imports this module
-    return _student_frame(exc)
-
-
 def _serve(conn, program, me, p, data, params, idle_limit_s) -> None:
     """The PE's own process: run the real generator, one operation per message."""
     for end in list(_parent_ends):      # the other PEs' pipes are not this PE's business
@@ -287,7 +283,7 @@ def _serve(conn, program, me, p, data, params, idle_limit_s) -> None:
     try:
         gen = program(me, p, data, **params)
     except BaseException as exc:
-        reply("raised", _raised(exc), _where(exc))
+        reply("raised", _raised(exc), student_line(exc))
         return
     if not inspect.isgenerator(gen):
         reply("not a generator", None)
@@ -300,7 +296,7 @@ def _serve(conn, program, me, p, data, params, idle_limit_s) -> None:
             reply("done", stop.value)
             return
         except BaseException as exc:
-            reply("raised", _raised(exc), _where(exc))
+            reply("raised", _raised(exc), student_line(exc))
             return
         if not reply("op", op) or not conn.poll(idle_limit_s):
             return

@@ -34,8 +34,8 @@ import signal
 import socket
 import struct
 import sys
-import traceback
 
+from ..errors import student_line
 from . import poison as _poisoning
 from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
@@ -125,14 +125,8 @@ def _poison(names: list, cells: list) -> None:
 
 def _error(exc: BaseException) -> dict:
     """The failure of the student's code as data: type name, message, the student's line."""
-    where = ""
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if "collective_lib" not in frame.filename and "IPython" not in frame.filename:
-            line = (frame.line or "").strip()
-            where = f"line {frame.lineno} of {frame.name}" + (f": `{line}`" if line else "")
-            break
     return {"err": str(exc)[:_MAX_TEXT], "type": type(exc).__name__[:80],
-            "where": where[:_MAX_TEXT]}
+            "where": student_line(exc)[:_MAX_TEXT]}
 
 
 class _Server:

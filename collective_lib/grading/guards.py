@@ -19,17 +19,17 @@ import signal
 import sys
 import threading
 import time
-import traceback
 import types
 import warnings
 from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import student_line
+
 __all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames"]
 
 # The library's own files: frames in them are the grader's, not the student's.
-_LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # -- the wall-clock guard --------------------------------------------------------------
@@ -168,19 +168,6 @@ def _name(func) -> str:
     return getattr(func, "__name__", None) or type(func).__name__
 
 
-def _student_frame(exc: BaseException) -> str:
-    """'line 7 of my_func: `x = y / 0`' for the innermost frame outside the library."""
-    if getattr(exc, "student_where", ""):          # raised in a student's sandboxed process
-        return exc.student_where
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not os.path.abspath(f.filename).startswith(_LIBRARY_DIR + os.sep)]
-    if not frames:
-        return ""
-    f = frames[-1]
-    code = f": `{f.line.strip()}`" if f.line and f.line.strip() else ""
-    return f"line {f.lineno} of {f.name}{code}"
-
-
 def _explain_exception(exc: Exception, what: str) -> str:
     """A sentence about an exception raised while running ``what``."""
     text = str(exc).strip()
@@ -196,7 +183,7 @@ def _explain_exception(exc: Exception, what: str) -> str:
     detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     lines = [f"{what} raised {detail}"]
     lines += [f"  ({note})" for note in notes]
-    frame = _student_frame(exc)
+    frame = student_line(exc)
     if frame:
         lines.append(f"  at {frame}")
     return "\n".join(lines) + hint

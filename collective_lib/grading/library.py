@@ -30,8 +30,9 @@ from ..autograde import review, static
 from ..autograde.poison import FORBIDDEN, forbidden_name, library_definitions
 from ..autograde.poison import fingerprint as _fingerprint
 from ..autograde.remote import is_remote
+from ..errors import LIBRARY_DIR
 from ..model import CostModel
-from .guards import _LIBRARY_DIR, _name
+from .guards import _name
 from .programs import run_program
 
 __all__ = ["forbid_library_calls", "forbid_library_execution"]
@@ -285,7 +286,7 @@ def _in_library(obj) -> bool:
     code = getattr(func, "__code__", None)
     if code is None:
         return False
-    return os.path.abspath(code.co_filename).startswith(_LIBRARY_DIR + os.sep)
+    return os.path.abspath(code.co_filename).startswith(LIBRARY_DIR + os.sep)
 
 
 
