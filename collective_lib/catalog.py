@@ -23,6 +23,7 @@ from .networks import FullyConnected, Network
 from .operations import operations
 from .limits import check_memory, default_max_ops
 from .simulator import Run, simulate
+from .validate import check_positive_int
 
 __all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "optimal_params",
            "ALGORITHMS_PACKAGE"]
@@ -216,8 +217,7 @@ class Algorithm:
 
 
 def _any_p(p):
-    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
-        raise ValueError(f"p must be an integer >= 1, got {p!r}")
+    check_positive_int("p", p)
 
 
 def _check_held(key, held):

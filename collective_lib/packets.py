@@ -52,8 +52,7 @@ def split_packets(message: Sequence, k: int) -> list:
     >>> split_packets([1, 2, 3, 4, 5], 2)
     [[1, 2, 3], [4, 5]]
     """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"the number of packets k must be an integer >= 1, got {k!r}")
+    check_positive_int("the number of packets k", k)
     try:
         n = len(message)
     except TypeError:

@@ -51,6 +51,7 @@ from .model import CostModel
 from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network
 from .ops import (MAX_WORDS, Compute, Multi, Recv, Send, SendRecv, check_operation, shown,
                   valid_rank, valid_time, valid_words)
+from .validate import check_positive_int
 
 __all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
 
@@ -229,8 +230,7 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
     >>> sink.getvalue().splitlines(), run.messages
     (['0,1,0.0,1.0,5'], [])
     """
-    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
-        raise ValueError(f"p must be an integer >= 1, got {p!r}")
+    check_positive_int("p", p)
     network = FullyConnected(p) if network is None else network
     if not isinstance(network, Network):
         raise TypeError(f"network must be a Network such as Ring(p), got {network!r}")
@@ -239,8 +239,8 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
     model = DEFAULT_MODEL if model is None else model
     if not isinstance(model, CostModel):
         raise TypeError(f"model must be a CostModel, got {model!r}")
-    if max_ops is not None and (not isinstance(max_ops, int) or max_ops < 1):
-        raise ValueError(f"max_ops must be a positive integer, got {max_ops!r}")
+    if max_ops is not None:
+        check_positive_int("max_ops", max_ops)
     if not (isinstance(trace, bool) or callable(trace)):
         raise TypeError(f"trace must be True, False or a callable taking each Message, "
                         f"got {trace!r}")

@@ -15,7 +15,9 @@ import math
 from functools import lru_cache
 from typing import NamedTuple
 
-__all__ = ["ceil_log2", "is_power_of_two", "binomial_parent", "binomial_children",
+from .validate import check_positive_int
+
+__all__ = ["ceil_log2", "binomial_parent", "binomial_children",
            "InOrderNode", "in_order_node", "in_order_tree", "in_order_depths", "tree_height",
            "GOLDEN_RATIO", "HeapNode", "heap_node", "heap_tree", "heap_height"]
 
@@ -28,18 +30,7 @@ def ceil_log2(p: int) -> int:
     >>> [ceil_log2(p) for p in (1, 2, 3, 4, 5, 1024, 1025)]
     [0, 1, 2, 2, 3, 10, 11]
     """
-    if not isinstance(p, int) or p < 1:
-        raise ValueError(f"p must be a positive integer, got {p!r}")
-    return (p - 1).bit_length()
-
-
-def is_power_of_two(p: int) -> bool:
-    """True for 1, 2, 4, 8, ...
-
-    >>> is_power_of_two(8), is_power_of_two(6)
-    (True, False)
-    """
-    return isinstance(p, int) and p >= 1 and p & (p - 1) == 0
+    return (check_positive_int("p", p) - 1).bit_length()
 
 
 def binomial_parent(i: int) -> int | None:
@@ -191,8 +182,7 @@ def heap_node(me: int, p: int, root: int = 0) -> HeapNode:
     >>> heap_node(9, 12, root=4)              # position 5 of the tree rooted at PE 4
     HeapNode(parent=6, left=3, right=None, depth=2, size=2)
     """
-    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
-        raise ValueError(f"p must be a positive integer, got {p!r}")
+    check_positive_int("p", p)
     if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < p:
         raise ValueError(f"root must be in 0..{p - 1}, got {root!r}")
     if not isinstance(me, int) or isinstance(me, bool) or not 0 <= me < p:
@@ -225,6 +215,4 @@ def heap_height(p: int) -> int:
     >>> [heap_height(p) for p in (1, 2, 3, 7, 8, 12)]
     [0, 1, 1, 2, 3, 3]
     """
-    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
-        raise ValueError(f"p must be a positive integer, got {p!r}")
-    return p.bit_length() - 1
+    return check_positive_int("p", p).bit_length() - 1

@@ -27,6 +27,7 @@ from numbers import Integral
 from typing import Any, Callable, Hashable, NamedTuple
 
 from ..ops import shown, valid_time
+from ..validate import check_positive_int
 
 __all__ = [
     "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
@@ -183,8 +184,7 @@ def packed_lines(per_line: int) -> Callable:
     >>> f(("readyEpoch", 5)), f("lock")
     (('readyEpoch', 1), 'lock')
     """
-    if not isinstance(per_line, Integral) or per_line < 1:
-        raise ValueError(f"per_line must be a positive integer, got {per_line!r}")
+    check_positive_int("per_line", per_line)
 
     def line_of(cell):
         if isinstance(cell, tuple):

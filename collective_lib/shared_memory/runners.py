@@ -26,6 +26,7 @@ from numbers import Integral
 from typing import Callable
 
 from ..simulator import schedule_resume, start_programs
+from ..validate import check_positive_int
 from .machine import DEFAULT_MODEL, CoherenceModel, SharedRun, _Machine
 from .ops import Marker, Pause, _declared_memory
 
@@ -37,13 +38,11 @@ DEFAULT_MAX_OPS = 1_000_000
 # -- starting the PEs -----------------------------------------------------------------
 
 def _check_p(p):
-    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
-        raise ValueError(f"p must be an integer >= 1, got {p!r}")
+    check_positive_int("p", p)
 
 
 def _check_max_ops(max_ops):
-    if not isinstance(max_ops, int) or isinstance(max_ops, bool) or max_ops < 1:
-        raise ValueError(f"max_ops must be a positive integer, got {max_ops!r}")
+    check_positive_int("max_ops", max_ops)
 
 
 def _advance(gen, value, pe, machine, now, p):

@@ -22,6 +22,7 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 from matplotlib.ticker import MaxNLocator
 
+from ..validate import check_positive_int
 from .descriptions import (_LONG, _busiest_link, _forget, _listing, _network_phrase, _pairs,
                            _plural, _ranks, _shorten, describe)
 from .layout import (_draw_links, _draw_nodes, _draws_links, _figsize, _frame, _layout, _Layout,
@@ -331,8 +332,7 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
     steps = list(range(1, total + 1) if steps is None else steps)
     if not steps:
         raise ValueError("the run has no steps to draw (no message was sent)")
-    if not isinstance(cols, int) or cols < 1:
-        raise ValueError(f"cols must be a positive integer, got {cols!r}")
+    check_positive_int("cols", cols)
     # No more panels to a row than fit the text column at a readable size.
     cols = min(cols, len(steps), max(1, int(TEXT_WIDTH // _MIN_PANEL)))
     rows = -(-len(steps) // cols)

@@ -243,7 +243,7 @@ def test_an_error_in_a_program_names_the_pe():
     (lambda: compute(-2), "time=-2: a time must be a finite non-negative number"),
     (lambda: send(1, "x", words=-3), "words=-3: a message size must be a non-negative integer"),
     (lambda: Mesh(0, 3), "rows must be an integer >= 1, got 0"),
-    (lambda: simulate(ping, 2, max_ops=0), "max_ops must be a positive integer, got 0"),
+    (lambda: simulate(ping, 2, max_ops=0), "max_ops must be an integer >= 1, got 0"),
 ])
 def test_bad_arguments_raise_value_errors_naming_the_value(call, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -36,7 +36,8 @@ from collective_lib.cm200.schedules import (block_bounds, d_cycles_reduce_nodes,
 from collective_lib.operations import operations
 from collective_lib.shared_memory import (cell_array, pause, read, simulate_shared,
                                           uses_memory, write)
-from collective_lib.trees import ceil_log2, is_power_of_two
+from collective_lib.trees import ceil_log2
+from collective_lib.validate import is_power_of_two
 from collective_lib.viz import payload_sources
 
 
