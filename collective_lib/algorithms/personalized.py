@@ -40,7 +40,7 @@ from ..catalog import register
 from ..networks import Hypercube, Mesh, Ring
 from ..ops import compute, exchange, sendrecv, size_in_words
 from ..trees import ceil_log2
-from ..validate import check_power_of_two, check_square
+from ..validate import check_positive_int, check_power_of_two, check_square
 from .alltoall import _check_messages
 
 __all__ = [
@@ -657,8 +657,7 @@ def transpose_by_alltoall(A, p, algorithm="alltoall_cyclic", *, model=None, netw
     A = np.asarray(A)
     if A.ndim != 2:
         raise ValueError(f"transpose_by_alltoall needs a 2-D matrix, got shape {A.shape}")
-    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
-        raise ValueError(f"p must be an integer >= 1, got p={p!r}")
+    check_positive_int("p", p)
     rows, cols = A.shape
     if rows % p or cols % p:
         raise ValueError(f"p={p} must divide both dimensions of the {rows} x {cols} matrix")

@@ -43,6 +43,7 @@ from ..algorithms.reduce import elementwise
 from ..model import CostModel
 from ..networks import Hypercube
 from ..simulator import simulate
+from ..validate import check_positive_int
 from .gray import bits, gray, gray_inverse, gray_table
 from .schedules import d_cycles_schedule, memory_partition
 
@@ -239,10 +240,7 @@ def figure_20_quantities(M: int, d: int) -> dict:
     >>> [q[k] for k in ("block", "alpha", "beta", "gamma", "rest", "delta", "epsilon")]
     [5, 6, 2, 2, 4, 2, 1]
     """
-    if not isinstance(M, int) or isinstance(M, bool) or M < 1:
-        raise ValueError(f"M must be a positive number of elements, got M={M!r}")
-    if not isinstance(d, int) or isinstance(d, bool) or d < 1:
-        raise ValueError(f"d must be a positive cube dimension, got d={d!r}")
+    M, d = check_positive_int("M", M), check_positive_int("d", d)
     block = -(-M // (1 << d))
     alpha = M // block
     rest = M - alpha * block

@@ -43,6 +43,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ..validate import check_positive_int
+
 __all__ = [
     "CM200Table", "cm200_table", "TABLE_NUMBERS", "Discrepancy", "consistency_report",
     "table3_check", "table10_check",
@@ -550,9 +552,7 @@ def constants_comparison() -> list:
 # -- totals and the crossover of Table 9 ----------------------------------------------------
 
 def _check_d(d):
-    if not isinstance(d, Integral) or isinstance(d, bool) or d < 1:
-        raise ValueError(f"d must be an integer >= 1 (a cube of 2**d nodes), got d={d!r}")
-    return int(d)
+    return check_positive_int("d", d)
 
 
 def one_cycle_time(d, words, constants: dict | None = None, S: int = S_REAL8):

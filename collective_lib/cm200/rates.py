@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..validate import check_positive_int
 from .models import MODELS, PRINTED_CONSTANTS, cm200_table, d_cycles_time, one_cycle_time
 
 __all__ = [
@@ -264,8 +265,7 @@ def model_crossovers(words: int, constants: dict | None = None, max_d: int = 11)
     >>> model_crossovers(256)["moving indices beats computing them"]
     64
     """
-    if not isinstance(words, (int, np.integer)) or words < 1:
-        raise ValueError(f"words must be a positive integer, got {words!r}")
+    check_positive_int("words", words)
     c = PRINTED_CONSTANTS if constants is None else constants
     d = np.arange(1, max_d + 1)
     one = np.array([one_cycle_time(int(k), words, c) for k in d])

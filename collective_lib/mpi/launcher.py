@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UnreceivedMessageError
+from ..validate import check_positive_int
 from .backend import MPIDeadlockError
 
 __all__ = ["find_mpiexec", "launch", "available_cores", "MPIExecNotFoundError", "MPIJobError",
@@ -97,8 +98,7 @@ def launch(args, np: int = 4, *, timeout: float = 120.0, mpiexec: str | None = N
     MPILaunchTimeout
         The job ran longer than ``timeout``.
     """
-    if not isinstance(np, int) or isinstance(np, bool) or np < 1:
-        raise ValueError(f"np must be a positive number of processes, got {np!r}")
+    check_positive_int("np", np)
     command = [mpiexec or find_mpiexec(), "-n", str(np), sys.executable, "-m",
                "collective_lib.mpi", "--json", *map(str, args)]
     # A session of its own, so that a timeout can kill mpiexec and every rank it started.

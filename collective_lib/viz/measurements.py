@@ -20,7 +20,8 @@ from matplotlib.patches import Patch
 
 from ..catalog import catalog
 from ..model import CostModel
-from .descriptions import _listing, _number, _shorten, describe
+from ..validate import check_positive_int
+from .descriptions import _number, _shorten, describe
 from .style import (FONT, LINE_STYLES, OVERSUBSCRIBED_COLOUR, TEXT_WIDTH, TITLE_FONT,
                     _new_axes)
 
@@ -50,10 +51,7 @@ def oversubscribed(p: int, cores: int) -> bool:
     >>> oversubscribed(2, cores=2), oversubscribed(4, cores=2)
     (False, True)
     """
-    for name, value in (("p", p), ("cores", cores)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive whole number, got {value!r}")
-    return p > cores
+    return check_positive_int("p", p) > check_positive_int("cores", cores)
 
 
 def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = True):

@@ -235,7 +235,7 @@ def test_model_errors_name_the_bad_value():
         fit_model("nope")
     with pytest.raises(ValueError, match="index"):
         d_cycles_time(3, 10, index="guess")
-    with pytest.raises(ValueError, match="d=0"):
+    with pytest.raises(ValueError, match="d must be an integer >= 1, got 0"):
         cycles_crossover(0)
 
 

@@ -29,7 +29,7 @@ def test_oversubscribed_means_more_processes_than_cores(p, cores, expected):
 
 @pytest.mark.parametrize("p, cores", [(0, 2), (2, 0), (2.5, 2), (True, 2), (4, None)])
 def test_oversubscribed_rejects_what_is_not_a_count(p, cores):
-    with pytest.raises(ValueError, match="positive whole number"):
+    with pytest.raises(ValueError, match="must be an integer >= 1"):
         oversubscribed(p, cores)
 
 
