@@ -30,6 +30,7 @@ PROSE_CLAIMS = {
         "no claim: says what a calibration is for, a remark the library cannot contradict",
     "on a {term}`fully connected` machine it is never slower":
         "test_recursive_doubling_never_loses_to_the_ring_on_paper",
+    "or the message has at most 12288 bytes": "test_mpich_bcast_rules_of_the_chapter",
     "when each destination's message is at most":
         "test_mpich_alltoall_goes_indirect_for_short_messages_on_8_or_more_processes",
     "and there are at least 8 processes":
@@ -208,6 +209,21 @@ def test_mpich_thresholds_of_the_chapter(cvars):
     assert cvars["MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE"] == 524288
     assert cvars["MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE"] == 256
     assert cvars["MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE"] == 32768
+
+
+def test_mpich_bcast_rules_of_the_chapter(cvars):
+    """MPI_Bcast: the binomial tree on fewer than 8 processes or for at most 12288 bytes, in
+    the rules built into the installed MPICH, whose numbers are the variables' defaults."""
+    rules = mpich_selection_rules()["collective=bcast"]["comm_type=intra"]
+    assert set(rules) == {"comm_size<8", "comm_size=pow2", "comm_size=any"}
+    binomial = {"algorithm=MPIR_Bcast_intra_binomial": {}}
+    assert rules["comm_size<8"]["comm_hierarchy=any"] == {"avg_msg_size=any": binomial}
+    assert cvars["MPIR_CVAR_BCAST_MIN_PROCS"] == 8
+    for size in ("comm_size=pow2", "comm_size=any"):
+        first, choice = next(iter(rules[size]["comm_hierarchy=any"].items()))
+        assert (first, choice) == (f"avg_msg_size<={cvars['MPIR_CVAR_BCAST_SHORT_MSG_SIZE']}",
+                                   binomial)
+    assert cvars["MPIR_CVAR_BCAST_SHORT_MSG_SIZE"] == 12288
 
 
 def test_mpich_alltoall_goes_indirect_for_short_messages_on_8_or_more_processes(cvars):
