@@ -78,6 +78,18 @@ WAIT_FOR_MATHJAX = """
 })()
 """
 
+# Resolves once the page has been laid out again after a change of screen size and every
+# transition that started (a sidebar sliding away) has finished.
+NEXT_LAYOUT = """
+(async () => {
+  await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  const finite = document.getAnimations().filter(
+    a => Number.isFinite(a.effect?.getComputedTiming().endTime));
+  await Promise.allSettled(finite.map(a => a.finished));
+  return true;
+})()
+"""
+
 # Counts typeset and untypeset math in the rendered page.
 COUNT_MATH = r"""
 (() => {
@@ -265,10 +277,16 @@ def is_redirect(page: Path) -> bool:
     return 'http-equiv="Refresh"' in page.read_text(encoding="utf-8")[:500]
 
 
-def open_page(tools: "DevTools", url: str, width: int, height: int, mobile: bool) -> None:
-    """Load ``url`` in a screen of ``width`` x ``height`` and wait until its math is typeset."""
+def resize(tools: "DevTools", width: int, height: int, mobile: bool) -> None:
+    """Show the page in a screen of ``width`` x ``height``, and wait until it is laid out
+    again and its transitions have run."""
     tools.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
                deviceScaleFactor=1, mobile=mobile)
+    tools.evaluate(NEXT_LAYOUT)
+
+
+def open_page(tools: "DevTools", url: str) -> None:
+    """Load ``url`` and wait until its math is typeset."""
     tools.events.clear()
     tools.call("Page.navigate", url=url)
     tools.wait_for("Page.loadEventFired", PAGE_TIMEOUT)
@@ -305,13 +323,14 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
                 tools.call(f"{domain}.enable")
             for page in pages:
                 name = page[:-len(".html")].replace("/", "_")
-                open_page(tools, origin + page, WIDTH, HEIGHT, mobile=False)
+                resize(tools, WIDTH, HEIGHT, mobile=False)
+                open_page(tools, origin + page)
                 math = tools.evaluate(COUNT_MATH)
                 wide = tools.evaluate(WIDE_CODE)
                 screenshot(tools, shots / f"{name}.png")
                 axe = axe_violations(tools, axe_source)
                 external, errors = page_problems(tools.events, origin)
-                open_page(tools, origin + page, PHONE_WIDTH, PHONE_HEIGHT, mobile=True)
+                resize(tools, PHONE_WIDTH, PHONE_HEIGHT, mobile=True)   # the same page, narrow
                 phone = tools.evaluate(PAGE_OVERFLOW)
                 screenshot(tools, shots / f"{name}_phone.png")
                 rows.append({"page": page, **math, "external": external, "errors": errors,
