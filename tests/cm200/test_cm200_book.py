@@ -102,14 +102,17 @@ PICTURE_TAGS = {"remove-input", "hide-input"}
 def chapter() -> dict:
     """The chapter's namespace after running its code cells, pictures left out (about 15 s)."""
     namespace: dict = {}
-    for index, cell in enumerate(nbformat.read(CHAPTER, as_version=4).cells):
-        if cell.cell_type != "code" or PICTURE_TAGS & set(cell.metadata.get("tags", [])):
-            continue
-        source = "\n".join(line for line in cell.source.splitlines()
-                           if not line.startswith("%"))            # IPython magics
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(source, f"{CHAPTER.name}, cell {index}", "exec"), namespace)
-    plt.close("all")
+    # rc_context: the chapter's set-up cell sets pyplot's settings (a figure hook among
+    # them), which must not outlive the fixture and reach other tests of this worker.
+    with plt.rc_context():
+        for index, cell in enumerate(nbformat.read(CHAPTER, as_version=4).cells):
+            if cell.cell_type != "code" or PICTURE_TAGS & set(cell.metadata.get("tags", [])):
+                continue
+            source = "\n".join(line for line in cell.source.splitlines()
+                               if not line.startswith("%"))            # IPython magics
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(source, f"{CHAPTER.name}, cell {index}", "exec"), namespace)
+        plt.close("all")
     return namespace
 
 
