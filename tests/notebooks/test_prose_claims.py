@@ -24,8 +24,8 @@ import re
 import nbformat
 import pytest
 
-from book_prose import TESTS, chapter_test_files, chapters, module_literal, prose_only, \
-    defined_tests
+from book_prose import (TESTS, chapter_test_files, chapters, defined_tests, module_literal,
+                        prose_only)
 
 #: The words that make a sentence a claim of "for all" or of a bound.
 CLAIM = re.compile(r"\b(?:always|never|stays? (?:below|above|under|within)|at most|at least|"
