@@ -10,24 +10,18 @@ import operator
 import numpy as np
 import pytest
 
+from all_to_all_submissions import REFERENCE_RING, reduced, rightwards
 from collective_lib import recv, sendrecv
 from collective_lib.algorithms.reduce import add, combine
 from collective_lib.grading import check_collective_program, check_pe_isolation
 from collective_lib.networks import Ring
-from exercise_references import load_reference
 
-# Grama's Algorithm 4.5: the reference answer of the assignment ring_reduction (not in the library).
-RING_REDUCTION = load_reference("ring_reduction").all_to_all_red_ring
 
 BOARD = {}     # the cheats' notice board
 
 
 def vectors(p, rng, **_):
     return [[rng.integers(-50, 50, size=2).tolist() for _ in range(p)] for _ in range(p)]
-
-
-def reduced(inputs, op=add, **_):
-    return [combine(op, *(row[j] for row in inputs)) for j in range(len(inputs))]
 
 
 def board_ring(me, p, data, op=add):
@@ -46,16 +40,6 @@ def board_ring_strict(me, p, data, op=add):
     return combine(op, *(BOARD[pe][me] for pe in range(p)))
 
 
-def rightwards(me, p, data, op=add):
-    """Wrong in any process: the partial sums travel the wrong way."""
-    received = None
-    for i in range(1, p):
-        mine = data[(me + i) % p]
-        partial = mine if received is None else op(mine, received)
-        received = yield sendrecv((me + 1) % p, partial, (me - 1) % p)
-    return data[me] if received is None else op(data[me], received)
-
-
 def check(program, cases=(3, 4, 8), **kwargs):
     check_pe_isolation(program, cases, make_inputs=vectors, expected=reduced, network=Ring,
                        item="word", seed=7, **kwargs)
@@ -69,8 +53,8 @@ def fresh_board():
 
 
 def test_an_honest_program_passes():
-    check(RING_REDUCTION)
-    check(RING_REDUCTION, [(p, {"op": np.maximum}) for p in (1, 2, 5)])
+    check(REFERENCE_RING)
+    check(REFERENCE_RING, [(p, {"op": np.maximum}) for p in (1, 2, 5)])
 
 
 def test_shared_globals_pass_in_one_process_but_not_here():

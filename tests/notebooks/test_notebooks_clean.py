@@ -110,14 +110,20 @@ def checks_in(source: str) -> list[str]:
     return [lines[number - 1].strip() for number in sorted(found)]
 
 
+def hidden_cell_lines(finder) -> list:
+    """``"<chapter>, cell <index>: <line>"`` for each line ``finder(source)`` picks out of a
+    hidden code cell of a chapter."""
+    return [f"{path.name}, cell {index}: {line}"
+            for path in sorted((REPO_ROOT / "book").glob("*.ipynb"))
+            for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
+            if cell.cell_type == "code" and is_hidden(cell)
+            for line in finder(cell.source)]
+
+
 def test_hidden_cells_check_nothing():
     """A hidden cell only sets up or glues; a check belongs in the chapter's book test
     (tests/book_prose.py: CHAPTER_TESTS), where it can fail on its own."""
-    found = [f"{path.name}, cell {index}: {line}"
-             for path in sorted((REPO_ROOT / "book").glob("*.ipynb"))
-             for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
-             if cell.cell_type == "code" and is_hidden(cell)
-             for line in checks_in(cell.source)]
+    found = hidden_cell_lines(checks_in)
     assert not found, ("hidden cells that check (move each check to the chapter's book "
                        "test, then drop it from the cell):\n" + "\n".join(found))
 
@@ -214,11 +220,7 @@ def drawing_in(source: str) -> list[str]:
 def test_hidden_cells_neither_draw_nor_define():
     """A hidden cell only sets up or glues (CONTRIBUTING.md, "A picture"): a drawing is a
     viz function the cell calls, a helper the chapter uses later is visible or the library's."""
-    found = [f"{path.name}, cell {index}: {line}"
-             for path in sorted((REPO_ROOT / "book").glob("*.ipynb"))
-             for index, cell in enumerate(nbformat.read(path, as_version=4).cells)
-             if cell.cell_type == "code" and is_hidden(cell)
-             for line in drawing_in(cell.source)]
+    found = hidden_cell_lines(drawing_in)
     assert not found, ("hidden cells that draw or define (move the drawing into a viz "
                        "function, the definition into a visible cell or the library):\n"
                        + "\n".join(found))
