@@ -16,7 +16,8 @@ characters of that tokenized text (a name counts as one), in any order. What a s
 course does not count: the starter code of the released notebook (``release/<assignment>/``,
 or ``source/<assignment>/`` with the solutions cut out) and the instructor's reference
 solution (the source's answer cells and ``source/<assignment>/*.py``) are copydetect's
-boilerplate, and a match made only of them is no match.
+boilerplate, and a match made only of them is no match (so copies of a leaked reference
+solution are not found this way).
 
 What is compared: the code cells whose nbgrader metadata marks them ``solution`` (the
 answer cells) of every notebook in ``submitted/<student>/<assignment>/``, one text per
