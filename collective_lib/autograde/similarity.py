@@ -291,6 +291,8 @@ def compare_submissions(assignment: str, course: str | Path = ".", *, threshold:
     if not 1 <= noise <= guarantee:
         raise ValueError(f"need 1 <= noise <= guarantee, got noise={noise!r}, "
                          f"guarantee={guarantee!r}")
+    if not assignment or assignment in (".", "..") or any(c in assignment for c in "/\\*?["):
+        raise ValueError(f"{assignment!r} is not an assignment's name")
     course = Path(course)
     if not course.is_dir():
         raise FileNotFoundError(f"course directory {str(course)!r} does not exist")
@@ -318,6 +320,8 @@ def compare_submissions(assignment: str, course: str | Path = ".", *, threshold:
                 skipped[str(path.relative_to(course))] = f"{type(err).__name__}: {err}"
         if cells:
             students[folder.parent.name] = cells
+        elif not any(p.startswith(str(folder.relative_to(course))) for p in skipped):
+            skipped[str(folder.relative_to(course))] = "no notebook with answer cells"
     if len(students) < 2:
         raise ValueError(f"assignment {assignment!r} has {len(students)} submission(s) with "
                          f"answer cells ({', '.join(students) or 'none'}): nothing to compare")

@@ -341,9 +341,21 @@ def test_bad_values_are_named(course, args, message, capsys):
         assert "'ring_reduction'" in captured.err          # the assignments there are
 
 
+def test_without_a_release_the_template_is_cut_from_the_source(course, tmp_path):
+    shutil.copytree(course, tmp_path / "course", ignore=shutil.ignore_patterns("release"))
+    (tmp_path / "course" / "submitted" / "ivy" / ASSIGNMENT).mkdir(parents=True)  # empty
+    result = compare_submissions(ASSIGNMENT, tmp_path / "course")
+    assert "source/ring_reduction/ring_reduction.ipynb (template)" in result.boilerplate
+    assert _pair(result, "eve", "fay").matched_tokens == 0
+    assert [(p.student_a, p.student_b) for p in result.flagged] == [("ada", "bob")]
+    assert result.skipped == {"submitted/ivy/ring_reduction": "no notebook with answer cells"}
+
+
 def test_an_assignment_nobody_submitted_is_named(course, tmp_path):
     (course / "source" / "empty").mkdir(exist_ok=True)
     with pytest.raises(FileNotFoundError, match="nobody submitted assignment 'empty'"):
         compare_submissions("empty", course)
+    with pytest.raises(ValueError, match=r"'\.\./ring_reduction' is not an assignment's name"):
+        compare_submissions("../ring_reduction", course)
     with pytest.raises(ValueError, match="threshold must lie between 0 and 1, not 2"):
         compare_submissions(ASSIGNMENT, course, threshold=2)
