@@ -16,7 +16,7 @@ defined is asked of the student's side and bound to a
 stand-in (:mod:`.remote`): data is copied, functions, programs and classes
 stay in sandboxed student processes. A graded cell passes if its whole source
 ran here without an exception; its verdict, its output and the flags raised
-for review (:mod:`.review`) go back as JSON on stdout.
+for review (:mod:`collective_lib.grading.review`) go back as JSON on stdout.
 
 Whatever the student's cells do to their own interpreter cannot change a
 verdict: this process runs none of their code, and takes from them only
@@ -35,10 +35,9 @@ import socket
 import sys
 import threading
 
-from ..grading import wall_clock_limit
-from . import review
+from ..grading import scaled_time_limits, take_review_flags
+from ..grading.static import definitions
 from .remote import Host, Sandbox
-from .static import definitions
 
 __all__ = ["check_notebook", "loaded_names", "defined_names", "main"]
 
@@ -129,7 +128,6 @@ def check_notebook(job: dict) -> dict:
     student host; without it the host starts a template of its own).
     """
     cells = job["cells"]
-    wall_clock_limit.scale = job.get("time_scale", 1.5)
     if job.get("reference_dir"):
         sys.path.insert(0, job["reference_dir"])
     if job.get("cpu") is not None:      # see verdict.notebook_cpu: the host keeps to it too
@@ -139,8 +137,7 @@ def check_notebook(job: dict) -> dict:
                 job.get("uid"), job.get("limits"), cpu=job.get("cpu"),
                 template=None if template is None else socket.socket(fileno=template))
     namespace = {"__name__": "__main__", "__builtins__": builtins}
-    sandbox = Sandbox(host, namespace)
-    sandbox.sources = [c["source"] for c in cells if c["role"] == "student"]
+    sandbox = Sandbox(host, namespace, [c["source"] for c in cells if c["role"] == "student"])
     # A name any instructor cell defines is never asked of the student, wherever the
     # student's cells stand and whatever they define.
     ours = set(dir(builtins)).union(*(defined_names(c["source"]) for c in cells
@@ -148,18 +145,19 @@ def check_notebook(job: dict) -> dict:
     students = set(definitions(sandbox.sources))
     verdicts = {}
     try:
-        for cell in cells:
-            if cell["role"] == "trusted":
-                _run(cell["source"], namespace)
-            elif cell["role"] == "graded":
-                assigned = defined_names(cell["source"])
-                own = assigned - students
-                wanted = ((loaded_names(cell["source"]) | (assigned & students))
-                          - ours - own - set(namespace))
-                namespace.update(sandbox.bind(sorted(wanted)))
-                ours |= own
-                verdicts[cell["id"]] = _grade(cell, namespace, sandbox,
-                                              job.get("cell_timeout_s", 600))
+        with scaled_time_limits(job.get("time_scale", 1.5)):
+            for cell in cells:
+                if cell["role"] == "trusted":
+                    _run(cell["source"], namespace)
+                elif cell["role"] == "graded":
+                    assigned = defined_names(cell["source"])
+                    own = assigned - students
+                    wanted = ((loaded_names(cell["source"]) | (assigned & students))
+                              - ours - own - set(namespace))
+                    namespace.update(sandbox.bind(sorted(wanted)))
+                    ours |= own
+                    verdicts[cell["id"]] = _grade(cell, namespace, sandbox,
+                                                  job.get("cell_timeout_s", 600))
     finally:
         sandbox.end_cell()
         host.close()
@@ -178,7 +176,7 @@ def _run(source: str, namespace: dict) -> tuple:
 
 
 def _grade(cell: dict, namespace: dict, sandbox: Sandbox, timeout_s: float) -> dict:
-    review.take()
+    take_review_flags()
     try:
         with _deadline(timeout_s):
             output, err = _run(cell["source"], namespace)
@@ -188,7 +186,7 @@ def _grade(cell: dict, namespace: dict, sandbox: Sandbox, timeout_s: float) -> d
     finally:
         sandbox.end_cell()
     return {"passed": err is None, "output": output[-_MAX_OUTPUT:],
-            "message": "" if err is None else _message(err), "flags": review.take()}
+            "message": "" if err is None else _message(err), "flags": take_review_flags()}
 
 
 def main() -> None:

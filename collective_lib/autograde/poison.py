@@ -58,10 +58,11 @@ changed, and every way to re-create it is guarded.
    ``fork``, ``vfork``, ``clone`` without ``CLONE_THREAD`` and ``execve`` fail
    for this process whatever calls them (threads still start).
 
-:func:`forbidden_name` reads the name back from a message. Honest work is
-unaffected: the student's cells compile and run (only code with a forbidden
-function's fingerprint is refused, and code under ``_DISTINCTIVE_BYTES`` never
-is), numpy and threads work, and the student's own files open as usual.
+:func:`~collective_lib.grading.forbidden.forbidden_name` reads the name back from a
+message. Honest work is unaffected: the student's cells compile and run (only code
+with a forbidden function's fingerprint is refused, and code under
+``_DISTINCTIVE_BYTES`` never is), numpy and threads work, and the student's own
+files open as usual.
 
 What this does not cover: the library's source text found elsewhere on the
 machine (a copy of the repository) and compiled with changes, which is a copy
@@ -79,17 +80,15 @@ import gc
 import inspect
 import linecache
 import os
-import re
 import sys
 import types
 
-__all__ = ["FORBIDDEN", "poison", "forbidden_name", "library_definitions", "fingerprint"]
+from ..errors import LIBRARY_DIR
+from ..grading.forbidden import FORBIDDEN, fingerprint, library_definitions
 
-# What a poisoned function or a refusal says, followed by a forbidden name in backticks.
-FORBIDDEN = "this exercise does not allow the library's"
+_PACKAGE = __name__.split(".")[0]
 
-_PACKAGE = "collective_lib"
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+__all__ = ["poison"]
 
 # Code of at least _DISTINCTIVE_BYTES (20 code units, instructions and their caches) is
 # compared by its fingerprint, bytecode and global names; smaller code looks alike
@@ -112,62 +111,6 @@ _NATIVE_FUNCTIONS = (("_posixsubprocess", "fork_exec"), ("readline", "read_histo
                      ("readline", "read_init_file"), ("readline", "append_history_file"))
 
 
-def fingerprint(code: types.CodeType) -> tuple:
-    """What two code objects share when one is the other compiled again under any name."""
-    return (code.co_code, code.co_names)
-
-
-def forbidden_name(text: str) -> str | None:
-    """The forbidden name a message of this module gives, or None."""
-    if FORBIDDEN not in text:
-        return None
-    match = re.search(re.escape(FORBIDDEN) + r" `([^`]+)`", text)
-    return match.group(1) if match else None
-
-
-# -- which library objects ----------------------------------------------------------------
-
-def library_definitions(names) -> dict:
-    """``{name: (module, ...)}``: the package's modules that define each of ``names`` at
-    their top level (a function, class, assignment or ``import ... as name``), read from
-    the source files, so that modules not imported yet count too. Names the library does
-    not define are left out."""
-    return dict(_scan(tuple(sorted({str(n) for n in names}))))
-
-
-@functools.lru_cache(maxsize=64)
-def _scan(names: tuple) -> tuple:
-    if not names:
-        return ()
-    alternatives = "|".join(re.escape(n) for n in names)
-    pattern = re.compile(rf"^(?:async[ \t]+def|def|class)[ \t]+({alternatives})\b"
-                         rf"|^({alternatives})[ \t]*(?::[^=\n]*)?=(?!=)"
-                         rf"|^(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n]*\bas[ \t]+"
-                         rf"({alternatives})\b", re.MULTILINE)
-    found: dict = {}
-    parent = os.path.dirname(_PACKAGE_DIR)
-    for folder, dirs, files in os.walk(_PACKAGE_DIR):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__")))
-        for file in sorted(files):
-            if not file.endswith(".py"):
-                continue
-            path = os.path.join(folder, file)
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    text = handle.read()
-            except (OSError, UnicodeDecodeError):
-                continue
-            if not any(name in text for name in names):
-                continue
-            module = os.path.relpath(path, parent)[:-3].replace(os.sep, ".")
-            if module.endswith(".__init__"):
-                module = module[:-len(".__init__")]
-            for match in pattern.finditer(text):
-                name = match.group(1) or match.group(2) or match.group(3)
-                found.setdefault(name, set()).add(module)
-    return tuple((name, tuple(sorted(found[name]))) for name in names if name in found)
-
-
 def _package_modules() -> list:
     return [module for name, module in list(sys.modules.items())
             if module is not None and (name == _PACKAGE or name.startswith(_PACKAGE + "."))]
@@ -176,7 +119,7 @@ def _package_modules() -> list:
 def _in_package(func: types.FunctionType) -> bool:
     """A function of the library (not of the grading machinery this process runs on)."""
     path = os.path.abspath(func.__code__.co_filename)
-    return (path.startswith(_PACKAGE_DIR + os.sep)
+    return (path.startswith(LIBRARY_DIR + os.sep)
             and not path.startswith(os.path.dirname(os.path.abspath(__file__)) + os.sep))
 
 
@@ -526,7 +469,7 @@ def poison(names, own_sources=()) -> None:
         for module in modules:
             found = sys.modules.get(module)
             _protect(files, getattr(found, "__file__", None) or os.path.join(
-                os.path.dirname(_PACKAGE_DIR), *module.split(".")) + ".py", name)
+                os.path.dirname(LIBRARY_DIR), *module.split(".")) + ".py", name)
     raisers: dict = {}
     for func, name in victims.values():
         free = len(func.__code__.co_freevars)
@@ -574,7 +517,6 @@ def _forget_results() -> None:
                     clear()
                 except Exception:
                     pass
-    _scan.cache_clear()
 
 
 # -- seccomp: no new process, whoever asks -------------------------------------------------

@@ -36,12 +36,13 @@ import threading
 import time
 from typing import Any
 
-from ..isolation import PEProcessError
+from ..grading.isolation import PEProcessError
+from ..grading.standins import StandIn
 from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
 
 __all__ = ["HostTemplate", "Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject",
-           "Missing", "StudentCodeError", "StartFailed", "is_remote"]
+           "Missing", "StudentCodeError", "StartFailed"]
 
 _START_S = 30.0          # running the student's cells in a new process
 _ANSWER_S = 120.0        # one request; the grading library's own limits are shorter
@@ -82,11 +83,6 @@ def _student_error(reply: dict) -> StudentCodeError:
             _ERROR_TYPES[name] = kind
             break
     return _ERROR_TYPES[name](message, where)
-
-
-def is_remote(obj: Any) -> bool:
-    """True for a stand-in of this module (the grading library checks such objects by source)."""
-    return isinstance(obj, (Remote, RemoteObject, Missing))
 
 
 class HostTemplate:
@@ -411,8 +407,9 @@ class StudentProcess:
 class Sandbox:
     """The student processes of one notebook, and the names the checker binds to them."""
 
-    def __init__(self, host: Host, namespace: dict):
+    def __init__(self, host: Host, namespace: dict, sources: list):
         self.host, self.namespace = host, namespace
+        self.sources = list(sources)       # the student's cells, as the notebook holds them
         self.bound: dict = {}              # name -> its stand-in in the checker's namespace
         self.shared: StudentProcess | None = None
         self.live: list = []
@@ -503,7 +500,7 @@ class Sandbox:
 _NOTHING = object()
 
 
-class Remote:
+class Remote(StandIn):
     """A student's function, program or class, living in a student process."""
 
     def __init__(self, sandbox: Sandbox, path: list, kind: str, name: str,
@@ -536,11 +533,13 @@ class Remote:
             proc.kill()
         self._own = []
 
-    def poisoned(self, names) -> "Remote":
-        """This stand-in, once the library's ``names`` cannot run in the student's processes
-        for the rest of the cell (:meth:`Sandbox.forbid`)."""
+    def student_sources(self) -> list:
+        return list(self.sandbox.sources)
+
+    def forbid(self, names) -> None:
+        """The library's ``names`` cannot run in the student's processes for the rest of
+        the cell (:meth:`Sandbox.forbid`)."""
         self.sandbox.forbid(names)
-        return self
 
     def _target(self) -> StudentProcess:
         if self._process is not None:
@@ -661,8 +660,10 @@ def _generator(proc: StudentProcess, gen: int, name: str):
         value = yield decode(reply["op"])
 
 
-class RemoteObject:
+class RemoteObject(StandIn):
     """An instance of a student's class, living in the process that made it."""
+
+    kind = "instance"
 
     def __init__(self, sandbox: Sandbox, proc: StudentProcess, handle: int, type_name: str):
         self._sandbox, self._proc, self._handle = sandbox, proc, handle
@@ -670,6 +671,18 @@ class RemoteObject:
 
     def __repr__(self) -> str:
         return f"<student's {self._type_name} instance>"
+
+    def student_sources(self) -> list:
+        return list(self._sandbox.sources)
+
+    def forbid(self, names) -> None:
+        self._sandbox.forbid(names)
+
+    def each_pe_apart(self):
+        raise TypeError(f"{self!r} lives in the process that made it: it cannot run "
+                        "in processes of its own or be replayed")
+
+    replayer = each_pe_apart
 
     def __getattr__(self, attr: str):
         if attr.startswith("_"):
@@ -683,7 +696,7 @@ class RemoteObject:
                       f"{self._type_name}.{attr}", process=self._proc)
 
 
-class Missing:
+class Missing(StandIn):
     """A name the student's cells do not define (or define as something ungradable)."""
 
     def __init__(self, reason: str):
@@ -694,6 +707,10 @@ class Missing:
         raise NameError(self._reason)
 
     __call__ = __iter__ = __len__ = __getitem__ = __bool__ = __eq__ = __hash__ = _fail
+    student_sources = each_pe_apart = replayer = _fail
+
+    def forbid(self, names) -> None:
+        """Nothing to forbid: every use of the name fails with its reason."""
 
     def __getattr__(self, attr):
         if attr.startswith("__"):

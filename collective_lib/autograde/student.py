@@ -41,16 +41,14 @@ from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
 from .sandbox import Limits, confine
 
-__all__ = ["serve_template", "serve_host", "FORBIDDEN", "main"]
-
-# What a poisoned library object or a refused way to it raises (see _poison), before a
-# forbidden name in backticks; the checker recognizes it.
-FORBIDDEN = _poisoning.FORBIDDEN
+__all__ = ["serve_template", "serve_host", "main"]
 
 # Imported once, before any fork, so that no student process pays for them again
 # (a student process can still import anything else from the interpreter's own
-# folders, which the sandbox leaves readable).
-_PRELOAD = ("numpy", "logging", "logging.handlers", "math", "random", "itertools",
+# folders, which the sandbox leaves readable). ``subprocess`` too: a poisoned process
+# refuses to load its native part, and a cell that merely imports it must still run
+# (running a process is refused on its own).
+_PRELOAD = ("subprocess", "numpy", "logging", "logging.handlers", "math", "random", "itertools",
             "functools", "operator", "collections", "statistics", "fractions", "decimal",
             "dataclasses", "typing", "textwrap", "json", "csv", "heapq", "bisect", "copy",
             "re", "string", "time", "warnings", "inspect", "tempfile", "contextlib",

@@ -25,11 +25,23 @@ swallowed while it runs.
 
 One module per topic: :mod:`.guards` (the wall-clock limit, silence, failures
 told as advice), :mod:`.programs` (running and checking SPMD programs),
-:mod:`.library` (is it the student's own work?), :mod:`.locks` (interleavings
-and lock classes), :mod:`.reductions` (a student's operator in the library's
-reductions), :mod:`.tables` (tables filled in by hand) and :mod:`.pipelining`.
+:mod:`.isolation` (each PE in a process of its own), :mod:`.library` (is it the
+student's own work?), :mod:`.forbidden` (what the library calls by a name),
+:mod:`.static` (reading a student's cells without running them), :mod:`.review`
+(flags for a human), :mod:`.locks` (interleavings and lock classes),
+:mod:`.reductions` (a student's operator in the library's reductions),
+:mod:`.tables` (tables filled in by hand) and :mod:`.pipelining`.
+
+This package is the checks layer of the trust boundary: it knows nothing of
+nbgrader, sandboxes or the processes a student's code runs in under
+``nbgrader autograde``. :mod:`collective_lib.autograde` sits on top of it and
+hands the checks *stand-ins* for the student's objects, which answer the small
+interface of :mod:`.standins` (``exercises/SANDBOX.md``, "The boundary").
 """
-from .guards import WallClockLimitExceeded, guarded_call, hide_grading_frames, wall_clock_limit
+from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
+from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
+                     scaled_time_limits, wall_clock_limit)
+from .isolation import IsolatedProgram, PEProcessError, isolated
 from .library import forbid_library_calls, forbid_library_execution
 from .locks import (check_lock_exclusion, check_lock_exhaustive, check_lock_progress,
                     check_own_lock, replay_schedule)
@@ -38,10 +50,17 @@ from .programs import (OperationLimitExceeded, check_broadcast_program, check_co
                        check_enough_finished, check_pe_isolation, count_pieces, run_program,
                        simulated_time)
 from .reductions import check_operator_in_reductions
+from .review import flag_for_review, take_review_flags
+from .standins import StandIn, is_stand_in
+from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, definitions,
+                     dynamic_lookups, likeness, node_source, similarity, used_names)
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
 __all__ = [
+    "FORBIDDEN", "fingerprint", "forbidden_name", "library_definitions",
     "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
+    "scaled_time_limits",
+    "isolated", "IsolatedProgram", "PEProcessError",
     "forbid_library_calls", "forbid_library_execution",
     "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
     "check_lock_exhaustive",
@@ -49,5 +68,9 @@ __all__ = [
     "run_program", "check_broadcast_program", "simulated_time", "check_collective_program",
     "check_pe_isolation", "count_pieces", "check_enough_finished", "OperationLimitExceeded",
     "check_operator_in_reductions",
+    "flag_for_review", "take_review_flags",
+    "StandIn", "is_stand_in",
+    "definitions", "used_names", "dynamic_lookups", "canonical_labels", "similarity",
+    "node_source", "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES",
     "parse_terms", "format_terms", "sends_by_step", "check_answer_table",
 ]

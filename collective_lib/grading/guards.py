@@ -1,10 +1,10 @@
 """Guards around a student's code: a wall-clock limit, silence, and failures told as advice.
 
 Every grading helper runs a student's code inside :func:`wall_clock_limit` (which
-stops a loop that never yields) and ``_quiet`` (nbgrader gives zero points to a
+stops a loop that never yields) and ``quiet`` (nbgrader gives zero points to a
 test cell that writes to stderr), and turns an exception of the student's code
 into an :class:`AssertionError` that names the student's own line
-(``_explain_exception``). :func:`guarded_call` does all of that for a plain
+(``explain_exception``). :func:`guarded_call` does all of that for a plain
 function. Imported in IPython (a notebook, ``nbgrader validate``), it also keeps
 the frames of this package out of the tracebacks a student reads
 (:func:`hide_grading_frames`).
@@ -12,25 +12,18 @@ the frames of this package out of the tracebacks a student reads
 from __future__ import annotations
 
 import contextlib
-import functools
-import io
 import os
 import signal
 import sys
 import threading
 import time
 import types
-import warnings
 from typing import Any, Callable
 
-import numpy as np
+from ._advice import explain_exception, format_value, name_of, quiet
 
-from ..errors import student_line
-
-__all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames"]
-
-# The library's own files: frames in them are the grader's, not the student's.
-
+__all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
+           "scaled_time_limits"]
 
 # -- the wall-clock guard --------------------------------------------------------------
 
@@ -85,9 +78,7 @@ class wall_clock_limit:
     #: program that swallows the first interruption is interrupted again.
     REPEAT = 0.25
 
-    #: Every budget is multiplied by this. The trusted checker raises it: there
-    #: each step of a student's code crosses to a sandboxed process and back, and
-    #: the budgets are there to stop endless loops, not to time honest work.
+    #: Every budget is multiplied by this (see :func:`scaled_time_limits`).
     scale = 1.0
 
     def __init__(self, seconds: float, message: str | Callable[[], str] | None = None):
@@ -150,61 +141,6 @@ class wall_clock_limit:
             "(an endless loop?)") from None
 
 
-@contextlib.contextmanager
-def _quiet():
-    """Swallow warnings and stderr output of the student's code (nbgrader zeroes a cell
-    that writes to stderr)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with contextlib.redirect_stderr(io.StringIO()):
-            yield
-
-
-# -- describing failures ------------------------------------------------------------------
-
-def _name(func) -> str:
-    if isinstance(func, functools.partial):
-        return f"partial({_name(func.func)})"
-    return getattr(func, "__name__", None) or type(func).__name__
-
-
-def _explain_exception(exc: Exception, what: str) -> str:
-    """A sentence about an exception raised while running ``what``."""
-    text = str(exc).strip()
-    notes = [n for n in getattr(exc, "__notes__", ()) if n]
-    hint = ""
-    if isinstance(exc, NotImplementedError):
-        hint = ("\nHint: replace `raise NotImplementedError()` in the exercise cell with your "
-                "code, then run that cell again.")
-    elif isinstance(exc, TypeError) and "not a generator function" in text:
-        hint = ("\nHint: an SPMD program must be a generator function: every PE yields its "
-                "operations, e.g. `x = yield recv(src)` and `yield send(dst, x)`, "
-                "and returns its result.")
-    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    lines = [f"{what} raised {detail}"]
-    lines += [f"  ({note})" for note in notes]
-    frame = student_line(exc)
-    if frame:
-        lines.append(f"  at {frame}")
-    return "\n".join(lines) + hint
-
-
-def _format_value(value: Any, limit: int = 120) -> str:
-    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equality that also works for numpy arrays and never raises."""
-    try:
-        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-            return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
-        return bool(a == b)
-    except Exception:
-        return False
-
-
-
 # -- plain functions ------------------------------------------------------------------------
 
 def guarded_call(func: Callable, *args, time_limit_s: float = 10.0, **kwargs) -> Any:
@@ -232,11 +168,11 @@ def guarded_call(func: Callable, *args, time_limit_s: float = 10.0, **kwargs) ->
     half(4) raised ZeroDivisionError: division by zero
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
-    shown = ", ".join([_format_value(a, 40) for a in args]
-                      + [f"{k}={_format_value(v, 40)}" for k, v in kwargs.items()])
-    what = f"{_name(func)}({shown})"
+    shown = ", ".join([format_value(a, 40) for a in args]
+                      + [f"{k}={format_value(v, 40)}" for k, v in kwargs.items()])
+    what = f"{name_of(func)}({shown})"
     try:
-        with _quiet(), wall_clock_limit(
+        with quiet(), wall_clock_limit(
                 time_limit_s,
                 f"{what} did not return within {time_limit_s:g} s of real time. Is there an "
                 "endless loop, or a search over far too many candidates? Keep the search "
@@ -245,7 +181,7 @@ def guarded_call(func: Callable, *args, time_limit_s: float = 10.0, **kwargs) ->
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise AssertionError(_explain_exception(exc, what)) from None
+        raise AssertionError(explain_exception(exc, what)) from None
 
 
 # -- what a student reads in IPython ---------------------------------------------------------
@@ -282,6 +218,29 @@ def _show_without_grading_frames(shell, etype, value, tb, tb_offset=None):
                                         else chained.__context__)
     tb = _without_grading_frames(tb)
     shell.showtraceback((etype, value.with_traceback(tb), tb), tb_offset=tb_offset)
+
+
+@contextlib.contextmanager
+def scaled_time_limits(factor: float):
+    """Inside the block, every :class:`wall_clock_limit` allows ``factor`` times its budget.
+
+    The trusted checker raises the budgets: there each step of a student's code
+    crosses to a sandboxed process and back, and the budgets are there to stop
+    endless loops, not to time honest work.
+
+    >>> with scaled_time_limits(2.0):
+    ...     wall_clock_limit(1.5).seconds
+    3.0
+    >>> wall_clock_limit(1.5).seconds
+    1.5
+    """
+    if not isinstance(factor, (int, float)) or not factor > 0:
+        raise ValueError(f"factor must be a positive number, got {factor!r}")
+    before, wall_clock_limit.scale = wall_clock_limit.scale, float(factor)
+    try:
+        yield
+    finally:
+        wall_clock_limit.scale = before
 
 
 def hide_grading_frames() -> bool:

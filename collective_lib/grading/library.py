@@ -4,8 +4,8 @@
 helpers, aliases, its source); :func:`forbid_library_execution` watches a run
 for the code of the library's algorithms, however the program got hold of it.
 
-A student's object in a sandboxed process (``is_remote``) cannot be inspected
-here. Its cells' source is read instead: a forbidden name it uses fails, and
+A student's object in a sandboxed process (a stand-in, :mod:`.standins`) cannot
+be inspected here. Its cells' source is read instead: a forbidden name it uses fails, and
 a lookup by computed name or a close copy of a library function is flagged for
 review. That reading depends on spelling, so it is not what stops a computed
 lookup: from the first forbid of a test cell to the end of that cell, the
@@ -19,21 +19,19 @@ from __future__ import annotations
 import functools
 import inspect
 import io
-import os
 import re
 import sys
 import tokenize
 import types
 from typing import Callable, Iterable
 
-from ..autograde import review, static
-from ..autograde.poison import FORBIDDEN, forbidden_name, library_definitions
-from ..autograde.poison import fingerprint as _fingerprint
-from ..autograde.remote import is_remote
-from ..errors import LIBRARY_DIR
 from ..model import CostModel
-from .guards import _name
+from . import static
+from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
+from ._advice import in_library, name_of
 from .programs import run_program
+from .review import flag_for_review
+from .standins import is_stand_in
 
 __all__ = ["forbid_library_calls", "forbid_library_execution"]
 
@@ -157,8 +155,8 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
     if not names:
         return
     forbidden = _library_objects(names)
-    top = _name(program)
-    if is_remote(program):
+    top = name_of(program)
+    if is_stand_in(program):
         if at_run_time:
             _forbid_at_run_time(program, names, forbidden)
         _forbid_by_source(program, names, forbidden, reason)
@@ -179,12 +177,12 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
             if id(item) in forbidden:
                 fail(forbidden[id(item)][1], where)
             if isinstance(item, types.FunctionType) and id(item) not in seen and (
-                    item is program or (item.__globals__ is home and not _in_library(item))):
+                    item is program or (item.__globals__ is home and not in_library(item))):
                 seen.add(id(item))
                 visit_function(item)
 
     def visit_function(func):
-        where = _name(func)
+        where = name_of(func)
         local_names, used_names = set(), set()
         strings = []
         for c in _code_objects(func.__code__):
@@ -220,24 +218,21 @@ def _forbid_at_run_time(standin, names: set, forbidden: dict) -> None:
     """From now to the end of the test cell, run the student's code where the library's
     objects called ``names`` cannot run (the names the library defines, in a module
     imported here or not; a name only the notebook defines is for the source check)."""
-    sandbox = getattr(standin, "sandbox", None) or getattr(standin, "_sandbox", None)
-    if sandbox is None:                 # a name the student did not define: fails when used
-        return
     library = {label for _, label in forbidden.values()} | set(library_definitions(names))
     if library:
-        sandbox.forbid(sorted(library))
+        standin.forbid(sorted(library))
 
 
 def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None:
     """:func:`forbid_library_calls` for a student's object in its sandboxed process.
 
     Its code cannot be inspected here, so the source of the student's cells is
-    read instead (:mod:`collective_lib.autograde.static`): a forbidden name the
-    function reaches fails; computed lookups and a close likeness to a library
-    function raise a flag for a human (:mod:`collective_lib.autograde.review`).
+    read instead (:mod:`.static`): a forbidden name the function reaches fails;
+    computed lookups and a close likeness to a library function raise a flag for a
+    human (:mod:`.review`).
     """
-    sources = standin.sandbox.sources
-    top = _name(standin)
+    sources = standin.student_sources()
+    top = name_of(standin)
     used = static.used_names(sources, top)
     for name in sorted(used & names):
         raise AssertionError(
@@ -245,7 +240,7 @@ def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None
             f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.")
     tricks = static.dynamic_lookups(sources)
     if tricks:
-        review.flag(f"{top}: the cells reach objects by computed names: {', '.join(tricks)}")
+        flag_for_review(f"{top}: the cells reach objects by computed names: {', '.join(tricks)}")
     definition = static.definitions(sources).get(top.split(".")[0])
     if definition is None:
         return
@@ -253,7 +248,7 @@ def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None
     for obj, label in _library_candidates(forbidden):
         likeness = static.likeness(mine, obj)
         if likeness >= static.REVIEW_SIMILARITY:
-            review.flag(f"{top} is {likeness:.2f} similar to the library's {label} "
+            flag_for_review(f"{top} is {likeness:.2f} similar to the library's {label} "
                         "(the same code up to renaming?)")
 
 
@@ -279,15 +274,6 @@ def _library_candidates(forbidden: dict) -> list:
         except (OSError, TypeError):
             pass
     return found + list(_library_sources())
-
-
-def _in_library(obj) -> bool:
-    func = getattr(obj, "func", obj)
-    code = getattr(func, "__code__", None)
-    if code is None:
-        return False
-    return os.path.abspath(code.co_filename).startswith(LIBRARY_DIR + os.sep)
-
 
 
 # -- did the library's code run? --------------------------------------------------------------
@@ -353,11 +339,11 @@ def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, in
                 raise ValueError(f"unknown algorithm {algorithm!r}")
             func, label = entries[algorithm].program, algorithm
         else:
-            func, label = algorithm, _name(algorithm)
+            func, label = algorithm, name_of(algorithm)
         for item in _unwrap(func):
             code = getattr(item, "__code__", None)
             if code is not None:
-                targets[_fingerprint(code)] = label
+                targets[fingerprint(code)] = label
     seen: dict = {}
     ran: list = []
 
@@ -367,12 +353,12 @@ def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, in
         code = frame.f_code
         label = seen.get(code, False)
         if label is False:
-            label = seen[code] = targets.get(_fingerprint(code))
+            label = seen[code] = targets.get(fingerprint(code))
         if label is not None and not ran:
             ran.append(label)
 
-    name = _name(program)
-    if is_remote(program):
+    name = name_of(program)
+    if is_stand_in(program):
         _forbid_by_poison(program, sorted(set(targets.values())), p, inputs, model, network,
                           reason, time_limit_s, report_failures, params)
         return
@@ -398,9 +384,10 @@ def _forbid_by_poison(standin, labels, p, inputs, model, network, reason, time_l
     """:func:`forbid_library_execution` for a student's program in its sandboxed process:
     it runs once in a process where the library's ``labels`` cannot run, as do the
     student's processes for the rest of the cell (:mod:`collective_lib.autograde.poison`)."""
-    name = _name(standin)
+    name = name_of(standin)
     try:
-        run_program(standin.poisoned(labels), p, inputs, model=model, network=network,
+        standin.forbid(labels)
+        run_program(standin, p, inputs, model=model, network=network,
                     time_limit_s=time_limit_s, **params)
     except AssertionError as exc:
         text = str(exc)

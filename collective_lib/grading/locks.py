@@ -16,12 +16,12 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from ..autograde.remote import is_remote
 from ..errors import OperationLimitError
-from ..isolation import isolated
-from .guards import (WallClockLimitExceeded, _explain_exception, _format_value, _quiet,
-                     wall_clock_limit)
-from .library import _in_library, forbid_library_calls
+from ._advice import explain_exception, format_value, in_library, quiet
+from .guards import WallClockLimitExceeded, wall_clock_limit
+from .isolation import isolated
+from .library import forbid_library_calls
+from .standins import is_stand_in
 
 __all__ = ["replay_schedule", "check_own_lock", "check_lock_progress",
            "check_lock_exclusion", "check_lock_exhaustive"]
@@ -111,15 +111,15 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
         schedule = schedule.tolist()
     if not isinstance(schedule, (list, tuple)):
         raise AssertionError(f"{what} must be a list of PE numbers such as [0, 1, 1, 0], "
-                             f"got {_format_value(schedule)} ({type(schedule).__name__})")
+                             f"got {format_value(schedule)} ({type(schedule).__name__})")
     if len(schedule) > max_steps:
         raise AssertionError(f"{what} has {len(schedule)} steps; no more than {max_steps} are "
                              "needed here. Keep only the steps that matter.")
-    ranks = "PE 0" if p == 1 else f"PEs (0 and 1)" if p == 2 else f"PEs (0 .. {p - 1})"
+    ranks = "PE 0" if p == 1 else "PEs (0 and 1)" if p == 2 else f"PEs (0 .. {p - 1})"
     for step, pe in enumerate(schedule):
         if isinstance(pe, (bool, np.bool_)) or not isinstance(pe, (int, np.integer)):
             raise AssertionError(f"{what} must list PE numbers (ints), but step {step} is "
-                                 f"{_format_value(pe)} ({type(pe).__name__})")
+                                 f"{format_value(pe)} ({type(pe).__name__})")
         if not 0 <= pe < p:
             raise AssertionError(f"{what} names PE {pe} at step {step}, but there are only "
                                  f"{p} {ranks}")
@@ -129,7 +129,7 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
         return simulate_shared(program, p, schedule=steps, stop_after=len(steps), **params)
 
     try:
-        with _quiet(), wall_clock_limit(time_limit_s, f"replaying {what} took more than "
+        with quiet(), wall_clock_limit(time_limit_s, f"replaying {what} took more than "
                                         f"{time_limit_s:g} s of real time"):
             return replay(schedule)
     except WallClockLimitExceeded:
@@ -137,16 +137,16 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
     except ValueError as exc:
         found = re.search(r"names PE (\d+) at step (\d+), but PE \d+ has returned", str(exc))
         if not found:
-            raise AssertionError(_explain_exception(exc, f"replaying {what}")) from None
+            raise AssertionError(explain_exception(exc, f"replaying {what}")) from None
         pe, step = int(found.group(1)), int(found.group(2))
-        with _quiet():
+        with quiet():
             before = replay(schedule[:step])
         raise AssertionError(
             f"{what} names PE {pe} at step {step}, but PE {pe} has already returned: it has no "
             f"operation left. The run up to that step:\n{_trace_excerpt(before.trace)}"
         ) from None
     except Exception as exc:
-        raise AssertionError(_explain_exception(exc, f"replaying {what}")) from None
+        raise AssertionError(explain_exception(exc, f"replaying {what}")) from None
 
 
 def _lock_name(lock) -> str:
@@ -172,7 +172,7 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     name = _lock_name(lock)
-    if is_remote(lock):                    # graded in a sandbox: its source is checked
+    if is_stand_in(lock):                    # graded in a sandbox: its source is checked
         if getattr(lock, "kind", None) != "class":
             raise AssertionError(f"{name} must be a class (with acquire and release methods)")
         forbid_library_calls(lock, forbidden,
@@ -180,8 +180,8 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
                                     "write, cas, fetch_add and pause")
     elif not isinstance(lock, type):
         raise AssertionError(f"{name} must be a class (with acquire and release methods), "
-                             f"got {_format_value(lock)}")
-    for base in ([] if is_remote(lock) else lock.__mro__[1:]):
+                             f"got {format_value(lock)}")
+    for base in ([] if is_stand_in(lock) else lock.__mro__[1:]):
         if base.__module__.split(".")[0] == "collective_lib":
             raise AssertionError(f"{name} inherits from the library's {base.__name__}; "
                                  "write acquire() and release() yourself.")
@@ -189,14 +189,14 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
         func = getattr(lock, method, None)
         if not callable(func):
             raise AssertionError(f"{name} has no method {method}()")
-        if _in_library(func):
+        if in_library(func):
             raise AssertionError(f"{name}.{method} is the library's own "
                                  f"{getattr(func, '__qualname__', method)}; write it yourself.")
         forbid_library_calls(func, forbidden,
                              reason="this exercise asks for your own lock, built from read, "
                                     "write, cas, fetch_add and pause")
     try:
-        with _quiet(), wall_clock_limit(5.0, f"creating a {name} or calling memory(p) did not "
+        with quiet(), wall_clock_limit(5.0, f"creating a {name} or calling memory(p) did not "
                                         "finish within 5 s"):
             cells = lock.memory(2)
             mine = lock(0, 2)
@@ -204,16 +204,16 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise AssertionError(_explain_exception(exc, f"{name}(0, 2) and its methods")) from None
+        raise AssertionError(explain_exception(exc, f"{name}(0, 2) and its methods")) from None
     if not isinstance(cells, dict):
         raise AssertionError(f"{name}.memory(p) must return a dict {{cell: initial value}}, "
-                             f"got {_format_value(cells)}")
+                             f"got {format_value(cells)}")
     for method, gen in gens.items():
         if not inspect.isgenerator(gen):
             raise AssertionError(
                 f"{name}.{method}() must be a generator: it yields its memory operations "
                 f"(e.g. `ok = yield cas(self.cell, 0, 1)`), but it returned "
-                f"{_format_value(gen)}. Does it contain a `yield`?")
+                f"{format_value(gen)}. Does it contain a `yield`?")
         gen.close()
 
 
@@ -222,7 +222,7 @@ def _recorded(lock):
     interleaving from the start (see :class:`~collective_lib.shared_memory.RecordedLock`);
     a student's lock in a sandboxed process is asked one event per request."""
     from ..shared_memory import RecordedLock
-    return RecordedLock(lock, lock.replayer() if is_remote(lock) else None)
+    return RecordedLock(lock, lock.replayer() if is_stand_in(lock) else None)
 
 
 def _lock_run_text(name, p, rounds) -> str:
@@ -260,7 +260,7 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
                           "real time. Is there a loop in acquire() or release() that never "
                           "yields an operation (such as `while True: pass`)?"):
         for p in ps:
-            if not is_remote(lock):
+            if not is_stand_in(lock):
                 _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion)
                 continue
             budget = min(max_ops, _REMOTE_LOCK_OPS)
@@ -291,7 +291,7 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
     from ..shared_memory import exclusion_violation, simulate_shared
     what = _lock_run_text(name, p, rounds)
     try:
-        with _quiet():
+        with quiet():
             run = simulate_shared(lock_demo, p, lock=lock, rounds=rounds, hold=hold,
                                   max_ops=max_ops)
     except OperationLimitError as exc:
@@ -299,7 +299,7 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise AssertionError(_explain_exception(exc, what)) from None
+        raise AssertionError(explain_exception(exc, what)) from None
     if not exclusion:
         return
     bad = exclusion_violation(run.trace)
@@ -344,16 +344,16 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
         for p in ps:
             what = _lock_run_text(name, p, rounds)
             try:
-                with _quiet():
+                with quiet():
                     found = find_violation(lock_demo, p, mutual_exclusion, seeds=seeds,
                                            max_ops=min(max_ops, _REMOTE_LOCK_OPS)
-                                           if is_remote(lock) else max_ops,
+                                           if is_stand_in(lock) else max_ops,
                                            lock=_recorded(lock), rounds=rounds,
                                            progress=progress)
             except WallClockLimitExceeded:
                 raise
             except Exception as exc:
-                raise AssertionError(_explain_exception(exc, what)) from None
+                raise AssertionError(explain_exception(exc, what)) from None
             if found is None:
                 continue
             if found.reason.startswith("no progress"):
@@ -408,7 +408,7 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     name = _lock_name(lock)
     what = _lock_run_text(name, p, rounds)
     try:
-        with _quiet(), wall_clock_limit(
+        with quiet(), wall_clock_limit(
                 time_limit_s, f"checking every interleaving of {what} took more than "
                 f"{time_limit_s:g} s of real time. Is there a loop in acquire() or release() "
                 "that never yields an operation?"):
@@ -425,7 +425,7 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
             "waiting PE repeat exactly the same operation (or pause) while the lock is "
             "taken?") from None
     except Exception as exc:
-        raise AssertionError(_explain_exception(exc, what)) from None
+        raise AssertionError(explain_exception(exc, what)) from None
     if found is None:
         return
     if found.reason.startswith("livelock"):

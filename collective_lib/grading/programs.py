@@ -19,12 +19,12 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..errors import DeadlockError, OperationLimitError, UnreceivedMessageError
-from ..isolation import PEProcessError, isolated
 from ..model import CostModel
 from ..ops import Multi, Send, SendRecv, relay
 from ..simulator import DEFAULT_MODEL, Run, simulate
-from .guards import (WallClockLimitExceeded, _explain_exception, _format_value, _name, _quiet,
-                     _same, wall_clock_limit)
+from ._advice import explain_exception, format_value, name_of, quiet, root_list, same_value
+from .guards import WallClockLimitExceeded, wall_clock_limit
+from .isolation import PEProcessError, isolated
 
 __all__ = ["run_program", "check_broadcast_program", "simulated_time",
            "check_collective_program", "check_pe_isolation", "count_pieces",
@@ -157,10 +157,10 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
     if context is None:
         context = ", ".join([f"p={p}"] + [f"{k}={v!r}" for k, v in params.items()])
     limit = _default_max_ops(p) if max_ops is None else max_ops
-    name = _name(program)
+    name = name_of(program)
     where = f"{name} for {context}"
     try:
-        with _quiet(), wall_clock_limit(
+        with quiet(), wall_clock_limit(
                 time_limit_s, _endless_loop_text(where, time_limit_s)):
             return simulate(program, p, inputs, model=model, network=network, trace=True,
                             max_ops=limit, **params)
@@ -187,7 +187,7 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
     except WallClockLimitExceeded:
         raise
     except Exception as exc:   # the student's own code, or an invalid operation it yielded
-        raise AssertionError(_explain_exception(exc, where)) from None
+        raise AssertionError(explain_exception(exc, where)) from None
 
 
 def _deadlock_hint(waiting: int, p: int) -> str:
@@ -200,18 +200,6 @@ def _deadlock_hint(waiting: int, p: int) -> str:
                 "that every recv(src) has a matching send from PE src.")
     return ("\nHint: every recv(src) needs a matching send from PE src to this PE; check "
             "that each PE receives from its parent and sends to exactly its children.")
-
-
-def _root_list(roots, p: int) -> list:
-    if isinstance(roots, str):
-        if roots != "all":
-            raise ValueError(f'roots must be "all", a list of ranks or a function of p, got {roots!r}')
-        return list(range(p))
-    if callable(roots):
-        chosen = roots(p)
-    else:
-        chosen = roots
-    return sorted({r for r in chosen if 0 <= r < p})
 
 
 def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all", m: int = 4,
@@ -291,11 +279,11 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
     model = DEFAULT_MODEL if model is None else model
     params = dict(params or {})
     rng = np.random.default_rng(seed)
-    name = _name(program)
+    name = name_of(program)
     with _cases_time_limit(name, time_limit_s) as state:
         for p in ps:
             root_0_right = False   # right for root 0, wrong for another: no root translation
-            for root in _root_list(roots, p):
+            for root in root_list(roots, p):
                 context = f"p={p}, root={root}"
                 state["context"] = context
                 message = rng.integers(0, 1000, size=m).tolist()
@@ -323,7 +311,7 @@ def _check_results(run: Run, name: str, context: str, message: list, root: int,
                    require_receive: bool, root_0_right: bool = False) -> None:
     results = run.results
     for pe, got in enumerate(results):
-        if not _same(got, message):
+        if not same_value(got, message):
             hint = ""
             if root_0_right:
                 hint = (f" The same p worked with root 0, but not with root {root}: does each "
@@ -333,8 +321,8 @@ def _check_results(run: Run, name: str, context: str, message: list, root: int,
             elif got is None:
                 hint = " Does every PE return the message (the root included)?"
             raise AssertionError(
-                f"wrong result of {name} for {context}: PE {pe} returned {_format_value(got)}, "
-                f"but the root's message was {_format_value(message)}.{hint}")
+                f"wrong result of {name} for {context}: PE {pe} returned {format_value(got)}, "
+                f"but the root's message was {format_value(message)}.{hint}")
     if require_receive and run.p > 1:
         receivers = {msg.dst for msg in run.messages}
         for pe in range(run.p):
@@ -380,7 +368,7 @@ def _case(case) -> tuple:
 
 
 def _case_text(p: int, params: dict) -> str:
-    shown = [f"{k}={_name(v) if callable(v) else repr(v)}" for k, v in params.items()]
+    shown = [f"{k}={name_of(v) if callable(v) else repr(v)}" for k, v in params.items()]
     return ", ".join([f"p={p}"] + shown)
 
 
@@ -400,13 +388,13 @@ def _prepared_cases(cases: Iterable, make_inputs: Callable, expected: Callable, 
 def _first_wrong_pe(results: list, want: list) -> int | None:
     """The first PE whose result is not the one expected, or None."""
     return next((pe for pe, (got, wanted) in enumerate(zip(results, want))
-                 if not _same(got, wanted)), None)
+                 if not same_value(got, wanted)), None)
 
 
 def _wrong_result_text(name: str, context: str, pe: int, got: Any, wanted: Any, item: str,
                        hint: str) -> str:
-    return (f"wrong result of {name} for {context}: PE {pe} returned {_format_value(got)}, "
-            f"but {_format_value(wanted)} was expected{_first_difference(got, wanted, item)}."
+    return (f"wrong result of {name} for {context}: PE {pe} returned {format_value(got)}, "
+            f"but {format_value(wanted)} was expected{_first_difference(got, wanted, item)}."
             + (f"\n{hint}" if hint else ""))
 
 
@@ -417,8 +405,8 @@ def _first_difference(got: Any, want: Any, item: str) -> str:
     if len(got) != len(want):
         return f" ({len(got)} items instead of {len(want)})"
     for index, (a, b) in enumerate(zip(got, want)):
-        if not _same(a, b):
-            return (f" ({item} {index} is {_format_value(a, 60)}, but {_format_value(b, 60)} "
+        if not same_value(a, b):
+            return (f" ({item} {index} is {format_value(a, 60)}, but {format_value(b, 60)} "
                     "was expected)")
     return ""
 
@@ -489,7 +477,7 @@ def check_enough_finished(program: Callable, finished: Iterable[int], tried: Ite
     done = sum(1 for p in finished if p >= 2)
     cases = sum(1 for p in tried if p >= 2)
     assert cases > 0 and 2 * done >= cases, (
-        f"{what} is measured on the runs that finish, and {_name(program)}\nfinished on "
+        f"{what} is measured on the runs that finish, and {name_of(program)}\nfinished on "
         f"{done} of the {cases} cases with p >= 2: too few to judge {what}; see {see}")
 
 
@@ -581,7 +569,7 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
     __tracebackhide__ = True   # IPython: show the message, not these frames
     model = DEFAULT_MODEL if model is None else model
     rng = np.random.default_rng(seed)
-    name = _name(program)
+    name = name_of(program)
     with _cases_time_limit(name, time_limit_s) as state:
         for p, params, context, inputs, want in _prepared_cases(cases, make_inputs, expected,
                                                                 rng, state):
@@ -670,7 +658,7 @@ def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Calla
     __tracebackhide__ = True   # IPython: show the message, not these frames
     model = DEFAULT_MODEL if model is None else model
     rng = np.random.default_rng(seed)
-    name = _name(program)
+    name = name_of(program)
     def results_of(runner, p, inputs, context, params) -> tuple:
         """``(results, None)`` of one run, or ``(None, the AssertionError)``."""
         try:
@@ -709,8 +697,8 @@ def _shared_state_text(name: str, context: str, failure: AssertionError | None,
     cause = None if failure is None else failure.__context__
     if failure is None:
         head = f"PE {pe} returned a value it never received"
-        apart = (f"PE {pe} returned {_format_value(results[pe])} where "
-                 f"{_format_value(want[pe])} was expected")
+        apart = (f"PE {pe} returned {format_value(results[pe])} where "
+                 f"{format_value(want[pe])} was expected")
     elif isinstance(cause, PEProcessError):
         head = f"PE {cause.pe} used a value it never received"
         apart, where = f"PE {cause.pe} {cause.detail}", cause.where

@@ -5,8 +5,9 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .guards import _format_value, _name, _same, wall_clock_limit
-from .programs import _root_list, run_program
+from ._advice import format_value, name_of, root_list, same_value
+from .guards import wall_clock_limit
+from .programs import run_program
 
 __all__ = ["check_operator_in_reductions"]
 
@@ -101,7 +102,7 @@ def check_operator_in_reductions(op: Callable, algorithms: Iterable[str], ps: It
     table = catalog()
     params = dict(params or {})
     rng = np.random.default_rng(seed)
-    name = _name(op)
+    name = name_of(op)
     ps = list(ps)
     state = {"context": "the first run"}
 
@@ -118,7 +119,7 @@ def check_operator_in_reductions(op: Callable, algorithms: Iterable[str], ps: It
             for p in ps:
                 if not entry.valid(p):
                     continue
-                root_choices = _root_list(roots, p) if "root" in entry.params else [None]
+                root_choices = root_list(roots, p) if "root" in entry.params else [None]
                 for root in root_choices:
                     run_params = {k: v for k, v in params.items() if k in entry.params}
                     if root is not None:
@@ -132,12 +133,12 @@ def check_operator_in_reductions(op: Callable, algorithms: Iterable[str], ps: It
                                       network=entry.network(p), time_limit_s=time_limit_s,
                                       context=context, op=op, **run_params)
                     for pe, (got, want) in enumerate(zip(run.results, expected)):
-                        if _same(got, want):
+                        if same_value(got, want):
                             continue
                         order = _combination_order(entry, p, run_params, pe)
-                        lines = [f"{context}: PE {pe} returned {_format_value(got)}, but "
-                                 f"{_format_value(want)} was expected.",
-                                 f"  inputs (PE 0, 1, ...): {_format_value(inputs, 300)}"]
+                        lines = [f"{context}: PE {pe} returned {format_value(got)}, but "
+                                 f"{format_value(want)} was expected.",
+                                 f"  inputs (PE 0, 1, ...): {format_value(inputs, 300)}"]
                         if order is not None:
                             lines.append(f"  {algorithm} combined the operands of the PEs in "
                                          f"this order: {order} (x:y means the PEs x, x+1, ..., y)")

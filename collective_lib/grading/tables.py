@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..simulator import Run
-from .guards import _format_value, _same
+from ._advice import format_value, same_value
 
 __all__ = ["parse_terms", "format_terms", "sends_by_step", "check_answer_table"]
 
@@ -56,7 +56,7 @@ def parse_terms(entry: Any, letter: str = "x") -> frozenset:
         else:
             parts = list(entry)
     else:
-        raise ValueError(f"cannot read {_format_value(entry, 60)} ({type(entry).__name__}); "
+        raise ValueError(f"cannot read {format_value(entry, 60)} ({type(entry).__name__}); "
                          "write a partial sum as a string such as 'x3[5] + x4[5]' or a list of "
                          "terms")
     terms = set()
@@ -67,7 +67,7 @@ def parse_terms(entry: Any, letter: str = "x") -> frozenset:
             continue
         found = _TERM.match(part) if isinstance(part, str) else None
         if not found or found.group(1) != letter:
-            shown = part.strip() if isinstance(part, str) else _format_value(part, 40)
+            shown = part.strip() if isinstance(part, str) else format_value(part, 40)
             raise ValueError(f"cannot read the term {shown!r} "
                              f"(write a term as {letter}3[5]: the message PE 3 holds for PE 5)")
         terms.add((int(found.group(2)), int(found.group(3))))
@@ -173,7 +173,7 @@ def check_answer_table(answer: Any, expected: Any, *, name: str, normalize: Call
             if not isinstance(got, dict):
                 raise AssertionError(f"{path} must be a {'dict' if isinstance(want, dict) else 'list'}"
                                      f" with the entries {_keys_text(keys)}, got "
-                                     f"{_format_value(got, 80)}")
+                                     f"{format_value(got, 80)}")
             missing = [k for k in keys if k not in got]
             extra = [k for k in got if k not in keys]
             if missing or extra:
@@ -190,7 +190,7 @@ def check_answer_table(answer: Any, expected: Any, *, name: str, normalize: Call
             value = normalize(got)
         except ValueError as exc:
             raise AssertionError(f"{path}: {exc}") from None
-        if not _same(value, want):
+        if not same_value(value, want):
             raise AssertionError(f"{path} is {show(value)}, but {show(want)} was expected"
                                  f"{_set_difference(value, want, show)}"
                                  + (f"\n{hint}" if hint else ""))

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 import nbgrader_harness as h
-from collective_lib.autograde.poison import FORBIDDEN, forbidden_name
+from collective_lib.grading.forbidden import FORBIDDEN, forbidden_name
 
 ASSIGNMENT = "gray_codes"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"

@@ -17,6 +17,7 @@ from all_to_all_submissions import (CALL_CHEATS, REDUCTIONS, RUN_CHEATS, by_comp
 from collective_lib import catalog, recv, send
 from collective_lib.grading import forbid_library_calls, forbid_library_execution
 from collective_lib.networks import Ring
+from collective_lib.grading.standins import StandIn
 
 
 def own_linear_broadcast(me, p, data, root=0):
@@ -154,37 +155,44 @@ def test_custom_reason_is_in_the_message():
 
 # -- a student's object in a sandboxed process ----------------------------------------------
 
-class _RecordingSandbox:
-    """What forbid_library_calls asks of a stand-in's sandbox: its cells and its forbids."""
+class _RecordedStandIn(StandIn):
+    """A stand-in as the checks see one: its cells' source, and what it was forbidden."""
 
-    def __init__(self, sources):
+    kind = "function"
+
+    def __init__(self, name, sources):
+        self.__name__ = name
         self.sources, self.forbidden = sources, []
+
+    def student_sources(self):
+        return self.sources
 
     def forbid(self, names):
         self.forbidden.append(list(names))
 
+    def each_pe_apart(self):
+        raise NotImplementedError
+
+    replayer = each_pe_apart
+
 
 def test_a_stand_in_is_read_by_source_and_its_processes_are_poisoned():
-    from collective_lib.autograde.remote import Remote
-
     own = "def gray_of(i):\n    return i ^ (i >> 1)\n"
-    sandbox = _RecordingSandbox([own])
+    standin = _RecordedStandIn("gray_of", [own])
     # the library's names are poisoned from now on, even those in modules not imported
     # here (fit_ts_tw); a name only the notebook defines is left to the source check
-    forbid_library_calls(Remote(sandbox, ["gray_of"], "function", "gray_of"),
-                         ["gray", "fit_ts_tw", "simulated_time_of"])
-    assert sandbox.forbidden == [["fit_ts_tw", "gray"]]
+    forbid_library_calls(standin, ["gray", "fit_ts_tw", "simulated_time_of"])
+    assert standin.forbidden == [["fit_ts_tw", "gray"]]
 
-    sandbox = _RecordingSandbox(["def gray_of(i):\n    return simulated_time_of(i)\n"])
+    standin = _RecordedStandIn("gray_of",
+                               ["def gray_of(i):\n    return simulated_time_of(i)\n"])
     with pytest.raises(AssertionError, match="gray_of uses the library's `simulated_time_of`"):
-        forbid_library_calls(Remote(sandbox, ["gray_of"], "function", "gray_of"),
-                             ["gray", "simulated_time_of"])
-    assert sandbox.forbidden == [["gray"]]
+        forbid_library_calls(standin, ["gray", "simulated_time_of"])
+    assert standin.forbidden == [["gray"]]
 
-    sandbox = _RecordingSandbox([own])
-    forbid_library_calls(Remote(sandbox, ["gray_of"], "function", "gray_of"),
-                         ["simulated_time_of"])
-    assert sandbox.forbidden == []          # nothing of the library's: no process replaced
+    standin = _RecordedStandIn("gray_of", [own])
+    forbid_library_calls(standin, ["simulated_time_of"])
+    assert standin.forbidden == []          # nothing of the library's: no process replaced
 
 
 # -- forbidding the library ----------------------------------------------------------------------

@@ -34,7 +34,7 @@ import collective_lib.cm200.gray as gray_module
 from collective_lib import catalog, recv, send, simulate
 from collective_lib.autograde import poison, sandbox
 from collective_lib.autograde.checker import check_notebook
-from collective_lib.autograde.poison import FORBIDDEN, forbidden_name, library_definitions
+from collective_lib.grading.forbidden import FORBIDDEN, forbidden_name, library_definitions
 from collective_lib.cm200 import schedules
 
 NAMES = ["gray", "gray_inverse", "gray_code", "binomial_broadcast", "catalog",

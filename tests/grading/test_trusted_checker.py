@@ -18,7 +18,7 @@ from collective_lib.algorithms.alltoall import all_to_all_bc_ring
 from collective_lib.autograde import sandbox
 from collective_lib.autograde.checker import check_notebook
 from collective_lib.autograde.codec import Undecodable, decode, encode
-from collective_lib.autograde.static import (REVIEW_SIMILARITY, dynamic_lookups, similarity,
+from collective_lib.grading.static import (REVIEW_SIMILARITY, dynamic_lookups, similarity,
                                              used_names)
 
 ROOT = os.geteuid() == 0

@@ -34,7 +34,7 @@ import builtins
 import difflib
 import textwrap
 
-__all__ = ["definitions", "used_names", "dynamic_lookups", "fingerprint", "similarity", "node_source",
+__all__ = ["definitions", "used_names", "dynamic_lookups", "canonical_labels", "similarity", "node_source",
            "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES"]
 
 # At least this similar to a library function: a human should look (flag, never zero).
@@ -196,7 +196,7 @@ class _Canonical(ast.NodeTransformer):
         return ast.Constant("S") if isinstance(node.value, str) else node
 
 
-def fingerprint(source: str) -> list:
+def canonical_labels(source: str) -> list:
     """The canonical tree of ``source`` as a sequence of node labels (empty if it does not parse)."""
     tree = _parse(source)
     if tree is None:
@@ -214,7 +214,7 @@ def fingerprint(source: str) -> list:
 
 def similarity(source: str, other: str) -> float:
     """How alike two pieces of code are, from 0 to 1 (1: the same tree up to renaming)."""
-    mine, theirs = fingerprint(source), fingerprint(other)
+    mine, theirs = canonical_labels(source), canonical_labels(other)
     if not mine or not theirs:
         return 0.0
     return round(difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio(), 3)
@@ -222,7 +222,7 @@ def similarity(source: str, other: str) -> float:
 
 def likeness(source: str, library_source: str) -> float:
     """:func:`similarity`, or 0.0 when ``source`` is too small to tell (REVIEW_MIN_NODES)."""
-    if len(fingerprint(source)) < REVIEW_MIN_NODES:
+    if len(canonical_labels(source)) < REVIEW_MIN_NODES:
         return 0.0
     return similarity(source, library_source)
 

@@ -1,4 +1,4 @@
-"""Each PE in its own process (collective_lib.isolation).
+"""Each PE in its own process (collective_lib.grading.isolation).
 
 An honest program gives the same results, messages and simulated time with each PE in
 its own process as with all PEs in one; PEs that share a Python global do not; a PE's
@@ -12,8 +12,8 @@ import time
 import pytest
 
 from collective_lib import DeadlockError, recv, send, sendrecv, simulate
-from collective_lib import isolation
-from collective_lib.isolation import IsolatedProgram, PEProcessError, isolated
+from collective_lib.grading import isolation
+from collective_lib.grading.isolation import IsolatedProgram, PEProcessError, isolated
 from collective_lib.networks import Ring
 from exercise_references import load_reference
 

@@ -1,0 +1,94 @@
+"""What the checks share: running a student's code quietly, and putting what they
+found into words (package-internal: the checks import it, nothing outside does)."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..errors import LIBRARY_DIR, student_line
+
+__all__ = ["quiet", "name_of", "explain_exception", "format_value", "same_value",
+           "root_list", "in_library"]
+
+
+@contextlib.contextmanager
+def quiet():
+    """Swallow warnings and stderr output of the student's code (nbgrader zeroes a cell
+    that writes to stderr)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+
+
+def name_of(func) -> str:
+    """What a message calls ``func``."""
+    if isinstance(func, functools.partial):
+        return f"partial({name_of(func.func)})"
+    return getattr(func, "__name__", None) or type(func).__name__
+
+
+def explain_exception(exc: Exception, what: str) -> str:
+    """A sentence about an exception raised while running ``what``."""
+    text = str(exc).strip()
+    notes = [n for n in getattr(exc, "__notes__", ()) if n]
+    hint = ""
+    if isinstance(exc, NotImplementedError):
+        hint = ("\nHint: replace `raise NotImplementedError()` in the exercise cell with your "
+                "code, then run that cell again.")
+    elif isinstance(exc, TypeError) and "not a generator function" in text:
+        hint = ("\nHint: an SPMD program must be a generator function: every PE yields its "
+                "operations, e.g. `x = yield recv(src)` and `yield send(dst, x)`, "
+                "and returns its result.")
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    lines = [f"{what} raised {detail}"]
+    lines += [f"  ({note})" for note in notes]
+    frame = student_line(exc)
+    if frame:
+        lines.append(f"  at {frame}")
+    return "\n".join(lines) + hint
+
+
+def format_value(value: Any, limit: int = 120) -> str:
+    """``value`` as a message shows it, cut to ``limit`` characters."""
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equality that also works for numpy arrays and never raises."""
+    try:
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def root_list(roots, p: int) -> list:
+    """The ranks a check runs from: ``"all"``, a list (ranks outside 0..p-1 dropped) or a
+    function of p."""
+    if isinstance(roots, str):
+        if roots != "all":
+            raise ValueError(f'roots must be "all", a list of ranks or a function of p, got {roots!r}')
+        return list(range(p))
+    if callable(roots):
+        chosen = roots(p)
+    else:
+        chosen = roots
+    return sorted({r for r in chosen if 0 <= r < p})
+
+
+def in_library(obj) -> bool:
+    """Whether ``obj`` (a function, or a partial of one) is the library's own code."""
+    func = getattr(obj, "func", obj)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return False
+    return os.path.abspath(code.co_filename).startswith(LIBRARY_DIR + os.sep)
