@@ -26,7 +26,7 @@ from .simulator import Run, simulate
 from .validate import check_positive_int
 
 __all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "optimal_params",
-           "ALGORITHMS_PACKAGE"]
+           "entry_model", "entry_params", "ALGORITHMS_PACKAGE"]
 
 #: The package whose modules :func:`discover` imports.
 ALGORITHMS_PACKAGE = "collective_lib.algorithms"
@@ -253,6 +253,27 @@ def optimal_params(entry, p, m, model) -> dict:
     if entry.optimal_k is None:
         return {}
     return {"k": entry.optimal_k(p, m, model)}
+
+
+def entry_model(entry, model):
+    """The entry's own port model, with the times (and routing) of ``model`` when given.
+
+    None gives the entry's default model (:meth:`Algorithm.default_model`).
+    """
+    if model is None:
+        return entry.default_model()
+    return CostModel(model.ts, model.tw, model.th, ports=entry.ports, routing=model.routing)
+
+
+def entry_params(entry, params, p, m, model) -> dict:
+    """The keyword parameters ``entry`` takes, out of ``params``.
+
+    ``params`` is a dict or a function ``params(entry, p, m, model)`` such as
+    :func:`optimal_params`; an entry only gets the parameters its program takes
+    (k means nothing to a binomial tree).
+    """
+    given = params(entry, p, m, model) if callable(params) else dict(params or {})
+    return {key: value for key, value in given.items() if key in entry.params}
 
 
 def register(*, operation: str, cost: Callable, source: str, exact: bool,

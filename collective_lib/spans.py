@@ -7,11 +7,15 @@ and every value it holds shows which inputs it combines, and in what order:
 """
 from __future__ import annotations
 
-__all__ = ["Span", "span_inputs", "span_op"]
+__all__ = ["Span", "span_inputs", "span_op", "rank_ranges"]
 
 
-def _ranges(ranks) -> str:
-    """Ranks as maximal ascending runs: (0, 1, 2, 5, 3) -> '0:2,5,3'."""
+def rank_ranges(ranks) -> str:
+    """Ranks as maximal ascending runs, the way a span is written.
+
+    >>> rank_ranges((0, 1, 2, 5, 3))
+    '0:2,5,3'
+    """
     pieces, start, prev = [], None, None
     for r in ranks:
         if start is not None and r == prev + 1:
@@ -51,7 +55,7 @@ class Span:
         return hash(("Span", self.ranks))
 
     def __str__(self):
-        return _ranges(self.ranks)
+        return rank_ranges(self.ranks)
 
     def __repr__(self):
         return f"Span({str(self)!r})"

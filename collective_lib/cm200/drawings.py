@@ -31,9 +31,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..viz.cubes import draw_cube, draw_cube_path
-from ..viz.descriptions import _listing, _number, _shorten, curve_comparison, describe
+from ..viz.descriptions import curve_comparison, describe
 from ..viz.style import (FONT, HATCHES, LINE_STYLES, MARKERS, PALETTE, TEXT_WIDTH, TITLE_FONT,
                          category_style)
+from ..wording import listing, shorten
 from .gray import gray_code, sh, transition_sequence
 from .matvec import (TABLE19_NODES, TABLE19_OPERATIONS, fit_flop_rate, matvec_comm_time,
                      table19_points)
@@ -62,7 +63,7 @@ def gray_ring_figure():
     ax.set_title("the Gray code ring\n" + " ".join(map(_bits, ring)), fontsize=FONT)
     describe(ax, f"The 3-bit Gray code as a ring on the 3-cube: {' -> '.join(map(_bits, ring))}"
                  f" -> {_bits(ring[0])}; each hop flips one bit, in turn bits "
-                 f"{_listing(flips, 8)}.")
+                 f"{listing(flips, 8)}.")
     return fig
 
 
@@ -112,7 +113,7 @@ def matvec_layout_figure(rows: int, cols: int):
         ax.set_title(titles[k], fontsize=FONT)
     axes[2].text(cols / 2, -rows + 0.75, "hatched: moved by the final shuffle", ha="center",
                  va="top", fontsize=FONT)
-    describe(axes[0], _shorten([
+    describe(axes[0], shorten([
         f"A {rows} x {cols} array of nodes, labelled in column-major order; node i holds "
         f"x[i] before phase 1, and the node in row r, column c holds y[{cols} r + c] after "
         f"phase 3. The final shuffle moves the y pieces of {len(moved)} of {rows * cols} "
@@ -147,7 +148,7 @@ def model_residuals_figure():
         ax.set_ylabel("residual, %", fontsize=FONT)
     axes.flat[-1].axis("off")
     axes.flat[0].legend(fontsize=FONT, loc="lower right")
-    describe(axes.flat[0], _shorten(sentences))
+    describe(axes.flat[0], shorten(sentences))
     fig.tight_layout()
     return fig
 
@@ -185,7 +186,7 @@ def crossover_figure(d: int = 8):
     left.set_ylabel("smallest M' where d cycles win", fontsize=FONT)
     left.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     left.set_title("Table 9: the crossover", fontsize=TITLE_FONT)
-    describe(left, _shorten(left_text, 260))
+    describe(left, shorten(left_text, 260))
 
     w = np.arange(2, 201)
     curves = [("one cycle", one_cycle_time(d, w) / 1000),
@@ -243,19 +244,19 @@ def broadcast_times_figure(constants: dict | None = None):
     describe(left, "Top: Fig. 22, Table 8's times (markers) and the models (lines). In Table 8, "
                    + lowest[0].lower() + lowest[1:])
     ratios = []
-    for i, number in enumerate((7, 8, 17)):
-        table = cm200_table(number)
+    for i, table_no in enumerate((7, 8, 17)):
+        table = cm200_table(table_no)
         keep = ~np.isnan(table["comp_total"])
-        kind = "reduction" if number == 17 else "broadcast"
+        kind = "reduction" if table_no == 17 else "broadcast"
         ratio = table["move_total"][keep] / table["comp_total"][keep]
         right.plot(table["nodes"][keep], ratio, marker=MARKERS[i], ls=LINE_STYLES[i],
-                   color=PALETTE[i], label=f"Table {number}: {kind}, "
+                   color=PALETTE[i], label=f"Table {table_no}: {kind}, "
                    f"M' = {table['words_per_node'][0]:.0f}")
         below = table["nodes"][keep][ratio < 1]
-        ratios.append(f"Table {number} {ratio.min():.2f} to {ratio.max():.2f}"
+        ratios.append(f"Table {table_no} {ratio.min():.2f} to {ratio.max():.2f}"
                       + (f", below 1 from {below.min():.0f} nodes" if len(below) else ""))
     right.axhline(1, color="grey", lw=0.8)
-    for _, number, _, nodes in measured_crossovers()[2:]:
+    for _, table_no, _, nodes in measured_crossovers()[2:]:
         right.axvline(nodes, color="grey", lw=0.6, ls=":")
     right.set_xscale("log", base=2)
     right.set_xlabel("nodes on the axis", fontsize=FONT)

@@ -35,12 +35,12 @@ Nothing is shown or printed.  Recording what each PE holds during a run is not
 a picture: it lives in :mod:`collective_lib.recording`, and the symbolic
 operands "x:y" in :mod:`collective_lib.spans`.
 """
-from . import (costs, cubes, descriptions, graphs, layout, measurements, memory, style, tables, timelines,
+from . import (costs, cubes, descriptions, graphs, measurements, memory, style, tables, timelines,
                topology, trees)
 from .costs import (cost_curves, cost_per_word, forget_simulated_times, mark_value,
                     optimal_params, simulated_time, winner_maps)
 from .cubes import CUBE_POSITIONS, draw_cube, draw_cube_path
-from .descriptions import curve_comparison, describe, description
+from .descriptions import curve_comparison, describe, description, forget_description
 from .graphs import draw_bipartite_multigraph, draw_multigraph_steps
 from .measurements import Timings, jobs_vs_model, measured_vs_model, oversubscribed, ping_pong_fit
 from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_spans,

@@ -25,10 +25,12 @@ from matplotlib.lines import Line2D
 from matplotlib.patheffects import withStroke
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from ..catalog import catalog, optimal_params
+from ..catalog import catalog, entry_model, entry_params, optimal_params
 from ..model import CostModel
-from .descriptions import _LONG, curve_comparison, describe
-from .style import FONT, TEXT_WIDTH, TITLE_FONT, category_style, _new_axes
+from ..wording import LONG
+from .descriptions import curve_comparison, describe
+from ._drawing import new_axes
+from .style import FONT, TEXT_WIDTH, TITLE_FONT, category_style
 
 __all__ = ["cost_curves", "optimal_params", "simulated_time", "forget_simulated_times",
            "cost_per_word", "winner_maps", "mark_value"]
@@ -62,19 +64,6 @@ def forget_simulated_times() -> None:
     _SIMULATED.clear()
 
 
-def _entry_model(entry, model):
-    """The entry's own port model, with the times (and routing) of ``model`` when given."""
-    if model is None:
-        return entry.default_model()
-    return CostModel(model.ts, model.tw, model.th, ports=entry.ports, routing=model.routing)
-
-
-def _entry_params(entry, params, p, m, model) -> dict:
-    given = params(entry, p, m, model) if callable(params) else dict(params or {})
-    # An entry only gets the parameters its program takes (k means nothing to a binomial tree).
-    return {key: value for key, value in given.items() if key in entry.params}
-
-
 def _curve(entry, vary, values, m, p, model, params, simulate, seed):
     """(xs, predicted, simulated xs, simulated times) for one entry."""
     xs, predicted, sim_x, sim_t = [], [], [], []
@@ -82,7 +71,7 @@ def _curve(entry, vary, values, m, p, model, params, simulate, seed):
         pp, mm = (x, m) if vary == "p" else (p, x)
         if not entry.valid(pp):
             continue
-        kw = _entry_params(entry, params, pp, mm, model)
+        kw = entry_params(entry, params, pp, mm, model)
         if not entry.accepts(pp, mm, **kw):      # e.g. Rabenseifner needs m >= p
             continue
         time = entry.predict(pp, mm, model, **kw)
@@ -165,10 +154,10 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
     if vary == "m" and p is None:
         raise ValueError("cost_curves(vary='m') needs the number of PEs p")
     values = [int(v) for v in values]
-    ax = _new_axes(ax, (7.0, 4.2))
+    ax = new_axes(ax, (7.0, 4.2))
     drawn = []
     for i, entry in enumerate(_resolve(entries)):
-        emodel = _entry_model(entry, model)
+        emodel = entry_model(entry, model)
         xs, predicted, sim_x, sim_t = _curve(entry, vary, values, m, p, emodel, params,
                                              simulate, seed)
         if not xs:
@@ -210,7 +199,7 @@ def _cost_text(drawn, vary, m, p, model, simulate) -> str:
     dots = " (lines: closed forms; markers: simulated times)" if simulate else ""
     lowest = curve_comparison([d[:3] for d in drawn], x=vary)
     head = f"Time against {vary} ({fixed}, {times}) of {names}{dots}."
-    if len(head) + len(lowest) > _LONG:
+    if len(head) + len(lowest) > LONG:
         head = f"Time against {vary} ({fixed}, {times}) of {len(drawn)} algorithms{dots}."
     return f"{head} {lowest}"
 
@@ -296,12 +285,12 @@ def cost_per_word(entry, ps, ms, model, *, bound=None, bound_label=None, ylabel=
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     [entry] = _resolve([entry])
-    emodel = _entry_model(entry, model)
+    emodel = entry_model(entry, model)
     ms = [int(m) for m in ms]
-    ax = _new_axes(ax, (7.0, 3.6))
+    ax = new_axes(ax, (7.0, 3.6))
     said = []
     for i, p in enumerate(ps):
-        ratio = [entry.predict(p, m, emodel, **_entry_params(entry, optimal_params, p, m,
+        ratio = [entry.predict(p, m, emodel, **entry_params(entry, optimal_params, p, m,
                                                              emodel)) / (emodel.tw * m)
                  for m in ms]
         style = category_style(i)

@@ -12,8 +12,10 @@ import math
 
 from matplotlib.patches import Circle
 
-from .descriptions import _listing, describe
-from .style import ARROW_COLOUR, FONT, NODE_COLOUR, _new_axes
+from ..wording import listing
+from .descriptions import describe
+from ._drawing import new_axes
+from .style import ARROW_COLOUR, FONT, NODE_COLOUR
 
 __all__ = ["draw_cube", "draw_cube_path", "CUBE_POSITIONS"]
 
@@ -46,7 +48,7 @@ def draw_cube(*, ax=None, title=None):
     ['000', '001', '010']
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    ax = _new_axes(ax, (4.2, 3.6))
+    ax = new_axes(ax, (4.2, 3.6))
     pos = CUBE_POSITIONS
     for u in range(8):
         for c in range(3):
@@ -126,5 +128,5 @@ def _path_text(path, closed, labels) -> str:
     nodes = [format(u, "03b") for u in path] + ([format(path[0], "03b")] if closed else [])
     text = f"{'A ring' if closed else 'A path'} along arrows: {' -> '.join(nodes)}"
     if any(str(label) for label in labels):
-        text += f", hops labelled {_listing(labels, 8)}"
+        text += f", hops labelled {listing(labels, 8)}"
     return text + "."

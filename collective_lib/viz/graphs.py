@@ -10,8 +10,10 @@ from __future__ import annotations
 from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch
 
-from .descriptions import _plural, _shorten, describe
-from .style import FONT, TEXT_WIDTH, TITLE_FONT, category_style, _new_axes
+from ..wording import plural, shorten
+from .descriptions import describe
+from ._drawing import new_axes
+from .style import FONT, TEXT_WIDTH, TITLE_FONT, category_style
 
 __all__ = ["draw_bipartite_multigraph", "draw_multigraph_steps"]
 
@@ -79,7 +81,7 @@ def draw_bipartite_multigraph(graph, colouring=None, *, only=None, ax=None, titl
     width = 2.4                                 # distance between the two columns
     pos = {v: (width * s, -float(row)) for s in sides for row, v in enumerate(sides[s])}
     rows = max(len(sides[0]), len(sides[1]), 1)
-    ax = _new_axes(ax, (4.6, 0.5 * rows + 1.0))
+    ax = new_axes(ax, (4.6, 0.5 * rows + 1.0))
     keep = None if only is None else set(only)
     used = set()
     steps = {}                                  # colour -> [(sender, receiver)]
@@ -125,15 +127,15 @@ def _node_name(v) -> str:
 
 def _multigraph_text(sides, edges, steps, colouring, keep) -> str:
     """The two sides, the edges, and the edges of each drawn step."""
-    head = (f"A bipartite multigraph: {_plural(len(sides[0]), 'node')} on the left, "
-            f"{_plural(len(sides[1]), 'node')} on the right, {_plural(edges, 'edge')}.")
+    head = (f"A bipartite multigraph: {plural(len(sides[0]), 'node')} on the left, "
+            f"{plural(len(sides[1]), 'node')} on the right, {plural(edges, 'edge')}.")
     if colouring is not None:
         count = len(set(colouring.values()))
-        head += f" The edges are coloured into {_plural(count, 'step')}"
+        head += f" The edges are coloured into {plural(count, 'step')}"
         head += (f"; drawn strongly: step{'s' * (len(keep) > 1)} "
                  f"{', '.join(str(c + 1) for c in sorted(keep))}, the others faint."
                  if keep is not None else ".")
-    return _shorten([head] + [(f"Step {c + 1}: " + ", ".join(f"{u}-{v}" for u, v in sorted(
+    return shorten([head] + [(f"Step {c + 1}: " + ", ".join(f"{u}-{v}" for u, v in sorted(
         steps[c])) + ".",) for c in sorted(steps)])
 
 

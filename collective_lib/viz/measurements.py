@@ -21,9 +21,10 @@ from matplotlib.patches import Patch
 from ..catalog import catalog
 from ..model import CostModel
 from ..validate import check_positive_int
-from .descriptions import _number, _shorten, describe
-from .style import (FONT, LINE_STYLES, OVERSUBSCRIBED_COLOUR, TEXT_WIDTH, TITLE_FONT,
-                    _new_axes)
+from ..wording import number, shorten
+from .descriptions import describe
+from ._drawing import new_axes
+from .style import FONT, LINE_STYLES, OVERSUBSCRIBED_COLOUR, TEXT_WIDTH, TITLE_FONT
 
 __all__ = ["Timings", "measured_vs_model", "oversubscribed", "jobs_vs_model", "ping_pong_fit"]
 
@@ -86,7 +87,7 @@ def measured_vs_model(series, *, p: int, cores: int, ax=None, legend: bool = Tru
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     crowded = oversubscribed(p, cores)
-    ax = _new_axes(ax, (4.2, 3.6))
+    ax = new_axes(ax, (4.2, 3.6))
     series = list(series)
     # Curves of one colour belong together (an algorithm's model and measurement); the
     # groups also differ in dash pattern and marker shape, not only in colour.
@@ -140,23 +141,23 @@ def _measured_text(series, p, cores, crowded) -> str:
     sentences = [head]
     words = sorted({float(w) for s in series for w in s.words})
     if words:
-        sentences[0] += f" Message lengths from {_number(words[0])} to {_number(words[-1])} words."
+        sentences[0] += f" Message lengths from {number(words[0])} to {number(words[-1])} words."
     models = {s.colour: s for s in series if s.kind == "model"}
     for s in series:
         if not len(s.seconds):
             continue
         micro = np.asarray(s.seconds, dtype=float) * 1e6
-        text = f"{s.label}: {_number(micro.min())} to {_number(micro.max())} µs"
+        text = f"{s.label}: {number(micro.min())} to {number(micro.max())} µs"
         model = models.get(s.colour)
         if s.kind == "measured" and model is not None:
             mine = dict(zip(map(float, model.words), model.seconds))
             ratios = [t / mine[float(w)] for w, t in zip(s.words, s.seconds)
                       if mine.get(float(w))]
             if ratios:
-                text += (f", {_number(min(ratios))} to {_number(max(ratios))} times "
+                text += (f", {number(min(ratios))} to {number(max(ratios))} times "
                          f"{model.label}")
         sentences.append((text + ".",))
-    return _shorten(sentences)
+    return shorten(sentences)
 
 
 def _job_curves(records, p, pairs, machine, reference) -> list:
@@ -265,7 +266,7 @@ def ping_pong_fit(words, seconds, machine, *, ax=None):
         raise ValueError(f"ping_pong_fit needs one time per message length, got "
                          f"{len(words)} lengths and {len(measured)} times")
     fit = (machine.ts + machine.tw * words) * 1e6
-    ax = _new_axes(ax, (6.5, 3.6))
+    ax = new_axes(ax, (6.5, 3.6))
     ax.loglog(words, measured, "o", label="measured (one way)", gid="measured")
     ax.loglog(words, fit, "-", label="fit $t_s + t_w m$", gid="fit")
     ax.set_xlabel("message length m (words of 8 bytes)")

@@ -20,10 +20,11 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..trees import binomial_parent
-from .descriptions import _listing, _number, _plural, _ranks, _shorten, describe
-from .layout import _binomial_positions, _draw_nodes, _frame, _Layout
+from ..wording import listing, number, plural, ranks, shorten
+from .descriptions import describe
+from ._drawing import Layout, binomial_positions, draw_nodes, frame_axes, new_axes, pe_font_size
 from .style import (ARROW_COLOUR, FONT, HATCHES, LINK_COLOUR, MAX_LABELLED, MIN_FONT, PALETTE,
-                    SECTION_COLOURS, TITLE_FONT, _font_size, _new_axes)
+                    SECTION_COLOURS, TITLE_FONT)
 
 __all__ = ["memory_timeline", "memory_spans", "MemorySpan", "critical_sections",
            "cache_holders", "waits_on", "Wait", "wait_graph"]
@@ -277,7 +278,7 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
     t1 = _data_end(run, spans, sections) if stop is None else stop
     if t1 <= t0:
         raise ValueError(f"the window must have start < stop, got {t0!r} .. {t1!r}")
-    ax = _new_axes(ax, (6.6, min(9.0, 0.32 * len(lanes) + 1.6)))
+    ax = new_axes(ax, (6.6, min(9.0, 0.32 * len(lanes) + 1.6)))
     margin = _END_MARGIN * (t1 - t0)
     x_limits = (t0 if start is not None else t0 - margin, t1 if stop is not None else t1 + margin)
     if start is None and stop is None and len(ax.get_shared_x_axes().get_siblings(ax)) > 1 \
@@ -351,14 +352,14 @@ def _timeline_text(run, spans, lanes, window, colours, sections) -> str:
     """Lanes, window, operations by kind and cell, and the stays in each section."""
     memory = [s for s in spans if s.kind != "pause"]
     kinds = {k: sum(1 for s in memory if s.kind == k) for k in ("transfer", "hit", "step")}
-    counts = [_plural(n, {"transfer": "line transfer", "hit": "cache hit",
+    counts = [plural(n, {"transfer": "line transfer", "hit": "cache hit",
                           "step": "step"}[k]) for k, n in kinds.items() if n]
     polls = sum(1 for s in spans if s.spin)
-    text = (f"Memory operations of {_ranks(lanes)} over time {_number(max(window[0], 0))} to "
-            f"{_number(window[1])}, one lane per PE: {_plural(len(memory), 'operation')} on "
-            f"{_listing(list(colours), 4) if colours else 'no cell'}"
+    text = (f"Memory operations of {ranks(lanes)} over time {number(max(window[0], 0))} to "
+            f"{number(window[1])}, one lane per PE: {plural(len(memory), 'operation')} on "
+            f"{listing(list(colours), 4) if colours else 'no cell'}"
             + (f" ({', '.join(counts)})" if counts else "")
-            + (f"; {_plural(polls, 'poll')} found nothing new." if polls else "."))
+            + (f"; {plural(polls, 'poll')} found nothing new." if polls else "."))
     extra = []
     stays = [(pe, sec, a, b) for pe, sec, a, b in critical_sections(run, sections)
              if pe in set(lanes)]
@@ -367,8 +368,8 @@ def _timeline_text(run, spans, lanes, window, colours, sections) -> str:
         if mine:
             most = max(sum(1 for a, b in mine if a <= t < b) for t, _ in mine)
             name = "the critical section" if sec == "cs" else f"section {sec!r}"
-            extra.append(f"{_plural(len(mine), 'stay')} in {name}, at most {most} at once.")
-    return _shorten([text] + extra)
+            extra.append(f"{plural(len(mine), 'stay')} in {name}, at most {most} at once.")
+    return shorten([text] + extra)
 
 
 def waits_on(run) -> list:
@@ -451,16 +452,16 @@ def wait_graph(run, *, ax=None, layout="binomial", title=None):
     waits = waits_on(run)
     p = run.p
     if layout == "binomial":
-        xy = _binomial_positions(p)
+        xy = binomial_positions(p)
         xy[:, 1] *= 1.2
     elif layout == "circle":
         angle = np.pi / 2 - 2 * np.pi * np.arange(p) / max(p, 1)
         xy = np.stack([np.cos(angle), np.sin(angle)], axis=1) * max(1.0, p / (2 * np.pi))
     else:
         raise ValueError(f"layout must be 'binomial' or 'circle', got {layout!r}")
-    lay = _Layout(xy, 0.28, _font_size(p))
+    lay = Layout(xy, 0.28, pe_font_size(p))
     depth = int(-xy[:, 1].min() / 1.2) if layout == "binomial" else 0
-    ax = _new_axes(ax, (max(3.0, 0.75 * p + 1.0) if layout == "binomial" else 4.5,
+    ax = new_axes(ax, (max(3.0, 0.75 * p + 1.0) if layout == "binomial" else 4.5,
                         max(2.4, 0.9 * depth + 1.6) if layout == "binomial" else 4.5))
     if layout == "binomial":
         edges = [(xy[binomial_parent(i)], xy[i]) for i in range(1, p)]
@@ -480,8 +481,8 @@ def wait_graph(run, *, ax=None, layout="binomial", title=None):
             color="0.6" if broadcast else ARROW_COLOUR, ls="--" if broadcast else "-",
             lw=(0.7 if broadcast else 1.0) + 1.5 * w.times / most, zorder=2 if broadcast else 3,
             gid="wait:broadcast" if broadcast else "wait:single"))
-    _draw_nodes(ax, lay)
-    _frame(ax, lay)
+    draw_nodes(ax, lay)
+    frame_axes(ax, lay)
     ax.legend(handles=[Line2D([], [], color=ARROW_COLOUR, label="waits for a cell only it polls"),
                        Line2D([], [], color="0.55", ls="--",
                               label="waits for a cell many PEs poll")],
@@ -496,9 +497,9 @@ def wait_graph(run, *, ax=None, layout="binomial", title=None):
 def _wait_text(waits, pollers, p) -> str:
     """Who waited for whom, with the cells many PEs polled named as broadcasts."""
     if not waits:
-        return f"{_plural(p, 'PE')}: no PE waited for another."
-    head = (f"Who waited for whom among {_plural(p, 'PE')}: an arrow from each waiting PE to "
-            f"the PE whose write ended its wait, {_plural(len(waits), 'wait')} in all.")
+        return f"{plural(p, 'PE')}: no PE waited for another."
+    head = (f"Who waited for whom among {plural(p, 'PE')}: an arrow from each waiting PE to "
+            f"the PE whose write ended its wait, {plural(len(waits), 'wait')} in all.")
     single = {}
     for w in waits:
         if len(pollers[w.cell]) == 1:
@@ -507,8 +508,8 @@ def _wait_text(waits, pollers, p) -> str:
     for w in waits:
         if len(pollers[w.cell]) > 1:
             broadcast.setdefault(w.writer, set()).add(w.waiter)
-    parts = [(f"PE {a} waited for {_listing(sorted(set(b)))} alone.",)
+    parts = [(f"PE {a} waited for {listing(sorted(set(b)))} alone.",)
              for a, b in sorted(single.items())]
-    parts += [(f"{_ranks(sorted(who))} waited together (dashed) for PE {b}.",)
+    parts += [(f"{ranks(sorted(who))} waited together (dashed) for PE {b}.",)
               for b, who in sorted(broadcast.items())]
-    return _shorten([head] + parts)
+    return shorten([head] + parts)

@@ -21,10 +21,6 @@ import io
 import warnings
 from typing import NamedTuple
 
-import matplotlib
-import numpy as np
-from matplotlib.colors import ListedColormap
-
 __all__ = ["LINK_COLOUR", "ARROW_COLOUR", "HOLDER_COLOUR", "TREE_EDGE_COLOUR", "NODE_COLOUR",
            "PALETTE", "LINE_STYLES", "MARKERS", "HATCHES", "SECTION_COLOURS",
            "OVERSUBSCRIBED_COLOUR", "MAX_DRAWN_CLIQUE", "MAX_LABELLED", "BOOK_DPI",
@@ -179,31 +175,3 @@ def warn_small_text(fig) -> None:
                 f"across the column; make it narrower or its text larger", stacklevel=2)
 
     connection = fig.canvas.mpl_connect("draw_event", measure)
-
-
-def _font_size(p: int) -> float:
-    """Font size of the PE numbers for p PEs (0: too many to label)."""
-    if p > MAX_LABELLED:
-        return 0.0
-    return 9.0 if p <= 8 else MIN_FONT
-
-
-def _new_axes(ax, figsize):
-    """``ax`` itself, or the Axes of a new pyplot figure of ``figsize`` inches.
-
-    A new figure is never wider than the text column (:data:`TEXT_WIDTH`): a
-    wider one would be shrunk, and its text with it.
-    """
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt      # only here: pyplot makes a notebook show the figure
-    width, height = figsize
-    scale = min(1.0, TEXT_WIDTH / width)
-    return plt.subplots(figsize=(width * scale, height * scale))[1]
-
-
-def _load_colours():
-    """The colour map of link loads."""
-    base = matplotlib.colormaps["YlOrRd"]
-    # Drop the palest yellows: a link with load 1 must stay visible on white.
-    return ListedColormap(base(np.linspace(0.3, 1.0, 256)), name="link_load")

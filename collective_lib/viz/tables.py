@@ -15,8 +15,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..recording import RecordedRun
-from ..spans import _ranges
-from .topology import _check_traced, _holders_at
+from ..spans import rank_ranges
+from ._runs import check_traced, holders_at
 
 __all__ = ["holdings_table", "Holding", "values_table", "ValuesTable"]
 
@@ -58,13 +58,13 @@ def holdings_table(run, *, pes=None) -> list:
     2 1.0 [0, 2, 4, 6]
     3 2.0 [0, 1, 2, 3, 4, 5, 6, 7]
     """
-    total = _check_traced(run)
+    total = check_traced(run)
     keep = None if pes is None else set(pes)
     rows = []
     for s in range(1, total + 1):
         messages = run.step(s)
         end = max(m.end for m in messages)
-        holders = sorted(_holders_at(run, end, ()) | {m.src for m in messages})
+        holders = sorted(holders_at(run, end, ()) | {m.src for m in messages})
         if keep is not None:
             holders = [pe for pe in holders if pe in keep]
         rows.append(Holding(s, messages[0].start, holders))
@@ -126,7 +126,7 @@ def _format_held(value) -> str:
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, (frozenset, set)):
-        return _ranges(sorted(value))
+        return rank_ranges(sorted(value))
     if isinstance(value, (list, tuple)):
         if len(value) == 1:
             return _format_held(value[0])

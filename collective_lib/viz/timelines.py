@@ -10,9 +10,11 @@ from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch
 
-from .descriptions import _number, _plural, _ranks, describe
-from .style import FONT, HATCHES, MAX_LABELLED, PALETTE, TEXT_WIDTH, TITLE_FONT, _new_axes
-from .topology import _check_traced
+from ..wording import number, plural, ranks
+from .descriptions import describe
+from ._drawing import new_axes
+from .style import FONT, HATCHES, MAX_LABELLED, PALETTE, TEXT_WIDTH, TITLE_FONT
+from ._runs import check_traced
 
 __all__ = ["space_time", "space_time_stack"]
 
@@ -46,8 +48,8 @@ def space_time(run, *, ax=None, title=None):
     True
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    _check_traced(run)
-    ax = _new_axes(ax, (7.0, min(9.0, max(2.6, 0.28 * run.p + 1.4))))
+    check_traced(run)
+    ax = new_axes(ax, (7.0, min(9.0, max(2.6, 0.28 * run.p + 1.4))))
     _busy_bars(ax, run)
     _message_lines(ax, run)
     end = run.time if run.time > 0 else 1.0
@@ -126,15 +128,15 @@ _SEND, _RECEIVE, _RECEIVE_HATCH = PALETTE[0], PALETTE[3], HATCHES[1]
 
 def _space_time_text(run) -> str:
     """Messages, makespan and who finishes last."""
-    text = (f"Space-time diagram of {_plural(len(run.messages), 'message')} among "
-            f"{_plural(run.p, 'PE')}, time to the right; the run takes T = {_number(run.time)}.")
+    text = (f"Space-time diagram of {plural(len(run.messages), 'message')} among "
+            f"{plural(run.p, 'PE')}, time to the right; the run takes T = {number(run.time)}.")
     if run.finish_times and run.time > 0:
         last = [pe for pe, t in enumerate(run.finish_times) if t == max(run.finish_times)]
-        text += f" {_ranks(last)} finish{'es' * (len(last) == 1)} last."
+        text += f" {ranks(last)} finish{'es' * (len(last) == 1)} last."
     if run.messages:
         final = max(run.messages, key=lambda m: (m.end, -m.dst))
         text += (f" The last transfer, {final.src} -> {final.dst}, ends at "
-                 f"{_number(final.end)}.")
+                 f"{number(final.end)}.")
     return text
 
 

@@ -23,12 +23,13 @@ from matplotlib.path import Path
 from matplotlib.ticker import MaxNLocator
 
 from ..validate import check_positive_int
-from .descriptions import (_LONG, _busiest_link, _forget, _listing, _network_phrase, _pairs,
-                           _plural, _ranks, _shorten, describe)
-from .layout import (_draw_links, _draw_nodes, _draws_links, _figsize, _frame, _layout, _Layout,
-                     _offset_path, _point_along)
+from ..wording import LONG, busiest_link, listing, network_phrase, pairs, plural, ranks, shorten
+from .descriptions import describe, forget_description
+from ._runs import check_traced, holders_at
+from ._drawing import (Layout, draw_links, draw_nodes, draws_links, frame_axes, layout_figsize,
+                       load_colour_map, network_layout, new_axes, offset_path, point_along)
 from .style import (ARROW_COLOUR, FONT, LINK_COLOUR, MAX_LABELLED, MIN_FONT, TEXT_WIDTH,
-                    TITLE_FONT, _load_colours, _new_axes)
+                    TITLE_FONT)
 
 __all__ = ["draw_network", "draw_step", "draw_steps", "link_load_map", "payload_sources",
            "sources_label"]
@@ -36,17 +37,17 @@ __all__ = ["draw_network", "draw_step", "draw_steps", "link_load_map", "payload_
 
 # -- draw_network -------------------------------------------------------------------------
 
-def _draw_link_load(ax, network, lay: _Layout, link_load: dict) -> None:
+def _draw_link_load(ax, network, lay: Layout, link_load: dict) -> None:
     """Each directed link as an arrow on the right of its direction, coloured by load."""
     top = max(link_load.values(), default=0)
-    norm, cmap = Normalize(vmin=0, vmax=max(top, 1)), _load_colours()
+    norm, cmap = Normalize(vmin=0, vmax=max(top, 1)), load_colour_map()
     direct = getattr(network, "direct", False)
     links = sorted(link_load) if direct else sorted(set(network.links()) | set(link_load))
     for u, v in links:
         load = link_load.get((u, v), 0)
         if load == 0 and direct:
             continue
-        verts = _offset_path(lay.xy[[u, v]], 0.35 * lay.radius, lay.radius)
+        verts = offset_path(lay.xy[[u, v]], 0.35 * lay.radius, lay.radius)
         if load:
             style = dict(color=cmap(norm(load)), lw=1.2 + 2.0 * load / norm.vmax,
                          arrowstyle="-|>", mutation_scale=8, zorder=2)
@@ -93,14 +94,14 @@ def draw_network(network, *, ax=None, node_labels=True, link_load=None, title=No
     8
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    lay = _layout(network)
-    ax = _new_axes(ax, _figsize(lay, 1.2 if link_load is not None else 0.0))
+    lay = network_layout(network)
+    ax = new_axes(ax, layout_figsize(lay, 1.2 if link_load is not None else 0.0))
     if link_load is None:
-        _draw_links(ax, network, lay)
+        draw_links(ax, network, lay)
     else:
         _draw_link_load(ax, network, lay, link_load)
-    _draw_nodes(ax, lay, labels=node_labels)
-    _frame(ax, lay)
+    draw_nodes(ax, lay, labels=node_labels)
+    frame_axes(ax, lay)
     if title:
         ax.set_title(title, fontsize=TITLE_FONT)
     describe(ax, _network_text(network, link_load))
@@ -109,10 +110,10 @@ def draw_network(network, *, ax=None, node_labels=True, link_load=None, title=No
 
 def _network_text(network, link_load=None) -> str:
     """'A ring of 8 PEs with 8 links.', and with loads the busiest directed link."""
-    what = _network_phrase(network)
+    what = network_phrase(network)
     links = len({(min(u, v), max(u, v)) for u, v in network.links()})
-    text = f"{what[0].upper()}{what[1:]}, {_plural(links, 'link')}"
-    text += "." if _draws_links(network) else " (not drawn)."
+    text = f"{what[0].upper()}{what[1:]}, {plural(links, 'link')}"
+    text += "." if draws_links(network) else " (not drawn)."
     if link_load is None:
         return text
     used = {link: n for link, n in link_load.items() if n}
@@ -120,10 +121,10 @@ def _network_text(network, link_load=None) -> str:
         return text + " No transfer crossed any link."
     top = max(used.values())
     busiest = sorted(link for link, n in used.items() if n == top)
-    where = _listing([f"{u} -> {v}" for u, v in busiest], 3)
+    where = listing([f"{u} -> {v}" for u, v in busiest], 3)
     return (f"{text} Each directed link is drawn by how many transfers crossed it "
-            f"(colour and width): {_plural(len(used), 'directed link')} carried traffic, "
-            f"the most, {_plural(top, 'transfer')}, on {where}.")
+            f"(colour and width): {plural(len(used), 'directed link')} carried traffic, "
+            f"the most, {plural(top, 'transfer')}, on {where}.")
 
 
 # -- steps --------------------------------------------------------------------------------
@@ -148,18 +149,6 @@ def _origin_finder(run):
     def origin(msg):
         return msg.src if _is_value(msg.payload) else first.get(id(msg.payload), msg.src)
     return origin
-
-
-def _check_traced(run) -> int:
-    """The number of steps; a run simulated without its trace has nothing to show."""
-    if not run.messages and run.link_load:
-        raise ValueError("the run has no message trace; simulate it with trace=True")
-    return len(run.step_starts())
-
-
-def _holders_at(run, t: float, senders) -> set:
-    """PEs holding data at time t: who sent or received before t, plus ``senders``."""
-    return set(run.informed(by=t)) | set(senders)
 
 
 def draw_step(run, step, *, ax=None, label=None, title=None):
@@ -198,22 +187,22 @@ def draw_step(run, step, *, ax=None, label=None, title=None):
     ['2 (0)', '2 (0)']
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    total = _check_traced(run)
+    total = check_traced(run)
     messages = run.step(step)
-    lay = _layout(run.network)
-    ax = _new_axes(ax, _figsize(lay))
+    lay = network_layout(run.network)
+    ax = new_axes(ax, layout_figsize(lay))
     if label is None and run.p <= MAX_LABELLED:
         origin = _origin_finder(run)
         label = lambda msg, s: f"{s} ({origin(msg)})"    # noqa: E731
-    _draw_links(ax, run.network, lay)
-    holders = _holders_at(run, messages[0].start, (m.src for m in messages))
-    _draw_nodes(ax, lay, filled=holders, ringed={m.dst for m in messages})
+    draw_links(ax, run.network, lay)
+    holders = holders_at(run, messages[0].start, (m.src for m in messages))
+    draw_nodes(ax, lay, filled=holders, ringed={m.dst for m in messages})
     font = max(lay.font - 1, MIN_FONT)
     for msg in messages:
         _draw_transfer(ax, lay, msg, label(msg, step) if label else None, font)
-    _frame(ax, lay)
+    frame_axes(ax, lay)
     ax.set_title(f"step {step} of {total}" if title is None else title, fontsize=TITLE_FONT)
-    describe(ax, f"{_step_text(run, step, total)} {_ranks(holders)} "
+    describe(ax, f"{_step_text(run, step, total)} {ranks(holders)} "
                  f"hold{'s' * (len(holders) == 1)} data as it starts; the receivers have a "
                  f"thick red edge.")
     return ax
@@ -222,17 +211,17 @@ def draw_step(run, step, *, ax=None, label=None, title=None):
 def _step_text(run, step, total) -> str:
     """'Step 2 of 3 on a ring of 8 PEs: 2 transfers, 0 -> 2 and 4 -> 6; the busiest link ...'."""
     messages = run.step(step)
-    pairs = _pairs([(m.src, m.dst) for m in messages], run.p)
-    busiest = _busiest_link(messages)
-    return (f"Step {step} of {total} on {_network_phrase(run.network)}: "
-            f"{_plural(len(messages), 'transfer')}, {pairs}" + (f"; {busiest}." if busiest
+    senders = pairs([(m.src, m.dst) for m in messages], run.p)
+    busiest = busiest_link(messages)
+    return (f"Step {step} of {total} on {network_phrase(run.network)}: "
+            f"{plural(len(messages), 'transfer')}, {senders}" + (f"; {busiest}." if busiest
                                                                  else "."))
 
 
-def _draw_transfer(ax, lay: _Layout, msg, text, font) -> None:
+def _draw_transfer(ax, lay: Layout, msg, text, font) -> None:
     """One arrow along the message's path, and its label beside the arrow."""
     nodes = [msg.src] + [v for _, v in msg.path]
-    verts = _offset_path(lay.xy[nodes], 0.35 * lay.radius, lay.radius)
+    verts = offset_path(lay.xy[nodes], 0.35 * lay.radius, lay.radius)
     ax.add_patch(FancyArrowPatch(path=Path(verts), arrowstyle="-|>", mutation_scale=11,
                                  color=ARROW_COLOUR, lw=1.5, zorder=3, gid="message"))
     if text:
@@ -250,7 +239,7 @@ _LABEL_SPOTS = [(fraction, side * offset) for offset in (0.3, 1.0, 1.7)
 _LABEL_CLEARANCE = 1.6                  # node radii from a label's centre to any node's
 
 
-def _label_spot(lay: _Layout, verts) -> tuple:
+def _label_spot(lay: Layout, verts) -> tuple:
     """The first spot beside the arrow ``verts`` whose label covers no node's number.
 
     On a crowded ring an arrow passes close to the PEs between its ends, and a
@@ -258,7 +247,7 @@ def _label_spot(lay: _Layout, verts) -> tuple:
     """
     first = None
     for fraction, offset in _LABEL_SPOTS:
-        (x, y), d = _point_along(verts, fraction)
+        (x, y), d = point_along(verts, fraction)
         spot = (x + offset * lay.radius * d[1], y - offset * lay.radius * d[0])
         first = first or spot
         if np.hypot(*(lay.xy - spot).T).min() >= _LABEL_CLEARANCE * lay.radius:
@@ -328,7 +317,7 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
     >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
     import matplotlib.pyplot as plt
-    total = _check_traced(run)
+    total = check_traced(run)
     steps = list(range(1, total + 1) if steps is None else steps)
     if not steps:
         raise ValueError("the run has no steps to draw (no message was sent)")
@@ -336,7 +325,7 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
     # No more panels to a row than fit the text column at a readable size.
     cols = min(cols, len(steps), max(1, int(TEXT_WIDTH // _MIN_PANEL)))
     rows = -(-len(steps) // cols)
-    w, h = _figsize(_layout(run.network))
+    w, h = layout_figsize(network_layout(run.network))
     # Panels about 3 inches wide, and the figure within the text column.
     scale = min(1.0, 3.2 / w, TEXT_WIDTH / (cols * w))
     fig, axes = plt.subplots(rows, cols, figsize=(cols * w * scale, rows * h * scale),
@@ -346,7 +335,7 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
     for ax, s in zip(axes.flat, steps):
         draw_step(run, s, ax=ax, label=label)
     for ax in axes.flat[1:len(steps)]:
-        _forget(ax)
+        forget_description(ax)
     describe(axes.flat[0], _steps_text(run, steps, total))
     fig.tight_layout()
     return fig
@@ -354,17 +343,17 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
 
 def _steps_text(run, steps, total) -> str:
     """One sentence per group of consecutive steps with the same transfers' rule."""
-    head = (f"{_plural(len(steps), 'step')} of {total} of a run on "
-            f"{_network_phrase(run.network)}, one panel each.")
+    head = (f"{plural(len(steps), 'step')} of {total} of a run on "
+            f"{network_phrase(run.network)}, one panel each.")
     head = head[0].upper() + head[1:]
     for brief in (False, True):                  # brief: who sends to whom, nothing else
         groups = []                              # [first, last, rule]
         for s in steps:
             messages = run.step(s)
-            rule = _pairs([(m.src, m.dst) for m in messages], run.p)
+            rule = pairs([(m.src, m.dst) for m in messages], run.p)
             if not brief:
-                busiest = _busiest_link(messages)
-                rule = f"{_plural(len(messages), 'transfer')}, {rule}" + (
+                busiest = busiest_link(messages)
+                rule = f"{plural(len(messages), 'transfer')}, {rule}" + (
                     f"; {busiest}" if busiest else "")
             if groups and groups[-1][2] == rule and groups[-1][1] == s - 1:
                 groups[-1][1] = s
@@ -372,9 +361,9 @@ def _steps_text(run, steps, total) -> str:
                 groups.append([s, s, rule])
         sentences = [f"Step {a}: {rule}." if a == b else f"Steps {a} to {b}, each: {rule}."
                      for a, b, rule in groups]
-        if len(" ".join([head] + sentences)) <= _LONG:
+        if len(" ".join([head] + sentences)) <= LONG:
             break
-    return _shorten([head] + [(s,) for s in sentences])
+    return shorten([head] + [(s,) for s in sentences])
 
 
 #: The narrowest panel of :func:`draw_steps` in inches, for labels that stay apart.

@@ -20,10 +20,11 @@ import matplotlib
 from ..embeddings import link_usage, tree_children, tree_depth
 from ..networks import Mesh
 from ..trees import heap_height, heap_tree, in_order_depths, in_order_tree
-from .descriptions import _listing, _pairs, _plural, _shorten, describe
-from .layout import _binomial_positions
+from ..wording import listing, pairs, plural, shorten
+from .descriptions import describe
+from ._drawing import binomial_positions, new_axes
 from .style import (ARROW_COLOUR, FONT, HOLDER_COLOUR, LINK_COLOUR, MIN_FONT, TITLE_FONT,
-                    TREE_EDGE_COLOUR, _new_axes)
+                    TREE_EDGE_COLOUR)
 
 __all__ = ["draw_in_order_tree", "draw_in_order_run", "draw_binomial_run", "draw_heap_tree",
            "draw_mesh_tree"]
@@ -55,15 +56,15 @@ def _children_text(children: dict, root) -> str:
         kids = children.get(v, [])
         order.extend(kids)
         if kids:
-            parts.append(f"{v}: {_listing(kids)}")
+            parts.append(f"{v}: {listing(kids)}")
     return "Children: " + "; ".join(parts) + "." if parts else "The root has no children."
 
 
 def _tree_text(what: str, children: dict, root, height: int, extra=()) -> str:
     """The tree, its root and height, its children when they fit, and ``extra`` sentences."""
     p = len(children)
-    head = f"{what} of {_plural(p, 'PE')}, root {root}, height {height}."
-    return _shorten([head, (_children_text(children, root),), *[(e,) for e in extra]])
+    head = f"{what} of {plural(p, 'PE')}, root {root}, height {height}."
+    return shorten([head, (_children_text(children, root),), *[(e,) for e in extra]])
 
 
 def draw_in_order_tree(p, root, *, ax=None, shape="balanced", edge_labels=None, up=None,
@@ -116,7 +117,7 @@ def draw_in_order_tree(p, root, *, ax=None, shape="balanced", edge_labels=None, 
     spacing = 1.6 if labelled else 1.0           # room for the values on the edges
     y = [-spacing * d for d in depth]
     margin = 0.9 if below is not None else 0.6
-    ax = _new_axes(ax, _tree_figsize(p, -min(y) + margin))
+    ax = new_axes(ax, _tree_figsize(p, -min(y) + margin))
     for v in range(p):
         for c in (tree[v].left, tree[v].right):
             if c is None:
@@ -259,9 +260,9 @@ def draw_binomial_run(run, *, ax=None, unit=None, title=None):
     if unit is not None and (not isinstance(unit, int) or unit < 1):
         raise ValueError(f"unit must be a positive number of words, got {unit!r}")
     starts = run.step_starts()
-    xy = {pe: (float(x), float(y)) for pe, (x, y) in enumerate(_binomial_positions(run.p))}
+    xy = {pe: (float(x), float(y)) for pe, (x, y) in enumerate(binomial_positions(run.p))}
     lowest = min(y for _, y in xy.values())
-    ax = _new_axes(ax, _tree_figsize(run.p, -lowest + 0.5))
+    ax = new_axes(ax, _tree_figsize(run.p, -lowest + 0.5))
     for msg in run.messages:
         (x0, y0), (x1, y1) = xy[msg.src], xy[msg.dst]
         step = starts.index(msg.start) + 1
@@ -288,18 +289,18 @@ def draw_binomial_run(run, *, ax=None, unit=None, title=None):
 
 def _binomial_run_text(run, unit) -> str:
     """Who sends to whom in each step, and the lengths in units of n."""
-    head = (f"The messages of a run on {_plural(run.p, 'PE')} drawn on the binomial tree of "
+    head = (f"The messages of a run on {plural(run.p, 'PE')} drawn on the binomial tree of "
             f"root 0 (x = rank, one level down per 1 bit), each arrow labelled with its step"
             + (f" and its length in units of n = {unit} words." if unit else "."))
     steps = []
     for s in range(1, len(run.step_starts()) + 1):
         messages = run.step(s)
-        text = f"Step {s}: {_pairs([(m.src, m.dst) for m in messages], run.p)}"
+        text = f"Step {s}: {pairs([(m.src, m.dst) for m in messages], run.p)}"
         sizes = sorted({m.words // unit for m in messages}) if unit else []
         if sizes:
-            text += ", " + _listing([("n" if k == 1 else f"{k}n") for k in sizes]) + " each"
+            text += ", " + listing([("n" if k == 1 else f"{k}n") for k in sizes]) + " each"
         steps.append((text + ".",))
-    return _shorten([head] + steps)
+    return shorten([head] + steps)
 
 
 def draw_heap_tree(p, root=0, *, ax=None, title=None):
@@ -333,7 +334,7 @@ def draw_heap_tree(p, root=0, *, ax=None, title=None):
         v = tree[v].right
     xy = {v: (float(x[v]), -float(tree[v].depth)) for v in range(p)}
     height = heap_height(p)
-    ax = _new_axes(ax, _tree_figsize(p, height + 0.6))
+    ax = new_axes(ax, _tree_figsize(p, height + 0.6))
     for v in range(p):
         for c in (tree[v].left, tree[v].right):
             if c is not None:
@@ -386,7 +387,7 @@ def draw_mesh_tree(parent, rows, cols, *, ax=None, title=None, show_usage=True):
             depth[c] = depth[parent[c]] + 1
         level = nxt
     cell = 0.5 if max(rows, cols) > 16 else 0.7
-    ax = _new_axes(ax, (min(9.0, 1.0 + cell * cols), min(9.0, 1.0 + cell * rows)))
+    ax = new_axes(ax, (min(9.0, 1.0 + cell * cols), min(9.0, 1.0 + cell * rows)))
     for u, v in net.links():
         if u < v:
             (ru, cu), (rv, cv) = divmod(u, cols), divmod(v, cols)
@@ -437,13 +438,13 @@ def _mesh_tree_text(parent, rows, cols, depth, usage) -> str:
     """The mesh, the root's place, the depth and how many tree edges share a connection."""
     root = parent.index(None)
     r, c = divmod(root, cols)
-    text = (f"A tree of {_plural(len(parent), 'PE')} on a {rows} x {cols} mesh, root PE {root} "
+    text = (f"A tree of {plural(len(parent), 'PE')} on a {rows} x {cols} mesh, root PE {root} "
             f"(row {r}, column {c}), depth {depth}; each edge follows its message's XY route, "
             f"coloured and thickened by level.")
     top = max(usage.values(), default=0)
     if top >= 2:
         shared = sum(1 for n in usage.values() if n >= 2)
-        text += (f" {_plural(shared, 'mesh connection')} carry two or more tree edges, "
+        text += (f" {plural(shared, 'mesh connection')} carry two or more tree edges, "
                  f"at most {top}.")
     else:
         text += " No two tree edges share a mesh connection."

@@ -15,7 +15,7 @@ Figures are drawn on :class:`matplotlib.figure.Figure` objects made here and
 sent to an :class:`ipywidgets.Image` as PNG, so this package never touches
 pyplot or the notebook's matplotlib backend.
 """
-from . import base, costs, locks, players
+from . import costs, locks, players
 from .costs import (MAX_SIMULATED_P, MAX_SIMULATED_PACKETS, MAX_SIMULATED_WORDS,
                     SIMULATION_BUDGET, CostExplorer, cost_explorer)
 from .locks import LOCK_PLAYER_FRAMES, LOCK_PLAYER_MAX_P, LockPlayer, lock_player

@@ -7,12 +7,12 @@ import ipywidgets as W
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..catalog import entry_model, entry_params, optimal_params
 from ..model import CostModel
 from ..operations import operations
-from ..viz.costs import (_entry_model, _entry_params, cost_curves, optimal_params,
-                         simulated_time)
+from ..viz.costs import cost_curves, simulated_time
 from ..viz.descriptions import description
-from .base import _Demo, _entries, _fmt, _img_tag, _Picture, _png, _show_png
+from ._demo import Demo, operation_entries, short_number, img_tag, Picture, png_bytes, show_png
 
 __all__ = ["cost_explorer", "CostExplorer", "MAX_SIMULATED_WORDS", "MAX_SIMULATED_PACKETS",
            "MAX_SIMULATED_P", "SIMULATION_BUDGET"]
@@ -69,7 +69,7 @@ def _probe(entry, model, p: int, m: int):
     for p0 in ((p // 4, 1 << max((p // 4).bit_length() - 1, 0)) if p > 16 else (p,)):
         if p0 < 2 or (p0, m0) == (p, m) or not entry.valid(p0):
             continue
-        params = _entry_params(entry, optimal_params, p0, m0, model)
+        params = entry_params(entry, optimal_params, p0, m0, model)
         if entry.accepts(p0, m0, **params) and _small_enough(entry, p0, m0, params):
             return p0, m0, _timed(entry, model, p0, m0, params)
     return None
@@ -86,7 +86,7 @@ def _estimate(last, p: int, m: int) -> float:
     return seconds * (p / p0) ** 2 * (m / m0) ** 2
 
 
-class CostExplorer(_Demo):
+class CostExplorer(Demo):
     """Closed forms and simulated times of every algorithm of one operation.
 
     See :func:`cost_explorer`.  Attributes: ``widget``, ``controls`` (``"ts"``,
@@ -102,7 +102,7 @@ class CostExplorer(_Demo):
         if simulation_budget is not None and not simulation_budget >= 0:
             raise ValueError(f"simulation_budget must be None or seconds >= 0, "
                              f"got {simulation_budget!r}")
-        self.entries = _entries(operation)
+        self.entries = operation_entries(operation)
         self.operation = operation
         self.simulation_budget = simulation_budget
         self.simulated = set()
@@ -122,7 +122,7 @@ class CostExplorer(_Demo):
             "simulate": W.Checkbox(value=True, description="simulated points"),
         }
         self.caption = W.HTML()
-        self.image = _Picture(format="png")
+        self.image = Picture(format="png")
         self.status = self._status_label()
         for control in c.values():
             control.observe(self._on_setup, names="value")
@@ -164,13 +164,13 @@ class CostExplorer(_Demo):
         """
         queues = []
         for entry in self.entries.values():
-            model = _entry_model(entry, s["model"])
+            model = entry_model(entry, s["model"])
             points = []
             for x in self._values(s):
                 p, m = (x, s["m"]) if s["vary"] == "p" else (s["p"], x)
                 if not entry.valid(p):
                     continue
-                params = _entry_params(entry, self._optimal_params, p, m, model)
+                params = entry_params(entry, self._optimal_params, p, m, model)
                 if entry.accepts(p, m, **params) and _small_enough(entry, p, m, params):
                     points.append((p, m, params))
             queues.append((entry, model, points))
@@ -223,14 +223,14 @@ class CostExplorer(_Demo):
             if absent else ""
         budget = ("" if self.simulation_budget is None else
                   f", and, the smallest points first, as many new ones as one redraw can "
-                  f"simulate in {_fmt(self.simulation_budget)} s (times once simulated are "
+                  f"simulate in {short_number(self.simulation_budget)} s (times once simulated are "
                   "remembered)")
         dots = (" Dots: simulated times, only where a simulation is quick: p at most "
                 f"{MAX_SIMULATED_P}, the PEs' inputs together at most "
                 f"{MAX_SIMULATED_WORDS:,} words, p k at most {MAX_SIMULATED_PACKETS:,} "
                 f"packets{budget}." if s["simulate"] else "")
-        return (f"{self.operation}, {axis}, ts = {_fmt(s['model'].ts)}, "
-                f"tw = {_fmt(s['model'].tw)}.{missing} Lines: closed forms; (bound): the "
+        return (f"{self.operation}, {axis}, ts = {short_number(s['model'].ts)}, "
+                f"tw = {short_number(s['model'].tw)}.{missing} Lines: closed forms; (bound): the "
                 "formula is an upper bound. Pipelined algorithms use their optimal number of "
                 "packets k at every point; each algorithm keeps its own port model."
                 + dots)
@@ -242,12 +242,12 @@ class CostExplorer(_Demo):
         self.caption.value = self._caption_text()
         fig = self._figure()
         self.alt_text = description(fig) or f"Cost curves of {self.operation}."
-        _show_png(self.image, _png(fig, tight=False), self.alt_text)
+        show_png(self.image, png_bytes(fig, tight=False), self.alt_text)
 
     def fallback_html(self) -> str:
         """The caption and a PNG of the current curves."""
         # The image widget already holds the PNG of the current settings.
-        return f"<p>{self.caption.value}</p>" + _img_tag(self.image.value, self.alt_text)
+        return f"<p>{self.caption.value}</p>" + img_tag(self.image.value, self.alt_text)
 
 
 def cost_explorer(operation="broadcast", *, vary="p", p=32, m=1024, ts=1.0, tw=0.01,

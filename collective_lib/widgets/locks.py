@@ -12,8 +12,8 @@ from ..shared_memory import exclusion_violation, simulate_shared
 from ..viz.memory import (_cell_name, cache_holders, critical_sections, memory_spans,
                           memory_timeline)
 from ..viz.descriptions import description
-from .base import (_animation_html, _Demo, _fmt, _Picture, _play_button, _png, _show_png,
-                   _text)
+from ._demo import (animation_html, Demo, short_number, Picture, play_button, png_bytes, show_png,
+                   html_text)
 
 __all__ = ["lock_player", "LockPlayer", "LOCK_PLAYER_MAX_P", "LOCK_PLAYER_FRAMES"]
 
@@ -33,7 +33,7 @@ def _describe_span(span, inside: bool) -> str:
     return f"{where}{span.op} {_cell_name(span.cell)} ({cost}{spin})"
 
 
-class LockPlayer(_Demo):
+class LockPlayer(Demo):
     """Watch p PEs compete for one lock, on a :func:`~collective_lib.viz.memory_timeline`.
 
     See :func:`lock_player`.  Attributes: ``widget``, ``controls`` (``"lock"``,
@@ -65,9 +65,9 @@ class LockPlayer(_Demo):
             "time": W.IntSlider(value=0, min=0, max=1, description="time",
                                 continuous_update=False),
         }
-        c["play"], self.player = _play_button(c["time"], interval=400)
+        c["play"], self.player = play_button(c["time"], interval=400)
         self.info = W.HTML()
-        self.image = _Picture(format="png")
+        self.image = Picture(format="png")
         self.status = self._status_label()
         self.state = W.HTML()
         for key in ("lock", "p", "rounds", "hold"):
@@ -113,7 +113,7 @@ class LockPlayer(_Demo):
                        f'{", ".join(map(str, inside))} was inside</span>')
         return (f"<b>{name}</b>, p = {run.p}, {c['rounds'].value} round(s) each, "
                 f"critical section {c['hold'].value} units: finished at time "
-                f"<b>{_fmt(run.time)}</b>; the lock's line moved {moves} times, "
+                f"<b>{short_number(run.time)}</b>; the lock's line moved {moves} times, "
                 f"{failed} CAS failed; {verdict}. "
                 f"<i>{html.escape(LOCKS[name].source)}</i>")
 
@@ -156,7 +156,7 @@ class LockPlayer(_Demo):
         t = self.controls["time"].value
         fig = Figure(figsize=(6.4, 0.3 * self.run.p + 1.9))
         memory_timeline(self.run, ax=fig.add_subplot(), cursor=t)
-        _show_png(self.image, _png(fig), description(fig) or "the memory timeline")
+        show_png(self.image, png_bytes(fig), description(fig) or "the memory timeline")
         # word-break: JupyterLab breaks a <pre> anywhere, even inside a word.
         self.state.value = ('<pre style="font-size:11px;line-height:1.3;white-space:pre-wrap;'
                             'word-break:normal">'
@@ -179,8 +179,8 @@ class LockPlayer(_Demo):
         anim = FuncAnimation(fig, frame, frames=range(len(times)), init_func=lambda: [],
                              interval=1200, repeat=False)
         alt = (f"An animation of the run, a cursor sweeping its time in {len(times)} frames. "
-               f"{_text(self.info.value)}")
-        return head + _animation_html(anim, alt, texts)
+               f"{html_text(self.info.value)}")
+        return head + animation_html(anim, alt, texts)
 
     def _draw_into(self, fig: Figure, t: float) -> None:
         share = self._text_share()

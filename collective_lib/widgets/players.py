@@ -20,8 +20,8 @@ from ..spans import span_inputs, span_op
 from ..viz.descriptions import description
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
-from .base import (_CONTROLS_WIDTH, _animation_html, _Demo, _entries, _fmt, _img_tag,
-                   _Picture, _play_button, _png, _show_png, _text)
+from ._demo import (CONTROLS_WIDTH, animation_html, Demo, operation_entries, short_number, img_tag,
+                   Picture, play_button, png_bytes, show_png, html_text)
 
 __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
 
@@ -31,12 +31,12 @@ MAX_P = 32
 MAX_VALUE_P = 16
 
 
-class _CatalogPlayer(_Demo):
+class _CatalogPlayer(Demo):
     """What the players of catalog runs share: choosing the algorithm, p, root and k."""
 
     def _choose(self, operation, algorithm):
         """Set ``entries`` and return the algorithm to start with (the first by default)."""
-        self.entries = _entries(operation)
+        self.entries = operation_entries(operation)
         names = list(self.entries)
         if algorithm is None:
             return names[0]
@@ -58,7 +58,7 @@ class _CatalogPlayer(_Demo):
             "algorithm": W.Dropdown(options=list(self.entries), value=algorithm,
                                     description="algorithm",
                                     style={"description_width": "initial"},
-                                    layout=W.Layout(width=_CONTROLS_WIDTH, margin="2px 0")),
+                                    layout=W.Layout(width=CONTROLS_WIDTH, margin="2px 0")),
             "p": W.IntSlider(value=p, min=1, max=p_max, description="p",
                              continuous_update=False),
             "root": W.IntSlider(value=root, min=0, max=max(p - 1, 0), description="root",
@@ -152,9 +152,9 @@ class StepPlayer(_CatalogPlayer):
                                                  k_max=min(16, m or 16))
         c["step"] = W.IntSlider(value=1, min=1, max=1, description="step",
                                 continuous_update=False)
-        c["play"], self.player = _play_button(c["step"], interval=1200)
+        c["play"], self.player = play_button(c["step"], interval=1200)
         self.info = W.HTML()
-        self.image = _Picture(format="png")
+        self.image = Picture(format="png")
         self.status = self._status_label()
         c["step"].observe(self._on_step, names="value")
         self.widget = self._layout([c["algorithm"], c["p"], c["root"], c["k"], c["step"],
@@ -205,7 +205,7 @@ class StepPlayer(_CatalogPlayer):
         predicted = entry.predict(p, m, entry.default_model(), **self._params())
         kind = "closed form" if entry.exact else "closed-form bound"
         return (f"<b>{entry.name}</b>, p = {p}, m = {m}: simulated time "
-                f"<b>{_fmt(self.run.time)}</b>; {kind} {_fmt(predicted)} "
+                f"<b>{short_number(self.run.time)}</b>; {kind} {short_number(predicted)} "
                 f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
                 f"<i>{html.escape(entry.source)}</i>")
 
@@ -228,7 +228,7 @@ class StepPlayer(_CatalogPlayer):
             return
         fig = self._figure()
         self._draw(fig.add_subplot(), self.controls["step"].value)
-        _show_png(self.image, _png(fig), description(fig) or "the step's transfers")
+        show_png(self.image, png_bytes(fig), description(fig) or "the step's transfers")
         self.image.layout.display = None
 
     def fallback_html(self) -> str:
@@ -240,7 +240,7 @@ class StepPlayer(_CatalogPlayer):
         if steps <= 1:
             fig = self._figure()
             self._draw(fig.add_subplot(), 1)
-            return head + _img_tag(_png(fig), description(fig) or "the only step of the run")
+            return head + img_tag(png_bytes(fig), description(fig) or "the only step of the run")
         return head + self._animation(steps)
 
     def _animation(self, steps: int) -> str:
@@ -257,8 +257,8 @@ class StepPlayer(_CatalogPlayer):
             return []
         anim = FuncAnimation(fig, frame, frames=range(1, steps + 1), init_func=lambda: [],
                              interval=1200, repeat=False)
-        alt = f"An animation of the run, one frame per step ({steps} steps). {_text(self.info.value)}"
-        return _animation_html(anim, alt, texts)
+        alt = f"An animation of the run, one frame per step ({steps} steps). {html_text(self.info.value)}"
+        return animation_html(anim, alt, texts)
 
 
 def step_player(operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):
@@ -329,7 +329,7 @@ class ValuePlayer(_CatalogPlayer):
                                                ("numbers", "numbers")], value=values)
         c["step"] = W.IntSlider(value=0, min=0, max=0, description="after step",
                                 continuous_update=False)
-        c["play"], self.player = _play_button(c["step"], interval=1200)
+        c["play"], self.player = play_button(c["step"], interval=1200)
         self.info = W.HTML()
         self.table = W.HTML()
         self.status = self._status_label()
@@ -400,7 +400,7 @@ class ValuePlayer(_CatalogPlayer):
         predicted = entry.predict(p, m, entry.default_model(), **self._params())
         kind = "closed form" if entry.exact else "closed-form bound"
         return (f"<b>{entry.name}</b>, p = {p}, m = {m}: simulated time "
-                f"<b>{_fmt(self.run.time)}</b>; {kind} {_fmt(predicted)} "
+                f"<b>{short_number(self.run.time)}</b>; {kind} {short_number(predicted)} "
                 f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
                 "A cell shows what the PE holds after the step; <i>x:y</i> stands for "
                 "m<sub>x</sub> op ... op m<sub>y</sub>, '-' for nothing. "

@@ -4,7 +4,7 @@ The same markdown is read in JupyterLab, where the demos are live, and on the
 book's static pages and on paper, where they are pictures and animations.  So
 the prose describes what a demo shows and never asks the reader to press,
 drag or pick anything; what the controls do is said by the demo itself, in the
-note its static version starts with (``widgets.base._Demo.static_note``), the
+note its static version starts with (``widgets._demo.Demo.static_note``), the
 one place that names the medium.
 """
 import re

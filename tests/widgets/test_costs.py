@@ -6,7 +6,7 @@ import pytest
 
 from collective_lib import catalog
 from collective_lib.widgets import MAX_SIMULATED_P, cost_explorer
-from collective_lib.widgets.base import _MAX_PICTURE_HEIGHT, _png_size
+from collective_lib.widgets._demo import MAX_PICTURE_HEIGHT, png_size
 from collective_lib.widgets.costs import (SIMULATION_BUDGET, _estimate, _probe,
                                           _small_enough)
 
@@ -67,8 +67,8 @@ def test_no_point_beyond_the_largest_simulated_p_is_simulated():
 
 def test_the_picture_is_shown_at_its_natural_size_beside_the_controls():
     explorer = cost_explorer(p=8, m=16)
-    width, height = _png_size(explorer.image.value)
-    assert height <= _MAX_PICTURE_HEIGHT
+    width, height = png_size(explorer.image.value)
+    assert height <= MAX_PICTURE_HEIGHT
     assert (explorer.image.layout.width, explorer.image.layout.height) == (f"{width}px",
                                                                             f"{height}px")
     row = explorer.widget.children[0]

@@ -2,7 +2,7 @@
 import pytest
 
 from collective_lib import viz, widgets
-from collective_lib.widgets.base import _png_size
+from collective_lib.widgets._demo import png_size
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -65,4 +65,4 @@ def test_picture_fits_beside_the_controls_in_jupyterlab():
     # About 615 pixels are left beside the 300-pixel column on a 1366-pixel screen.
     for p in (1, 4):
         player = widgets.lock_player("ttas_backoff_lock", p=p)
-        assert _png_size(player.image.value)[0] <= 612
+        assert png_size(player.image.value)[0] <= 612

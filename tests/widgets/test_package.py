@@ -7,7 +7,7 @@ import pytest
 from package_checks import package_problems
 
 from collective_lib import widgets
-from collective_lib.widgets.base import _CONTROLS_WIDTH
+from collective_lib.widgets._demo import CONTROLS_WIDTH
 
 
 def test_every_module_exports_exactly_its_public_names_and_widgets_all_of_them():
@@ -28,10 +28,10 @@ def test_controls_fit_their_column_so_it_shows_no_scroll_bar(make):
     # 2-pixel side margins: at that width they overran the 300-pixel column.
     demo = getattr(widgets, make)()
     column = demo.widget.children[0].children[0]
-    assert column.layout.width == _CONTROLS_WIDTH
+    assert column.layout.width == CONTROLS_WIDTH
     inline = [c for c in column.children
               if isinstance(c, (W.IntSlider, W.FloatLogSlider, W.Dropdown, W.Checkbox))]
     assert inline
     for control in inline:
-        assert control.layout.width == "auto" or (control.layout.width == _CONTROLS_WIDTH
+        assert control.layout.width == "auto" or (control.layout.width == CONTROLS_WIDTH
                                                   and control.layout.margin.split()[1] == "0")

@@ -6,7 +6,7 @@ import pytest
 
 from collective_lib import catalog
 from collective_lib.widgets import step_player, value_player
-from collective_lib.widgets.base import _CONTROLS_WIDTH
+from collective_lib.widgets._demo import CONTROLS_WIDTH
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -147,7 +147,7 @@ def test_player_algorithm_menu_is_named_and_has_the_column_width(make):
     player = make()
     menu = player.controls["algorithm"]
     assert menu.description == "algorithm" and menu.style.description_width == "initial"
-    assert menu.layout.width == _CONTROLS_WIDTH
+    assert menu.layout.width == CONTROLS_WIDTH
     assert menu.layout.margin.split()[1] == "0"           # no side margins past the column
 
 

@@ -1,10 +1,10 @@
-"""Where the PEs go and how nodes and links are drawn: the pieces every network picture shares.
+"""How the pictures of :mod:`collective_lib.viz` draw: axes, where the PEs go, nodes and links.
 
-A :class:`_Layout` scales a network's own positions so that neighbours sit
+Internal to :mod:`collective_lib.viz` (not re-exported, imported by no other package).
+:func:`new_axes` gives a drawing its Axes; a :class:`Layout` scales a network's own positions so that neighbours sit
 about one unit apart; the helpers here draw links as light lines, PEs as
 numbered circles, and give polylines offset to the right of their direction
-(so that opposite transfers over one link never overlap).  Nothing here is
-public: :mod:`~collective_lib.viz.topology`, :mod:`~collective_lib.viz.memory`
+(so that opposite transfers over one link never overlap).  :mod:`~collective_lib.viz.topology`, :mod:`~collective_lib.viz.memory`
 and the tree and cube pictures build on it.
 """
 from __future__ import annotations
@@ -12,15 +12,20 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import matplotlib
 from matplotlib.collections import LineCollection
+from matplotlib.colors import ListedColormap
 from matplotlib.patches import Circle, FancyArrowPatch
 
-from .style import ARROW_COLOUR, HOLDER_COLOUR, LINK_COLOUR, MAX_DRAWN_CLIQUE, _font_size
+from .style import (ARROW_COLOUR, HOLDER_COLOUR, LINK_COLOUR, MAX_DRAWN_CLIQUE, MAX_LABELLED,
+                    MIN_FONT, TEXT_WIDTH)
 
-__all__: list = []
+__all__ = ["pe_font_size", "new_axes", "load_colour_map", "Layout", "network_layout",
+           "binomial_positions", "layout_figsize", "frame_axes", "draws_links", "draw_links",
+           "draw_nodes", "offset_path", "point_along"]
 
 
-class _Layout(NamedTuple):
+class Layout(NamedTuple):
     xy: np.ndarray      # (p, 2) drawing coordinates, typical neighbour distance 1
     radius: float       # node radius in the same units
     font: float         # node-label font size in points (0: no labels)
@@ -37,30 +42,30 @@ def _nearest_distances(xy: np.ndarray) -> np.ndarray:
     return out
 
 
-def _layout(network) -> _Layout:
+def network_layout(network) -> Layout:
     """Scale the network's own positions so that neighbours sit about one unit apart."""
     pos = network.positions()
     xy = np.array([pos[i] for i in range(network.p)], dtype=float).reshape(-1, 2)
     if network.p == 1:
-        return _Layout(xy, 0.3, _font_size(1))
+        return Layout(xy, 0.3, pe_font_size(1))
     near = _nearest_distances(xy)
     scale = 1.0 / float(np.median(near))
-    return _Layout(xy * scale, min(0.3, 0.45 * float(near.min()) * scale), _font_size(network.p))
+    return Layout(xy * scale, min(0.3, 0.45 * float(near.min()) * scale), pe_font_size(network.p))
 
 
-def _binomial_positions(p: int) -> np.ndarray:
+def binomial_positions(p: int) -> np.ndarray:
     """x = rank, y = minus the depth in the binomial tree of root 0 (the number of 1 bits)."""
     return np.array([(i, -bin(i).count("1")) for i in range(p)], dtype=float)
 
 
-def _figsize(lay: _Layout, extra_width: float = 0.0) -> tuple:
+def layout_figsize(lay: Layout, extra_width: float = 0.0) -> tuple:
     """A figure size that keeps about 0.9 inch per unit, within a page."""
     dx, dy = np.ptp(lay.xy, axis=0) + 1.2
     inch = min(0.9, 9.0 / dx, 7.0 / dy)
     return (max(2.8, dx * inch) + extra_width, max(2.4, dy * inch + 0.4))
 
 
-def _frame(ax, lay: _Layout) -> None:
+def frame_axes(ax, lay: Layout) -> None:
     """Equal aspect, no axis lines, and room for the nodes at the border."""
     pad = 0.6
     (x0, y0), (x1, y1) = lay.xy.min(axis=0) - pad, lay.xy.max(axis=0) + pad
@@ -72,7 +77,7 @@ def _frame(ax, lay: _Layout) -> None:
 
 # -- nodes and links ----------------------------------------------------------------------
 
-def _draws_links(network) -> bool:
+def draws_links(network) -> bool:
     return not (getattr(network, "direct", False) and network.p > MAX_DRAWN_CLIQUE)
 
 
@@ -81,7 +86,7 @@ def _undirected(network) -> list:
     return sorted({(min(u, v), max(u, v)) for u, v in network.links()})
 
 
-def _crosses_a_node(lay: _Layout, u: int, v: int) -> bool:
+def _crosses_a_node(lay: Layout, u: int, v: int) -> bool:
     """Whether the straight line from u to v passes through another PE's circle."""
     a, b = lay.xy[u], lay.xy[v]
     d = b - a
@@ -91,9 +96,9 @@ def _crosses_a_node(lay: _Layout, u: int, v: int) -> bool:
     return bool(gap.min() < lay.radius)
 
 
-def _draw_links(ax, network, lay: _Layout) -> None:
+def draw_links(ax, network, lay: Layout) -> None:
     """Light lines for the links; a link that would run through a PE (wrap-around) curves."""
-    if not _draws_links(network):
+    if not draws_links(network):
         return
     straight = []
     for u, v in _undirected(network):
@@ -106,7 +111,7 @@ def _draw_links(ax, network, lay: _Layout) -> None:
     ax.add_collection(LineCollection(straight, colors=LINK_COLOUR, linewidths=1.0, zorder=0))
 
 
-def _draw_nodes(ax, lay: _Layout, *, filled=(), ringed=(), labels=True) -> None:
+def draw_nodes(ax, lay: Layout, *, filled=(), ringed=(), labels=True) -> None:
     """Circles with the PE numbers; ``filled`` PEs dark, ``ringed`` PEs with a red edge."""
     filled, ringed = set(filled), set(ringed)
     for pe, (x, y) in enumerate(lay.xy):
@@ -120,7 +125,7 @@ def _draw_nodes(ax, lay: _Layout, *, filled=(), ringed=(), labels=True) -> None:
                     color="white" if dark else "black", gid="node-label")
 
 
-def _offset_path(points: np.ndarray, offset: float, shrink: float) -> np.ndarray:
+def offset_path(points: np.ndarray, offset: float, shrink: float) -> np.ndarray:
     """The polyline through ``points`` moved ``offset`` to the right of its direction.
 
     Two transfers in opposite directions over the same link thus never overlap.
@@ -136,7 +141,7 @@ def _offset_path(points: np.ndarray, offset: float, shrink: float) -> np.ndarray
     return out
 
 
-def _point_along(verts: np.ndarray, fraction: float) -> tuple:
+def point_along(verts: np.ndarray, fraction: float) -> tuple:
     """The point at ``fraction`` of the polyline's length, and the direction there."""
     seg = np.diff(verts, axis=0)
     lengths = np.hypot(seg[:, 0], seg[:, 1])
@@ -146,3 +151,31 @@ def _point_along(verts: np.ndarray, fraction: float) -> tuple:
             t = min(target / ell, 1.0) if ell else 0.0
             return verts[i] + t * seg[i], seg[i] / (ell or 1.0)
         target -= ell
+
+
+def pe_font_size(p: int) -> float:
+    """Font size of the PE numbers for p PEs (0: too many to label)."""
+    if p > MAX_LABELLED:
+        return 0.0
+    return 9.0 if p <= 8 else MIN_FONT
+
+
+def new_axes(ax, figsize):
+    """``ax`` itself, or the Axes of a new pyplot figure of ``figsize`` inches.
+
+    A new figure is never wider than the text column (:data:`TEXT_WIDTH`): a
+    wider one would be shrunk, and its text with it.
+    """
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt      # only here: pyplot makes a notebook show the figure
+    width, height = figsize
+    scale = min(1.0, TEXT_WIDTH / width)
+    return plt.subplots(figsize=(width * scale, height * scale))[1]
+
+
+def load_colour_map():
+    """The colour map of link loads."""
+    base = matplotlib.colormaps["YlOrRd"]
+    # Drop the palest yellows: a link with load 1 must stay visible on white.
+    return ListedColormap(base(np.linspace(0.3, 1.0, 256)), name="link_load")

@@ -2,14 +2,16 @@
 
 A demo is a small object that Jupyter displays as its live widget and that
 also carries a static ``text/html`` version for a page built without a
-kernel (:class:`_Demo`).  Figures are drawn on
-:class:`matplotlib.figure.Figure` objects and sent as PNG (:func:`_png`), so
+kernel (:class:`Demo`).  Figures are drawn on
+:class:`matplotlib.figure.Figure` objects and sent as PNG (:func:`png_bytes`), so
 no demo touches pyplot or the notebook's matplotlib backend.
 
 A picture is shown at its natural size, one image pixel per screen pixel
-(:func:`_show_png`): stretched to the output's width it was blurred and pushed
+(:func:`show_png`): stretched to the output's width it was blurred and pushed
 below the screen.  The controls stand in a column to its left
-(:meth:`_Demo._layout`), so that on a 1366x768 screen both are in view.
+(:meth:`Demo._layout`), so that on a 1366x768 screen both are in view.
+
+Internal to :mod:`collective_lib.widgets` (not re-exported, imported by no other package).
 """
 from __future__ import annotations
 
@@ -26,10 +28,12 @@ from matplotlib.figure import Figure
 
 from ..catalog import catalog
 
-__all__: list = []
+__all__ = ["operation_entries", "PICTURE_DPI", "MAX_PICTURE_HEIGHT", "CONTROLS_WIDTH",
+           "png_bytes", "png_size", "Picture", "show_png", "img_tag", "animation_html",
+           "html_text", "play_button", "short_number", "Demo"]
 
 
-def _entries(operation: str) -> dict:
+def operation_entries(operation: str) -> dict:
     """The catalog entries of one operation, in catalog order."""
     found = {name: e for name, e in catalog().items() if e.operation == operation}
     if not found:
@@ -40,38 +44,38 @@ def _entries(operation: str) -> dict:
 
 
 #: Pixels per inch of the pictures.
-_PICTURE_DPI = 90
+PICTURE_DPI = 90
 #: The tallest picture in pixels: with the browser's and Jupyter's bars it fits a 768-pixel screen.
-_MAX_PICTURE_HEIGHT = 520
+MAX_PICTURE_HEIGHT = 520
 #: The width of the column of controls left of a picture.  With a picture at most about
 #: 630 pixels wide it fits JupyterLab's notebook beside the file browser on a 1366-pixel screen.
-_CONTROLS_WIDTH = "300px"
+CONTROLS_WIDTH = "300px"
 #: The controls that JupyterLab draws 300 pixels wide plus 2-pixel side margins: 304 pixels
-#: in the column, which showed a scroll bar under them.  :meth:`_Demo._layout` stretches them
+#: in the column, which showed a scroll bar under them.  :meth:`Demo._layout` stretches them
 #: to the column instead (width ``auto``), less their margins.
 _STRETCHED_CONTROLS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.Dropdown, W.Checkbox)
 
 
-def _png(fig: Figure, *, tight: bool = True) -> bytes:
-    """``fig`` as PNG, at most ``_MAX_PICTURE_HEIGHT`` pixels high.
+def png_bytes(fig: Figure, *, tight: bool = True) -> bytes:
+    """``fig`` as PNG, at most ``MAX_PICTURE_HEIGHT`` pixels high.
 
     ``tight=False`` keeps the figure's own margins: one drawing instead of two,
     for the pictures that are redrawn after every slider move.
     """
-    dpi = min(_PICTURE_DPI, _MAX_PICTURE_HEIGHT / fig.get_figheight())
+    dpi = min(PICTURE_DPI, MAX_PICTURE_HEIGHT / fig.get_figheight())
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
     return buf.getvalue()
 
 
-def _png_size(png: bytes) -> tuple:
+def png_size(png: bytes) -> tuple:
     """(width, height) in pixels, from the PNG's header."""
     if png[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("not a PNG image")
     return struct.unpack(">II", png[16:24])
 
 
-class _Picture(W.Image):
+class Picture(W.Image):
     """An image widget that can carry a title (``tooltip``) in JupyterLab.
 
     ipywidgets' view sets the title only after reading the model's ``description``,
@@ -81,24 +85,24 @@ class _Picture(W.Image):
     description = Unicode("").tag(sync=True)
 
 
-def _show_png(image: W.Image, png: bytes, alt: str) -> None:
+def show_png(image: W.Image, png: bytes, alt: str) -> None:
     """Put ``png`` into ``image`` at its natural size (not stretched to the output's width).
 
     ``alt`` says what the picture shows.  An image widget has no alt text, so it becomes
     the image's title: a screen reader reads the title of an image without alt text, and
     a mouse shows it on hover.
     """
-    width, height = _png_size(png)
+    width, height = png_size(png)
     image.value = png
     image.tooltip = alt
     image.layout.width, image.layout.height = f"{width}px", f"{height}px"
     image.layout.min_width = f"{width}px"        # a flex box must not squeeze it either
 
 
-def _img_tag(png: bytes, alt: str) -> str:
+def img_tag(png: bytes, alt: str) -> str:
     """An ``<img>`` at the picture's natural size that shrinks, never grows, with the page."""
     data = base64.b64encode(png).decode("ascii")
-    width, height = _png_size(png)
+    width, height = png_size(png)
     return (f'<img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
             f'style="max-width:100%;height:auto" alt="{html.escape(alt)}">')
 
@@ -135,7 +139,7 @@ def _key_frames(page: str, frame_texts: list) -> str:
             f'<div class="print-frames">{images}</div>')
 
 
-def _animation_html(anim, alt: str, frame_texts: dict | None = None) -> str:
+def animation_html(anim, alt: str, frame_texts: dict | None = None) -> str:
     """``anim`` as a JavaScript player of one frame per second that fetches nothing and speaks.
 
     The book's theme ships Font Awesome, which draws the player's button icons,
@@ -160,12 +164,12 @@ def _animation_html(anim, alt: str, frame_texts: dict | None = None) -> str:
     return page
 
 
-def _text(markup: str) -> str:
+def html_text(markup: str) -> str:
     """What an HTML fragment says, without its tags (for a text alternative)."""
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
 
 
-def _play_button(slider: W.IntSlider, interval: int) -> tuple:
+def play_button(slider: W.IntSlider, interval: int) -> tuple:
     """A play button that moves ``slider`` from its value to its end, one step per
     ``interval`` milliseconds, in the browser (no kernel round trip per step).
 
@@ -185,12 +189,12 @@ def _play_button(slider: W.IntSlider, interval: int) -> tuple:
     return button, player
 
 
-def _fmt(t: float) -> str:
+def short_number(t: float) -> str:
     """Four significant digits; up to 10^9 without an exponent (21550, not 2.155e+04)."""
     return f"{t:.0f}" if 1e4 <= abs(t) < 1e9 else f"{t:.4g}"
 
 
-class _Demo:
+class Demo:
     """A displayable wrapper: the widget for a live kernel, static HTML for a built page.
 
     A subclass sets ``controls`` (a dict of control widgets), ``status`` (from
@@ -251,7 +255,7 @@ class _Demo:
             if isinstance(row, _STRETCHED_CONTROLS) and not row.layout.width:
                 row.layout.width = "auto"     # a width set on purpose is kept
         column = W.VBox([*control_rows, self.status, *([notes] if notes else [])],
-                        layout=W.Layout(width=_CONTROLS_WIDTH, min_width=_CONTROLS_WIDTH))
+                        layout=W.Layout(width=CONTROLS_WIDTH, min_width=CONTROLS_WIDTH))
         return W.VBox([W.HBox([column, picture], layout=W.Layout(align_items="flex-start")),
                        text])
 
