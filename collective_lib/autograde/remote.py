@@ -257,9 +257,13 @@ class Host:
             try:
                 socket.send_fds(self.sock, [json.dumps({"poison": list(poison)}).encode()],
                                 [child_reads, child_writes])
-                answer = json.loads(self.sock.recv(4096))
-                if "pid" in answer:
-                    return StudentProcess(answer["pid"], checker_writes, checker_reads, self)
+                data, fds, _, _ = socket.recv_fds(self.sock, 4096, 1)
+                answer = json.loads(data)
+                if "pid" in answer and len(fds) == 1:
+                    return StudentProcess(answer["pid"], fds[0], checker_writes,
+                                          checker_reads, self)
+                for fd in fds:
+                    os.close(fd)
                 failure = f"a new process was refused ({answer.get('refused')})"
             except (OSError, ValueError):
                 failure = "the process that starts it stopped"
@@ -309,8 +313,8 @@ class StudentProcess:
     one stopped.
     """
 
-    def __init__(self, pid: int, wfd: int, rfd: int, host: Host | None = None):
-        self.pid, self.wfd, self.rfd = pid, wfd, rfd
+    def __init__(self, pid: int, pidfd: int, wfd: int, rfd: int, host: Host | None = None):
+        self.pid, self.pidfd, self.wfd, self.rfd = pid, pidfd, wfd, rfd
         self.host = host
         self.callbacks: list = []
         self.alive = True
@@ -318,6 +322,7 @@ class StudentProcess:
         ready = self._reply(time.monotonic() + _START_S, self._mark())
         self.first_error = ready.get("first_error", "")
         if "ready" not in ready:
+            self.kill()
             if ready.get("limit"):
                 raise StartFailed(f"your cells did not finish running: {ready['err']}")
             raise StartFailed(f"your cells did not finish running: the process that ran "
@@ -389,15 +394,28 @@ class StudentProcess:
         return encode(value, self.callbacks)
 
     def kill(self) -> None:
+        """Stop this process and its process group, never another's.
+
+        The host's children reap themselves: a process that died on its own (its
+        submission's group stopped it, it crashed) leaves its pid free for any new
+        process, such as another notebook's checker, a session leader. So the
+        process is reached through its descriptor (``pidfd``), and its group by
+        number only while the descriptor says the leader still lives (while it does,
+        no other process can hold its pid or lead a group of that number).
+        """
         if not self.alive:
             return
         self.alive = False
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for fd in (self.wfd, self.rfd):
+        try:
+            signal.pidfd_send_signal(self.pidfd, 0)      # the leader lives: the group is its
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for fd in (self.wfd, self.rfd, self.pidfd):
             try:
                 os.close(fd)
             except OSError:

@@ -108,7 +108,18 @@ def serve_host(sock: socket.socket, job: dict) -> None:
                 os._exit(code)
         for fd in fds:
             os.close(fd)
-        sock.sendall(json.dumps({"pid": pid}).encode())
+        # Children reap themselves, so once one exits its pid may go to any new process:
+        # the checker stops it through a descriptor of this very process instead.
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError as err:
+            sock.sendall(json.dumps({"refused": f"no descriptor of the new process "
+                                                f"({err.strerror or err})"}).encode())
+            continue
+        try:
+            socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
+        finally:
+            os.close(pidfd)
 
 
 def _poison(names: list, cells: list) -> None:

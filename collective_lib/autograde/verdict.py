@@ -337,8 +337,8 @@ class TrustedVerdict(NbGraderPreprocessor):
                         checker.enter(process.pid)        # before it reads the job
                     out, _ = process.communicate(json.dumps(job).encode(),
                                                  timeout=self.notebook_timeout)
-                    answer = json.loads(out or b"{}")
-                    reason = answer.get("error")
+                    answer = json.loads(out) if out else {}
+                    reason = answer.get("error") if out else _stopped_checker(process)
                 except subprocess.TimeoutExpired:
                     answer, reason = {}, (f"grading this notebook took longer than "
                                           f"{self.notebook_timeout} s and was stopped")
@@ -427,6 +427,19 @@ def notebook_cpu(slot: int | None) -> int:
             current = int(stat.read().rsplit(")", 1)[1].split()[36])   # field 39
         return current if current in allowed else allowed[0]
     return allowed[slot % len(allowed)]
+
+
+def _stopped_checker(process: subprocess.Popen) -> str:
+    """Why a checker that printed nothing ended: a verdict is never missing without one."""
+    code = process.returncode
+    if code is not None and code < 0:
+        try:
+            how = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"killed by signal {-code}"
+    else:
+        how = f"exit status {code}"
+    return f"the trusted checker stopped without an answer ({how})"
 
 
 def _gib(n: int) -> str:

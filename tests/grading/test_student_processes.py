@@ -1,0 +1,90 @@
+"""Stopping a student's process never stops another's, and no verdict goes missing unexplained.
+
+The student host's children reap themselves, so a student process that died on
+its own (its submission's group stopped it when its CPU budget was spent, or it
+crashed) leaves its pid free for any new process. Under load, with a few
+hundred processes a second and pids that wrap at 32768, the pid went to another
+notebook's checker, a session leader, which the old ``kill`` (``killpg`` and
+``kill`` by number) then stopped: every graded cell of that notebook came back
+"not graded: no verdict" (issue 26, point 7). These tests stage that reuse
+directly.
+"""
+import os
+import subprocess
+import sys
+import time
+
+from collective_lib.autograde.remote import StudentProcess
+from collective_lib.autograde.verdict import TrustedVerdict
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
+
+
+def _stale_handle(pid: int, pidfd: int) -> StudentProcess:
+    """The checker's handle of a student process, as ``Host.fork`` left it (without the
+    handshake, which needs a student host)."""
+    handle = StudentProcess.__new__(StudentProcess)
+    read, write = os.pipe()
+    handle.pid, handle.pidfd, handle.wfd, handle.rfd = pid, pidfd, write, read
+    handle.alive, handle.host = True, None
+    return handle
+
+
+def _gone(process: subprocess.Popen, wait_s: float = 5.0) -> bool:
+    try:
+        process.wait(wait_s)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def test_stopping_a_dead_student_process_spares_the_process_that_got_its_pid():
+    student = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
+    pidfd = os.pidfd_open(student.pid)
+    student.wait()                                      # dead and reaped: its pid is free
+    heir = subprocess.Popen(SLEEPER, start_new_session=True)    # a checker leads its session
+    try:
+        _stale_handle(heir.pid, pidfd).kill()           # as if the pid had gone to the heir
+        assert not _gone(heir, 0.5), "the process that took over the pid was stopped"
+    finally:
+        heir.kill()
+        heir.wait()
+
+
+def test_stopping_a_live_student_process_stops_it_and_its_group():
+    leader = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys, time\n"
+         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+         "print(child.pid, flush=True)\ntime.sleep(60)\n"],
+        start_new_session=True, stdout=subprocess.PIPE, text=True)
+    child = int(leader.stdout.readline())
+    handle = _stale_handle(leader.pid, os.pidfd_open(leader.pid))
+    handle.kill()
+    assert _gone(leader)
+    for _ in range(50):                                 # the child is not ours to reap
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the student's own child outlived its group")
+    assert not handle.alive
+    for fd in (handle.pidfd, handle.wfd, handle.rfd):   # nothing left open
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        raise AssertionError(f"descriptor {fd} is still open")
+
+
+def test_a_checker_that_ends_without_an_answer_says_how_it_ended():
+    cells = [{"role": "student", "source": "def answer():\n    return 42", "id": "answer"},
+             {"role": "graded", "source": "assert answer() == 42", "id": "first"},
+             {"role": "graded", "source": "import os, signal\n"
+                                          "os.kill(os.getpid(), signal.SIGKILL)", "id": "end"}]
+    verdicts = TrustedVerdict()._check({"cells": cells, "hide": [], "uid": None,
+                                        "cell_timeout_s": 60})
+    reason = "not graded: the trusted checker stopped without an answer (killed by SIGKILL)"
+    assert {gid: v["message"] for gid, v in verdicts.items()} == {"first": reason,
+                                                                  "end": reason}
