@@ -27,15 +27,15 @@ from .checking import (RecordedLock, Violation, exclusion_violation, explore_int
                        find_violation, mutual_exclusion, Replayer)
 from .machine import DEFAULT_MODEL, CoherenceModel, Event, SharedRun, format_trace
 from .ops import (CAS, MARKER_KINDS, FetchAdd, Marker, Pause, Read, Write, cas, cell_array,
-                  check_memory_operation, enter, fetch_add, leave, note, packed_lines, pause,
-                  read, uses_memory, write)
+                  cell_name, check_memory_operation, declared_memory, enter, fetch_add, leave,
+                  note, packed_lines, pause, read, uses_memory, write)
 from .runners import DEFAULT_MAX_OPS, run_with_threads, simulate_shared
 
 __all__ = ["RecordedLock", "Replayer", 
     "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
     "read", "write", "cas", "fetch_add", "pause", "enter", "leave", "note",
     "cell_array", "packed_lines", "uses_memory", "check_memory_operation", "MARKER_KINDS",
-    "CoherenceModel", "DEFAULT_MODEL", "Event", "SharedRun", "Violation",
+    "cell_name", "declared_memory", "CoherenceModel", "DEFAULT_MODEL", "Event", "SharedRun", "Violation",
     "simulate_shared", "run_with_threads", "DEFAULT_MAX_OPS", "find_violation",
     "explore_interleavings",
     "format_trace", "exclusion_violation", "mutual_exclusion",

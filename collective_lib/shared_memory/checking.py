@@ -12,9 +12,11 @@ from typing import Callable
 
 from ..errors import OperationLimitError
 from ..simulator import start_programs
-from .machine import DEFAULT_MODEL, SharedRun, _Machine, format_trace
-from .ops import _declared_memory
-from .runners import _check_max_ops, _check_p, _Interleaving, _run_interleaved, simulate_shared
+from ..validate import check_positive_int
+from ._engine import Interleaving, Machine, run_interleaved
+from .machine import DEFAULT_MODEL, SharedRun, format_trace
+from .ops import declared_memory
+from .runners import simulate_shared
 
 __all__ = ["exclusion_violation", "mutual_exclusion", "Violation", "find_violation",
            "explore_interleavings", "Replayer", "RecordedLock"]
@@ -124,12 +126,12 @@ def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(20
     >>> v.schedule, v.run.memory
     ([0, 1, 0, 1], {'c': 1})
     """
-    _check_p(p)
-    _check_max_ops(max_ops)
+    check_positive_int("p", p)
+    check_positive_int("max_ops", max_ops)
     for seed in seeds:
-        cells = _declared_memory(program, p, memory, params)
-        machine = _Machine(p, cells, DEFAULT_MODEL, line_of, True)
-        run = _run_interleaved(start_programs(program, p, inputs, params), machine, p, None,
+        cells = declared_memory(program, p, memory, params)
+        machine = Machine(p, cells, DEFAULT_MODEL, line_of, True)
+        run = run_interleaved(start_programs(program, p, inputs, params), machine, p, None,
                                max_ops, seed, None, None, stop_at_limit=True)
         if run.stopped is not None and progress:
             return Violation(list(run.schedule), run, seed,
@@ -180,7 +182,7 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
     >>> v.schedule
     [0, 1, 0, 1]
     """
-    _check_p(p)
+    check_positive_int("p", p)
     runs = 0
 
     def replay(prefix):
@@ -190,9 +192,9 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
             raise OperationLimitError(f"explore_interleavings replayed more than "
                                       f"max_runs={max_runs} prefixes; the case is too big "
                                       f"(lower max_steps, p or the number of rounds)")
-        cells = _declared_memory(program, p, memory, params)
-        machine = _Machine(p, cells, DEFAULT_MODEL, line_of, True)
-        state = _Interleaving(start_programs(program, p, inputs, params), machine, p,
+        cells = declared_memory(program, p, memory, params)
+        machine = Machine(p, cells, DEFAULT_MODEL, line_of, True)
+        state = Interleaving(start_programs(program, p, inputs, params), machine, p,
                               history=True)
         for pe in prefix:
             state.step(pe)
@@ -333,7 +335,7 @@ class _RecordedInstance:
             raise AttributeError(method)
         return lambda: self._run(method)
 
-    def _advance(self, step) -> None:
+    def advance(self, step) -> None:
         node = self._node.children.get(step)
         if node is None:
             node = self._node.children[step] = _Node(self._node, step)

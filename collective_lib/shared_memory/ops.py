@@ -33,6 +33,7 @@ __all__ = [
     "Read", "Write", "CAS", "FetchAdd", "Pause", "Marker",
     "read", "write", "cas", "fetch_add", "pause", "enter", "leave", "note",
     "cell_array", "packed_lines", "uses_memory", "check_memory_operation", "MARKER_KINDS",
+    "cell_name", "declared_memory",
 ]
 
 #: The kinds of :class:`Marker`.
@@ -212,13 +213,16 @@ def _is_cell(cell) -> bool:
             and isinstance(cell[1], Integral))
 
 
-def _cell_text(cell) -> str:
+def cell_name(cell) -> str:
+    """How a cell is written: ``"flag"``, or ``"ready[3]"`` for ``("ready", 3)``."""
     if isinstance(cell, tuple):
         return f"{cell[0]}[{cell[1]}]"
     return str(cell)
 
 
-def _declared_memory(program, p, memory, params) -> dict:
+def declared_memory(program, p, memory, params) -> dict:
+    """The cells ``program`` runs on: ``memory`` (a dict, or a layout called with
+    ``(p, **params)``), else the layout of :func:`uses_memory`, else none."""
     if memory is None:
         memory = getattr(program, "memory", None)
         if memory is None:

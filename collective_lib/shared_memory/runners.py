@@ -19,7 +19,6 @@ The interleaving engine is also what the model checker of
 from __future__ import annotations
 
 import heapq
-import random
 import threading
 import time as _time
 from numbers import Integral
@@ -27,8 +26,9 @@ from typing import Callable
 
 from ..simulator import schedule_resume, start_programs
 from ..validate import check_positive_int
-from .machine import DEFAULT_MODEL, CoherenceModel, SharedRun, _Machine
-from .ops import Marker, Pause, _declared_memory
+from ._engine import Machine, advance, run_interleaved
+from .machine import DEFAULT_MODEL, CoherenceModel, SharedRun
+from .ops import Marker, declared_memory
 
 __all__ = ["simulate_shared", "run_with_threads", "DEFAULT_MAX_OPS"]
 
@@ -36,29 +36,6 @@ DEFAULT_MAX_OPS = 1_000_000
 
 
 # -- starting the PEs -----------------------------------------------------------------
-
-def _check_p(p):
-    check_positive_int("p", p)
-
-
-def _check_max_ops(max_ops):
-    check_positive_int("max_ops", max_ops)
-
-
-def _advance(gen, value, pe, machine, now, p):
-    """Resume a PE with value; run its markers; return (next operation, done, result)."""
-    try:
-        op = gen.send(value)
-        while type(op) is Marker:
-            machine.mark(pe, op, now)
-            op = gen.send(None)
-    except StopIteration as stop:
-        return None, True, stop.value
-    except Exception as exc:
-        exc.add_note(f"raised by PE {pe} of {p} at time {now:g}")
-        raise
-    return op, False, None
-
 
 # -- the timed engine -----------------------------------------------------------------
 
@@ -83,7 +60,7 @@ def _run_timed(gens, machine, p, model, max_ops):
             i += 1
             value = resume[pe]
             resume[pe] = None
-            op, done, result = _advance(gens[pe], value, pe, machine, now, p)
+            op, done, result = advance(gens[pe], value, pe, machine, now, p)
             if done:
                 finish[pe] = now
                 results[pe] = result
@@ -102,108 +79,6 @@ def _run_timed(gens, machine, p, model, max_ops):
             schedule_resume(buckets, times, pe, end)
         del buckets[now]
     return machine.run_record(results, finish, max(finish), p, model, "timed", None, True)
-
-
-# -- the interleaving engine ----------------------------------------------------------
-
-class _Interleaving:
-    """Runs PEs one operation at a time, in an order chosen from outside."""
-
-    def __init__(self, gens, machine, p, history=False):
-        self.gens, self.machine, self.p = gens, machine, p
-        self.history = [[] for _ in range(p)] if history else None
-        self.steps = 0
-        self.pending = {}
-        self.finish = [None] * p
-        self.results = [None] * p
-        for pe in range(p):
-            self._settle(pe, None)
-
-    def _settle(self, pe, value):
-        op, done, result = _advance(self.gens[pe], value, pe, self.machine, self.steps, self.p)
-        if done:
-            self.finish[pe] = self.steps
-            self.results[pe] = result
-            self.pending.pop(pe, None)
-        else:
-            self.pending[pe] = op
-
-    def ready(self) -> list:
-        return sorted(self.pending)
-
-    def parked(self, pe) -> bool:
-        """True if pe is in a spin loop that cannot see anything new yet.
-
-        Its last memory operation re-observed the value the one before it saw,
-        no memory changed since, and what it does next is a pause or the very
-        same operation again.
-        """
-        machine = self.machine
-        spun = machine.spun_at[pe]
-        if spun is None or spun != machine.version:
-            return False
-        op = self.pending.get(pe)
-        return type(op) is Pause or op == machine.prev[pe][2]
-
-    def step(self, pe):
-        op = self.pending.get(pe)
-        if op is None:
-            state = "has returned" if self.finish[pe] is not None else "does not exist"
-            raise ValueError(f"the schedule names PE {pe} at step {self.steps}, but PE {pe} "
-                             f"{state}")
-        try:
-            value, _ = self.machine.apply(pe, op, self.steps)
-        except (ValueError, TypeError) as exc:
-            exc.add_note(f"raised for PE {pe} of {self.p} at step {self.steps}")
-            raise
-        self.steps += 1
-        if self.history is not None:
-            self.history[pe].append(value)
-        self._settle(pe, value)
-
-    def key(self):
-        """What determines the future: memory, what each PE was told, who is parked."""
-        state = (tuple(self.machine.values.values()),
-                 tuple(tuple(h) for h in self.history),
-                 tuple(self.parked(pe) for pe in range(self.p)))
-        try:
-            hash(state)
-            return state
-        except TypeError:
-            return repr(state)
-
-    def record(self, model, seed, complete):
-        return self.machine.run_record(self.results, self.finish, self.steps, self.p, model,
-                                       "interleaved", seed, complete)
-
-
-def _run_interleaved(gens, machine, p, model, max_ops, seed, schedule, stop_after,
-                     stop_at_limit=False):
-    run = _Interleaving(gens, machine, p)
-    rng = random.Random(seed) if seed is not None else None
-    schedule = list(schedule) if schedule is not None else []
-    last = -1
-    while run.pending:
-        if stop_after is not None and run.steps >= stop_after:
-            return run.record(model, seed, False)
-        if run.steps >= max_ops:
-            error = machine.limit_error(max_ops, dict(run.pending), f"step {run.steps}")
-            if stop_at_limit:
-                stopped = run.record(model, seed, False)
-                stopped.stopped = str(error)
-                return stopped
-            raise error
-        if run.steps < len(schedule):
-            pe = schedule[run.steps]
-        elif rng is not None:
-            ready = run.ready()
-            pe = ready[rng.randrange(len(ready))]
-        else:                              # after a schedule without a seed: round robin
-            ready = run.ready()
-            pe = next((q for q in ready if q > last), ready[0])
-        run.step(pe)
-        last = pe
-    return run.record(model, seed, True)
 
 
 # -- the public runners ---------------------------------------------------------------
@@ -268,8 +143,8 @@ def simulate_shared(program: Callable, p: int, inputs=None, *, memory=None,
     >>> replay.results == run.results, run.time
     (True, 3)
     """
-    _check_p(p)
-    _check_max_ops(max_ops)
+    check_positive_int("p", p)
+    check_positive_int("max_ops", max_ops)
     model = DEFAULT_MODEL if model is None else model
     if not isinstance(model, CoherenceModel):
         raise TypeError(f"model must be a CoherenceModel, got {model!r}")
@@ -280,14 +155,14 @@ def simulate_shared(program: Callable, p: int, inputs=None, *, memory=None,
         for pe in schedule:
             if not isinstance(pe, Integral) or isinstance(pe, bool) or not 0 <= pe < p:
                 raise ValueError(f"a schedule lists ranks in 0..{p - 1}, got {pe!r}")
-    cells = _declared_memory(program, p, memory, params)
-    machine = _Machine(p, cells, model, line_of, trace)
+    cells = declared_memory(program, p, memory, params)
+    machine = Machine(p, cells, model, line_of, trace)
     gens = start_programs(program, p, inputs, params)
     if seed is None and schedule is None:
         if stop_after is not None:
             raise ValueError("stop_after applies to interleavings: give a seed or a schedule")
         return _run_timed(gens, machine, p, model, max_ops)
-    return _run_interleaved(gens, machine, p, model, max_ops, seed, schedule, stop_after)
+    return run_interleaved(gens, machine, p, model, max_ops, seed, schedule, stop_after)
 
 
 def run_with_threads(program: Callable, p: int, inputs=None, *, memory=None,
@@ -314,10 +189,10 @@ def run_with_threads(program: Callable, p: int, inputs=None, *, memory=None,
     >>> sorted(run_with_threads(count, 4, memory={"c": 0}).results)
     [0, 1, 2, 3]
     """
-    _check_p(p)
-    _check_max_ops(max_ops)
-    cells = _declared_memory(program, p, memory, params)
-    machine = _Machine(p, cells, DEFAULT_MODEL, None, trace)
+    check_positive_int("p", p)
+    check_positive_int("max_ops", max_ops)
+    cells = declared_memory(program, p, memory, params)
+    machine = Machine(p, cells, DEFAULT_MODEL, None, trace)
     gens = start_programs(program, p, inputs, params)
     guard = threading.Lock()
     stop = threading.Event()

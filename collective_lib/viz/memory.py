@@ -19,6 +19,7 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
+from ..shared_memory.ops import cell_name
 from ..trees import binomial_parent
 from ..wording import listing, number, plural, ranks, shorten
 from .descriptions import describe
@@ -60,10 +61,6 @@ class Wait(NamedTuple):
 _MEMORY_OP_NAMES = ("read", "write", "cas", "fetch_add")
 # Room beside the first and the last bar, as a share of the window, for the marks there.
 _END_MARGIN = 0.02
-
-
-def _cell_name(cell) -> str:
-    return f"{cell[0]}[{cell[1]}]" if isinstance(cell, tuple) else str(cell)
 
 
 def _cell_group(cell) -> str:
@@ -413,7 +410,7 @@ def waits_on(run) -> list:
         last_cell[e.pe] = e.cell
         looked[e.pe] = before[0]
     return [Wait(a, b, cell, n) for (a, b, cell), n in
-            sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], _cell_name(kv[0][2])))]
+            sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], cell_name(kv[0][2])))]
 
 
 def wait_graph(run, *, ax=None, layout="binomial", title=None):

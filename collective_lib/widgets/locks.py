@@ -8,9 +8,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..algorithms.sync import LOCKS, lock_demo
-from ..shared_memory import exclusion_violation, simulate_shared
-from ..viz.memory import (_cell_name, cache_holders, critical_sections, memory_spans,
-                          memory_timeline)
+from ..shared_memory import cell_name, exclusion_violation, simulate_shared
+from ..viz.memory import cache_holders, critical_sections, memory_spans, memory_timeline
 from ..viz.descriptions import description
 from ._demo import (animation_html, Demo, short_number, Picture, play_button, png_bytes, show_png,
                    html_text)
@@ -30,7 +29,7 @@ def _describe_span(span, inside: bool) -> str:
         return f"{where}pause (back-off or local work)"
     cost = {"hit": "cache hit", "transfer": "line transfer", "step": "one step"}[span.kind]
     spin = ", spinning" if span.spin else ""
-    return f"{where}{span.op} {_cell_name(span.cell)} ({cost}{spin})"
+    return f"{where}{span.op} {cell_name(span.cell)} ({cost}{spin})"
 
 
 class LockPlayer(Demo):
@@ -132,7 +131,7 @@ class LockPlayer(Demo):
             else:
                 lines.append(f"PE {pe}: " + _describe_span(now.get(pe), pe in inside))
         held = cache_holders(self.run, t)
-        cached = "; ".join(f"{_cell_name(cell)} in the caches of PE "
+        cached = "; ".join(f"{cell_name(cell)} in the caches of PE "
                            f"{', '.join(map(str, pes))}" for cell, pes in held.items() if pes)
         lines.append(f"at time {t:g}: " + (cached or "no line is cached yet"))
         return lines

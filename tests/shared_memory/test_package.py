@@ -19,7 +19,7 @@ PUBLIC_NAMES = {
 
 def test_the_package_has_one_module_per_concept():
     modules = sorted(m.name for m in pkgutil.iter_modules(shared_memory.__path__))
-    assert modules == ["checking", "machine", "ops", "runners"]
+    assert modules == ["_engine", "checking", "machine", "ops", "runners"]
 
 
 def test_every_module_exports_exactly_its_public_names_and_the_package_all_of_them():
