@@ -336,31 +336,115 @@ def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
     return gens
 
 
+class _Agenda(dict):
+    """The events of a run: "resume PE pe at time t", one bucket (a list) per distinct time.
+
+    ``agenda[t].append(pe)`` queues PE pe at time t; a time seen for the first
+    time gets its bucket here, and goes on the heap ``times``.  PEs of one bucket
+    run in the order they were queued, so the order is that of a heap keyed on
+    (time, sequence number) at a fraction of its cost.
+    """
+    __slots__ = ("times",)
+
+    def __init__(self, times):
+        super().__init__()
+        self.times = times
+
+    def __missing__(self, t):
+        heapq.heappush(self.times, t)
+        bucket = self[t] = []
+        return bucket
+
+
 class _Engine:
     """The event loop.  One instance simulates one run.
 
-    Events are "resume PE pe at time t".  They wait in buckets, one per
-    distinct time, and a heap holds the bucket times; within a bucket PEs run
-    in the order their events were created, so the order is exactly that of a
-    heap keyed on (time, sequence number) at a fraction of the cost.
+    It follows the rules of the module docstring in named steps, each written once:
+
+    * :meth:`_loop`: take the earliest time of the agenda, resume each PE queued
+      there with what its last operation gave it, and *issue* what it yields;
+    * issuing an operation: its send parts are *claimed* (``claim``: the ports
+      and links it holds, its duration ``model.transfer_time(words, hops)``, its
+      trace record) and *delivered* (``deliver``: to the receiver's posted
+      receive, a slot of its ``multi()``, or its inbox); its receive parts take
+      the oldest message of their channel or are posted; when nothing is left
+      to wait for, the PE is queued again on the agenda (*resumed*);
+    * ``complete``: one part of a blocked PE's operation is done; when the last
+      one is, the PE is resumed at the time its last part ended;
+    * :meth:`_outcome`: deadlock, unreceived messages, or the :class:`Run`.
+
+    ``sendrecv``, the commonest operation, is issued by a branch of its own that
+    writes out ``claim``, ``deliver`` and ``complete`` (each marked there): a call
+    costs about a tenth of a ``sendrecv`` (measured in ``benchmarks/scale.py``),
+    so this branch, and only it, keeps them inline.  The reference engine of
+    ``tests/core/test_simulator_reference.py`` holds it to the same rules.
 
     State lives in flat lists indexed by rank or by link id, and in dicts keyed
     by the channel ``src * p + dst`` that hold only what is live (messages in
-    flight, routes in use).  Every operation is a list of send parts and a list
-    of receive parts handled by the same code in the loop; ``sendrecv``, the
-    commonest operation, is written out in full.  Both claim a PE's own
-    transfers inline, without a call: a call per transfer cost the ``multi()``
-    programs of the CM-200 7% of their time.  ``claim()`` serves the one other
-    case, a half-duplex receive that starts a deferred send.
+    flight, routes in use).  The steps are closures over that state, made once
+    per run and bound to locals of the loop, because a method call or an
+    attribute lookup per transfer would be a large share of its cost.
     """
 
     def __init__(self, gens, p, network, model, trace, max_ops):
         self.gens, self.p, self.network, self.model = gens, p, network, model
         # The trace: a list to fill, a callable to feed, or None.
-        self.trace = [] if trace is True else trace or None
+        trace = [] if trace is True else trace or None
+        self.messages = trace if type(trace) is list else []
+        self.emit = trace.append if type(trace) is list else trace
         self.max_ops = default_max_ops(p) if max_ops is None else max_ops
         self.budget = "max_ops" if max_ops is not None else \
             f"the default budget default_max_ops({p}) = 10,000 + 4p operations per PE"
+        # Ports: half-duplex has one port per PE for both directions, "all" none.
+        self.use_ports = model.ports != "all"
+        # Half-duplex: a PE receives only while it listens, so a send waits for the
+        # matching receive to be posted.
+        self.listen_first = model.ports == "half-duplex"
+        self.send_free = [0.0] * p          # when each port is free; half-duplex: one port
+        self.recv_free = self.send_free if self.listen_first else [0.0] * p
+        # Links are resources of their own unless the network is direct and a port
+        # already serializes everything a link could carry; then a link is its
+        # channel and only its load is counted.
+        self.use_links = not (network.direct and self.use_ports)
+        self.link_order = None              # link ids in the order of their first use
+        if not self.use_links:
+            self.link_free, self.link_load = None, defaultdict(int)   # channel -> transfers
+        elif network.link_count <= 8 * p + 65536:
+            self.link_free, self.link_load, self.link_order = [0.0] * network.link_count, \
+                [0] * network.link_count, []
+        else:                               # e.g. FullyConnected(p) under ports="all"
+            self.link_free, self.link_load = defaultdict(float), defaultdict(int)
+        # channel -> its route: the link id of a one-hop route (one object fewer to
+        # fetch per transfer than a tuple: on 2048 nodes most fetches miss the cache),
+        # else the tuple of link ids.  Room for two routes per link, so the channels a
+        # run reuses (a hypercube's d neighbours per PE) stay cached, within 16 x 4096.
+        self.routes = {}
+        self.durations = {}                 # words, or (words, hops) -> its duration
+        self.route_cap = min(max(ROUTE_CACHE_SIZE, 2 * network.link_count),
+                             16 * ROUTE_CACHE_SIZE)
+        # Per PE.  A PE is blocked on at most one operation; resume[pe] is what it is
+        # resumed with (after it returned: its result).
+        self.resume = [None] * p
+        self.current = [None] * p           # the operation each blocked PE waits on
+        self.outstanding = [0] * p          # parts of it not yet done
+        self.ready_at = [0.0] * p           # when its done parts ended
+        # waiting[pe]: the source of its posted receive, or _MULTI once it issued a
+        # multi(), whose posted receives wait in ``inbox`` (below).
+        self.waiting = [None] * p
+        self.finish = [None] * p
+        # FIFO queues per channel (see _enqueue): a lone item is stored as is.
+        # inbox[channel]: the messages sent but not yet received, (arrival, payload)
+        # each; or, while the receiver's multi() waits on the channel, the slot of its
+        # result list that the next message fills (an int; a list of them, oldest
+        # first, if it receives there more than once).  Never both: a message that
+        # finds a slot fills it.  One dict for both costs a multi() transfer one
+        # lookup fewer than a dict of slots beside the inbox.
+        self.inbox = {}
+        self.deferred = {}                  # channel -> (payload, words): half-duplex senders
+        self.times = [0.0]                  # the agenda's times, a heap
+        self.agenda = _Agenda(self.times)
+        self.agenda[0.0] = list(range(p))
+        self.operations = 0
 
     def run(self) -> Run:
         # The run itself makes no reference cycles, so the cyclic garbage collector
@@ -374,127 +458,160 @@ class _Engine:
             if collecting:
                 gc.enable()
 
-    def _loop(self) -> Run:
-        p, gens, model, network = self.p, self.gens, self.model, self.network
-        ts, tw, th = model.ts, model.tw, model.th
-        cut_through = model.routing == "cut-through"
-        unit = ts + th                      # a sendrecv on a direct network: unit + tw * words
-        use_ports = model.ports != "all"
-        # Half-duplex: a PE receives only while it listens, so a send waits for the
-        # matching receive to be posted.
-        listen_first = model.ports == "half-duplex"
-        max_words = MAX_WORDS               # a local: checked on every transfer
-        send_free = [0.0] * p               # when each port is free; half-duplex: one port
-        recv_free = send_free if listen_first else [0.0] * p
-        # Links are resources of their own unless the network is direct and a port
-        # already serializes everything a link could carry; then a link is its
-        # channel and only its load is counted.
-        use_links = not (network.direct and use_ports)
-        link_order = None                   # link ids in the order of their first use
-        if not use_links:
-            link_free, link_load = None, defaultdict(int)          # channel -> transfers
-        elif network.link_count <= 8 * p + 65536:
-            link_free, link_load, link_order = [0.0] * network.link_count, \
-                [0] * network.link_count, []
-        else:                               # e.g. FullyConnected(p) under ports="all"
-            link_free, link_load = defaultdict(float), defaultdict(int)
-        # channel -> its route: the link id of a one-hop route (one object fewer to
-        # fetch per transfer than a tuple: on 2048 nodes most fetches miss the cache),
-        # else the tuple of link ids.  Room for two routes per link, so the channels a
-        # run reuses (a hypercube's d neighbours per PE) stay cached, within 16 x 4096.
-        routes = {}
-        route_cap = min(max(ROUTE_CACHE_SIZE, 2 * network.link_count), 16 * ROUTE_CACHE_SIZE)
-        link_ids, path_of = network.link_ids, network.path
+    # The steps, each a closure over the run's state.
+
+    def _route_step(self):
+        """``route_of(channel, src, dst)``: the route from src to dst (see ``routes``),
+        cached; the cache is emptied when full."""
+        routes, cap, link_ids = self.routes, self.route_cap, self.network.link_ids
+        link_order, link_load = self.link_order, self.link_load
 
         def route_of(channel, src, dst):
-            """The route from src to dst (see ``routes``), cached; the cache is emptied when full."""
-            if len(routes) >= route_cap:
+            if len(routes) >= cap:
                 routes.clear()
             route = link_ids(src, dst)
             if link_order is not None:      # a link's first use is always a cache miss
                 link_order.extend(link for link in route if not link_load[link])
             route = routes[channel] = route[0] if len(route) == 1 else route
             return route
+        return route_of
 
-        # Per PE.  A PE is blocked on at most one operation; resume[pe] is what it is
-        # resumed with (after it returned: its result).
-        resume = [None] * p
-        current = [None] * p                # the operation each blocked PE waits on
-        outstanding = [0] * p               # parts of it not yet done
-        ready_at = [0.0] * p                # when its done parts ended
-        # waiting[pe]: the source of its posted receive, or _MULTI once it issued a
-        # multi(), whose posted receives wait in ``inbox`` (below).
-        waiting = [None] * p
-        finish = [None] * p
-        # FIFO queues per channel (see _enqueue): a lone item is stored as is.
-        # inbox[channel]: the messages sent but not yet received, (arrival, payload)
-        # each; or, while the receiver's multi() waits on the channel, the slot of its
-        # result list that the next message fills (an int; a list of them, oldest
-        # first, if it receives there more than once).  Never both: a message that
-        # finds a slot fills it.  One dict for both costs a multi() transfer one
-        # lookup fewer than a dict of slots beside the inbox.
-        inbox = {}
-        deferred = {}                       # channel -> (payload, words): half-duplex senders
+    def _duration_step(self):
+        """``duration_of(key)``: how long a transfer holds its resources, from the cost model.
 
-        trace = self.trace
-        messages = trace if type(trace) is list else []
-        emit = trace.append if type(trace) is list else trace
-        buckets = {0.0: list(range(p))}
-        times = [0.0]
-        ops = 0
-        max_ops = self.max_ops
-        heappush, heappop = heapq.heappush, heapq.heappop
+        ``key`` is ``words`` for a transfer over one link (or a channel of a direct
+        network) and ``(words, hops)`` for a longer route; the answer,
+        ``model.transfer_time(words, hops)``, is kept in ``durations``, which the
+        claims read first: a run has few sizes and route lengths, and a lookup costs
+        a transfer less than the call.
+        """
+        durations, transfer_time = self.durations, self.model.transfer_time
 
-        def claim(src, dst, payload, words, t):
-            """Claim the resources of one transfer that may start at t; return its end.
+        def duration_of(key):
+            if len(durations) >= 4096:
+                durations.clear()
+            words, hops = (key, 1) if type(key) is int else key
+            duration = durations[key] = transfer_time(words, hops)
+            return duration
+        return duration_of
 
-            Trace it.  The loop below does the same inline for a PE's own sends
-            (see the class docstring); this serves deferred half-duplex sends.
-            """
+    def _claim_step(self):
+        """``claim(src, dst, channel, payload, words, t)``: claim the resources of a transfer
+        that may start at t and return when it ends.
+
+        It starts when the sender's port, the receiver's port and every link of
+        its route are free, holds them all for ``model.transfer_time(words,
+        hops)``, counts it on its links and traces it.  The durations come from
+        the model once per size and route length of the run (a table lookup per
+        transfer instead of a call).
+        """
+        use_ports, use_links = self.use_ports, self.use_links
+        send_free, recv_free = self.send_free, self.recv_free
+        link_free, link_load = self.link_free, self.link_load
+        routes, route_of = self.routes, self._route_step()
+        emit, path_of = self.emit, self.network.path
+        durations, duration_of = self.durations, self._duration_step()
+
+        def claim(src, dst, channel, payload, words, t):
             start = t
             if use_ports:
                 if send_free[src] > start:
                     start = send_free[src]
                 if recv_free[dst] > start:
                     start = recv_free[dst]
-            channel = src * p + dst
-            if use_links and (route := routes.get(channel)) is None:
-                route = route_of(channel, src, dst)
-            if not use_links or type(route) is int:
-                # One hop, as mostly: the channel itself, or a neighbour's link (no loops).
-                if use_links:
-                    link = route
-                    if link_free[link] > start:
-                        start = link_free[link]
-                end = start + ts + th + tw * words if cut_through else \
-                    start + ts + (tw * words + th)
-                if use_links:
-                    link_free[link] = end
-                    link_load[link] += 1
-                else:
-                    link_load[channel] += 1
+            if not use_links:
+                key = words
+            elif type(route := routes.get(channel)) is int or \
+                    (route is None and type(route := route_of(channel, src, dst)) is int):
+                key = words                     # one link, as mostly: no loops
+                if link_free[route] > start:
+                    start = link_free[route]
             else:
+                key = (words, len(route))
                 for link in route:
                     if link_free[link] > start:
                         start = link_free[link]
-                hops = len(route)
-                end = start + ts + th * hops + tw * words if cut_through else \
-                    start + ts + (tw * words + th) * hops
-                for link in route:
-                    link_free[link] = end
-                    link_load[link] += 1
+            try:
+                end = start + durations[key]
+            except KeyError:
+                end = start + duration_of(key)
             if use_ports:
                 send_free[src] = recv_free[dst] = end
+            if not use_links:
+                link_load[channel] += 1
+            elif key is words:
+                link_free[route] = end
+                link_load[route] += 1
+            else:
+                for link in route:
+                    link_free[link] = end
+                    link_load[link] += 1
             if emit is not None:
                 emit(_new(Message, (src, dst, start, end, words, payload, path_of(src, dst))))
             return end
+        return claim
 
+    def _complete_step(self):
+        """``complete(pe, end)``: a part of the operation PE pe waits on ended at ``end``;
+        after its last part the PE is resumed when the latest of them ended."""
+        ready_at, outstanding, current, agenda = \
+            self.ready_at, self.outstanding, self.current, self.agenda
+
+        def complete(pe, end):
+            if end > ready_at[pe]:
+                ready_at[pe] = end
+            outstanding[pe] -= 1
+            if not outstanding[pe]:
+                current[pe] = None
+                agenda[ready_at[pe]].append(pe)
+        return complete
+
+    def _deliver_step(self, complete):
+        """``deliver(src, dst, channel, end, payload)``: a transfer from src that ends at
+        ``end`` hands its payload to dst's posted receive (completing it), to the next
+        slot of dst's ``multi()``, or else to dst's inbox."""
+        waiting, resume, inbox = self.waiting, self.resume, self.inbox
+
+        def deliver(src, dst, channel, end, payload):
+            if waiting[dst] == src:
+                waiting[dst] = None
+                resume[dst] = payload
+            elif (held := inbox.pop(channel, None)) is None:
+                inbox[channel] = (end, payload)
+                return
+            elif type(held) is int:             # a slot of dst's multi()
+                resume[dst][held] = payload
+            elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) is None:
+                return
+            else:
+                resume[dst][slot] = payload
+            complete(dst, end)
+        return deliver
+
+    def _loop(self) -> Run:
+        """Resume the PEs in the order of the agenda and issue what each yields."""
+        p, gens, max_ops, max_words = self.p, self.gens, self.max_ops, MAX_WORDS
+        claim, complete = self._claim_step(), self._complete_step()
+        deliver = self._deliver_step(complete)
+        # What the written-out claim of a sendrecv reads (see _claim_step)
+        use_ports, use_links, send_free, recv_free, link_free, link_load = \
+            self.use_ports, self.use_links, self.send_free, self.recv_free, self.link_free, \
+            self.link_load
+        routes, route_of, durations, duration_of = \
+            self.routes, self._route_step(), self.durations, self._duration_step()
+        emit, path_of = self.emit, self.network.path
+        resume, current, outstanding, ready_at, waiting, finish = \
+            self.resume, self.current, self.outstanding, self.ready_at, self.waiting, \
+            self.finish
+        inbox, deferred, agenda, times = self.inbox, self.deferred, self.agenda, self.times
+        listen_first = self.listen_first
         eager = not listen_first
+        heappop = heapq.heappop
+        ops = 0
         now = 0.0
         while times:
             now = heappop(times)
-            bucket = buckets[now]
-            for pe in bucket:                       # the bucket may grow while we run it
+            for pe in agenda[now]:                  # the bucket may grow while we run it
                 try:
                     op = gens[pe].send(resume[pe])
                 except StopIteration as stop:
@@ -507,18 +624,13 @@ class _Engine:
                     raise
                 ops += 1
                 if ops > max_ops:
-                    raise OperationLimitError(
-                        f"the PEs issued more than max_ops={max_ops:,} operations "
-                        f"({self.budget}); PE {pe} was issuing one at time {now:g}. "
-                        "Is the program endless? If not, pass a larger max_ops to simulate()")
+                    self._over_budget(pe, now)
                 try:
-                    # Every operation is send parts (dst, data, ..., words) and receive
-                    # parts (sources); a received payload goes to box[key].
                     kind = type(op)
                     if kind is SendRecv and eager:
-                        # The commonest operation, written out: the same rules as the
-                        # loops below (its send part, then its receive part) without
-                        # their per-part overhead, a quarter of a ring all-gather's time.
+                        # The commonest operation in a branch of its own: the same steps
+                        # as the loops below (its send part, then its receive part)
+                        # without their per-part overhead.
                         dst, payload, src, words = op
                         if type(dst) is not int or dst == pe or not 0 <= dst < p:
                             _rank_check(pe, "destination", dst, p)
@@ -527,70 +639,61 @@ class _Engine:
                         if type(words) is not int or not 0 <= words < max_words:   # by hand
                             words = _valid(pe, op, valid_words, words)
                         channel = pe * p + dst
+                        # end = claim(pe, dst, channel, payload, words, now), written out
                         start = now
                         if use_ports:
                             if send_free[pe] > start:
                                 start = send_free[pe]
                             if recv_free[dst] > start:
                                 start = recv_free[dst]
-                        if use_links:
-                            route = routes.get(channel)
-                            if route is None:
-                                route = route_of(channel, pe, dst)
-                            if type(route) is int:      # a neighbour, as mostly: no loops
-                                link = route
+                        if not use_links:
+                            key = words
+                        elif type(route := routes.get(channel)) is int or (
+                                route is None and type(route := route_of(channel, pe, dst)) is int):
+                            key = words
+                            if link_free[route] > start:
+                                start = link_free[route]
+                        else:
+                            key = (words, len(route))
+                            for link in route:
                                 if link_free[link] > start:
                                     start = link_free[link]
-                                end = link_free[link] = start + ts + th + tw * words \
-                                    if cut_through else start + ts + (tw * words + th)
-                                link_load[link] += 1
-                            else:
-                                for link in route:
-                                    if link_free[link] > start:
-                                        start = link_free[link]
-                                hops = len(route)
-                                end = start + ts + th * hops + tw * words if cut_through else \
-                                    start + ts + (tw * words + th) * hops
-                                for link in route:
-                                    link_free[link] = end
-                                    link_load[link] += 1
-                        else:
-                            end = start + unit + tw * words
-                            link_load[channel] += 1
+                        try:
+                            end = start + durations[key]
+                        except KeyError:
+                            end = start + duration_of(key)
                         if use_ports:
                             send_free[pe] = recv_free[dst] = end
+                        if not use_links:
+                            link_load[channel] += 1
+                        elif key is words:
+                            link_free[route] = end
+                            link_load[route] += 1
+                        else:
+                            for link in route:
+                                link_free[link] = end
+                                link_load[link] += 1
                         if emit is not None:
                             emit(_new(Message, (pe, dst, start, end, words, payload,
                                                 path_of(pe, dst))))
+                        # deliver(pe, dst, channel, end, payload), written out
                         if waiting[dst] == pe:
                             waiting[dst] = None
                             resume[dst] = payload
-                        elif (held := inbox.pop(channel, None)) is None:
-                            inbox[channel] = (end, payload)
-                            dst = None                  # nothing to complete
-                        elif type(held) is int:         # a slot of dst's multi()
-                            resume[dst][held] = payload
-                        elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) \
-                                is None:
-                            dst = None
-                        else:
-                            resume[dst][slot] = payload
-                        if dst is not None:
+                            # complete(dst, end), written out
                             if end > ready_at[dst]:
                                 ready_at[dst] = end
                             outstanding[dst] -= 1
                             if not outstanding[dst]:
                                 current[dst] = None
-                                t = ready_at[dst]
-                                later = buckets.get(t)
-                                if later is None:
-                                    buckets[t] = [dst]
-                                    heappush(times, t)
-                                else:
-                                    later.append(dst)
+                                agenda[ready_at[dst]].append(dst)
+                        elif channel not in inbox:
+                            inbox[channel] = (end, payload)
+                        else:                           # messages queue, or a multi() waits
+                            deliver(pe, dst, channel, end, payload)
                         channel = src * p + pe
                         arrived = inbox.pop(channel, None)
-                        if arrived is None:
+                        if arrived is None:             # nothing came: post the receive
                             waiting[pe] = src
                             outstanding[pe] = 1
                             ready_at[pe] = end
@@ -601,15 +704,10 @@ class _Engine:
                             if queue:
                                 inbox[channel] = queue
                         ready, resume[pe] = arrived
-                        if end > ready:
-                            ready = end
-                        later = buckets.get(ready)
-                        if later is None:
-                            buckets[ready] = [pe]
-                            heappush(times, ready)
-                        else:
-                            later.append(pe)
+                        agenda[ready if ready > end else end].append(pe)
                         continue
+                    # Every other operation is send parts (dst, data, words) and receive
+                    # parts (sources); a received payload goes to box[key].
                     if kind is SendRecv:
                         sends, sources, box, key = ((op[0], op[1], op[3]),), (op[2],), resume, pe
                     elif kind is Recv:
@@ -626,7 +724,7 @@ class _Engine:
                         t = op[0]
                         if (type(t) is not float and type(t) is not int) or not 0 <= t <= _LARGEST:
                             t = _valid(pe, op, valid_time, t)
-                        schedule_resume(buckets, times, pe, now + t)
+                        agenda[now + t].append(pe)
                         continue
                     else:
                         raise TypeError(f"PE {pe} yielded {op!r}, which is not an operation; "
@@ -640,76 +738,16 @@ class _Engine:
                         if type(words) is not int or not 0 <= words < max_words:
                             words = _valid(pe, op, valid_words, words)
                         channel = pe * p + dst
-                        posted = waiting[dst]
-                        if listen_first and posted != pe and type(inbox.get(channel)) not in \
-                                (int, list):            # dst does not listen for pe yet
+                        if listen_first and waiting[dst] != pe and \
+                                type(inbox.get(channel)) not in (int, list):
+                            # dst does not listen for pe yet: the send waits for it
                             _enqueue(deferred, channel, (payload, words))
                             left += 1
                             continue
-                        # claim(pe, dst, payload, words, now), written out (class docstring)
-                        start = now
-                        if use_ports:
-                            if send_free[pe] > start:
-                                start = send_free[pe]
-                            if recv_free[dst] > start:
-                                start = recv_free[dst]
-                        if use_links and (route := routes.get(channel)) is None:
-                            route = route_of(channel, pe, dst)
-                        if not use_links or type(route) is int:
-                            if use_links:
-                                link = route
-                                if link_free[link] > start:
-                                    start = link_free[link]
-                            end = start + ts + th + tw * words if cut_through else \
-                                start + ts + (tw * words + th)
-                            if use_links:
-                                link_free[link] = end
-                                link_load[link] += 1
-                            else:
-                                link_load[channel] += 1
-                        else:
-                            for link in route:
-                                if link_free[link] > start:
-                                    start = link_free[link]
-                            hops = len(route)
-                            end = start + ts + th * hops + tw * words if cut_through else \
-                                start + ts + (tw * words + th) * hops
-                            for link in route:
-                                link_free[link] = end
-                                link_load[link] += 1
-                        if use_ports:
-                            send_free[pe] = recv_free[dst] = end
-                        if emit is not None:
-                            emit(_new(Message, (pe, dst, start, end, words, payload,
-                                                path_of(pe, dst))))
+                        end = claim(pe, dst, channel, payload, words, now)
                         if end > ready:
                             ready = end
-                        # Deliver: to dst's posted receive, or into its inbox.
-                        if posted is not _MULTI and posted == pe:
-                            waiting[dst] = None
-                            resume[dst] = payload
-                        elif (held := inbox.pop(channel, None)) is None:
-                            inbox[channel] = (end, payload)
-                            continue
-                        elif type(held) is int:         # a slot of dst's multi()
-                            resume[dst][held] = payload
-                        elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) \
-                                is None:
-                            continue
-                        else:
-                            resume[dst][slot] = payload
-                        if end > ready_at[dst]:
-                            ready_at[dst] = end
-                        outstanding[dst] -= 1
-                        if not outstanding[dst]:
-                            current[dst] = None
-                            t = ready_at[dst]
-                            later = buckets.get(t)
-                            if later is None:
-                                buckets[t] = [dst]
-                                heappush(times, t)
-                            else:
-                                later.append(dst)
+                        deliver(pe, dst, channel, end, payload)
                     for src in sources:
                         if type(src) is not int or src == pe or not 0 <= src < p:
                             _rank_check(pe, "source", src, p)
@@ -724,22 +762,18 @@ class _Engine:
                             if arrival > ready:
                                 ready = arrival
                         elif listen_first and channel in deferred:
+                            # A half-duplex sender waits for this receive: its transfer starts.
                             payload, words = _dequeue(deferred, channel)
-                            end = claim(src, pe, payload, words, now)
+                            end = claim(src, pe, channel, payload, words, now)
                             box[key] = payload
                             if end > ready:
                                 ready = end
                             if kind is not Multi and not left:
                                 # A single receive completes its PE before the sender's
                                 # send completes, as in the order the parts finish.
-                                schedule_resume(buckets, times, pe, ready)
+                                agenda[ready].append(pe)
                                 left = -1
-                            if end > ready_at[src]:
-                                ready_at[src] = end
-                            outstanding[src] -= 1
-                            if not outstanding[src]:
-                                current[src] = None
-                                schedule_resume(buckets, times, src, ready_at[src])
+                            complete(src, end)
                         else:                           # nothing came: post the receive
                             if kind is not Multi:
                                 waiting[pe] = src
@@ -753,12 +787,7 @@ class _Engine:
                             left += 1
                         key += 1
                     if not left:
-                        later = buckets.get(ready)
-                        if later is None:
-                            buckets[ready] = [pe]
-                            heappush(times, ready)
-                        else:
-                            later.append(pe)
+                        agenda[ready].append(pe)
                     elif left > 0:
                         outstanding[pe] = left
                         ready_at[pe] = ready
@@ -775,22 +804,35 @@ class _Engine:
                         except TypeError:       # not an operation: exc says so
                             pass
                     raise
-            del buckets[now]
+            del agenda[now]
+        self.operations = ops
+        return self._outcome(now)
 
-        blocked = {pe: _describe(current[pe]) for pe in range(p) if finish[pe] is None}
+    def _over_budget(self, pe, now):
+        raise OperationLimitError(
+            f"the PEs issued more than max_ops={self.max_ops:,} operations "
+            f"({self.budget}); PE {pe} was issuing one at time {now:g}. "
+            "Is the program endless? If not, pass a larger max_ops to simulate()")
+
+    def _outcome(self, now) -> Run:
+        """The :class:`Run`, or the error of a run that could not end: a deadlock
+        (PEs still blocked), or messages nobody received."""
+        p, inbox, finish = self.p, self.inbox, self.finish
+        blocked = {pe: _describe(self.current[pe]) for pe in range(p) if finish[pe] is None}
         if blocked:
             raise DeadlockError(blocked, now)
         unreceived = {divmod(channel, p): len(queue) if type(queue) is deque else 1
                       for channel, queue in inbox.items()}
         if unreceived:
             raise UnreceivedMessageError(unreceived)
-        if not use_links:
+        link_load, network = self.link_load, self.network
+        if not self.use_links:
             loads = {divmod(channel, p): n for channel, n in link_load.items()}
-        elif link_order is None:
+        elif self.link_order is None:
             loads = {network.link_pair(link): n for link, n in link_load.items()}
         else:
-            loads = {network.link_pair(link): link_load[link] for link in link_order}
-        del link_load, link_free, routes
-        return Run(results=resume, time=max(finish), finish_times=finish,
-                   messages=messages, link_load=loads, p=p, network=network, model=model,
-                   operations=ops)
+            loads = {network.link_pair(link): link_load[link] for link in self.link_order}
+        self.link_load = self.link_free = self.routes = None
+        return Run(results=self.resume, time=max(finish), finish_times=finish,
+                   messages=self.messages, link_load=loads, p=p, network=network,
+                   model=self.model, operations=self.operations)

@@ -24,7 +24,6 @@ from collective_lib.simulator import _describe
 def reference(program, p, inputs, network, model):
     """(results, finish times, messages, link_load items, operations) of one run."""
     gens = [program(me, p, inputs[me]) for me in range(p)]
-    ts, tw, th = model.ts, model.tw, model.th
     use_ports = model.ports != "all"
     listen_first = model.ports == "half-duplex"
     send_free = defaultdict(float)
@@ -40,21 +39,13 @@ def reference(program, p, inputs, network, model):
         heapq.heappush(events, (t, seq, pe))
         seq += 1
 
-    def transfer(src, dst, payload, words, t, sendrecv=False):
+    def transfer(src, dst, payload, words, t):
         path = network.path(src, dst)
         direct = network.direct and use_ports
         links = () if direct else path
         start = max([t] + [link_free[link] for link in links]
                     + ([send_free[src], recv_free[dst]] if use_ports else []))
-        hops = len(path)
-        # The sums in the order the simulator has always added them (floats do not
-        # associate): a sendrecv on a direct network as one step of ts + th.
-        if sendrecv and direct and not listen_first:
-            end = start + (ts + th) + tw * words
-        elif model.routing == "cut-through":
-            end = start + ts + th * hops + tw * words
-        else:
-            end = start + ts + (tw * words + th) * hops
+        end = start + model.transfer_time(words, len(path))
         if use_ports:
             send_free[src] = recv_free[dst] = end
         for link in links:
@@ -78,16 +69,16 @@ def reference(program, p, inputs, network, model):
             current[pe] = None
             schedule(pe, ready_at[pe])
 
-    def post_send(src, dst, payload, words, t, sendrecv=False):
+    def post_send(src, dst, payload, words, t):
         if waiting[(src, dst)]:
             slot = waiting[(src, dst)].popleft()
-            end = transfer(src, dst, payload, words, t, sendrecv)
+            end = transfer(src, dst, payload, words, t)
             complete(dst, end, slot, payload)
             complete(src, end)
         elif listen_first:
             deferred[(src, dst)].append((payload, words))
         else:
-            end = transfer(src, dst, payload, words, t, sendrecv)
+            end = transfer(src, dst, payload, words, t)
             inbox[(src, dst)].append((end, payload))
             complete(src, end)
 
@@ -120,7 +111,7 @@ def reference(program, p, inputs, network, model):
             schedule(pe, now + op.time)
         elif isinstance(op, SendRecv):
             outstanding[pe] = 2
-            post_send(pe, op.dst, op.data, op.words, now, sendrecv=True)
+            post_send(pe, op.dst, op.data, op.words, now)
             post_recv(pe, op.src, -1, now)
         elif isinstance(op, Send):
             outstanding[pe] = 1
