@@ -1,0 +1,200 @@
+"""Every catalog entry next to its own Python limit: the simulator's fast path for all of them.
+
+``scale.py`` measures the ring all-gather against a loop written for it alone.
+This script does the same for every entry of ``catalog()``, each on its own
+network and port model, at a p where one simulation takes about ``--seconds``
+of CPU (the p is found by doubling from the entry's smallest valid p > 1):
+
+* ``sim``: ``simulate`` with ``trace=False`` (the entry's default parameters,
+  the smallest m it accepts, ts = 1, tw = 0);
+* ``limit``: the entry's own programs replayed alone, each PE fed the values it
+  received in that simulation, in the order the simulation resumed them, by a
+  bare heap loop of the same shape (one pop and one push per operation, keyed
+  by the position of the resumption in the simulation); the programs and a heap,
+  nothing else: the floor of any event loop that runs them;
+* ``traced``: ``simulate`` with ``trace=True``.
+
+It prints, per entry, p, the operations, the three CPU times (best of
+``--repeat`` runs, taking turns), limit / sim (goal >= 0.8) and traced / sim
+(goal <= 1.5), then which entries miss a goal.  The replay must issue as many
+operations as the simulation and return the same results, or the line says
+so and the script exits with 1; it never fails on speed.
+
+    python benchmarks/catalog_speed.py                       # about 1 s per simulation
+    python benchmarks/catalog_speed.py --seconds 0.2 --only ring   # a quick look
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import heapq
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+try:
+    import collective_lib  # noqa: F401
+except ImportError:                       # run from a checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from collective_lib import catalog, simulate  # noqa: E402
+
+GOAL_LIMIT = 0.8          # sim at least this fraction of the limit's speed
+GOAL_TRACE = 1.5          # a traced run at most this many times an untraced one
+MAX_P = 1 << 16
+
+
+def _cpu(fn, collect=True):
+    """(CPU seconds, outcome) of fn(), the collector off as in ``simulate`` (and run
+    before it if ``collect``: a full collection takes a tenth of a second here)."""
+    if collect:
+        gc.collect()
+    gc.disable()
+    try:
+        start = time.process_time()
+        outcome = fn()
+        return time.process_time() - start, outcome
+    finally:
+        gc.enable()
+
+
+class Case:
+    """One entry at one p: its inputs, parameters and what a simulation needs."""
+
+    def __init__(self, entry, p):
+        self.entry, self.p = entry, p
+        self.params = dict(entry.params)
+        self.m = next(m for m in (1, 2, p, 2 * p, p * p) if entry.accepts(p, m, **self.params))
+        self.inputs = entry.make_inputs(p, self.m, seed=0, **self.params)
+        self.network, self.model = entry.network(p), entry.default_model()
+        self.budget = entry.max_ops(p, max(self.m, self.params.get("k", 1), p), **self.params)
+
+    def simulate(self, trace=False, program=None):
+        return simulate(program or self.entry.program, self.p, self.inputs,
+                        network=self.network, model=self.model, trace=trace,
+                        max_ops=self.budget, **self.params)
+
+    def record(self):
+        """(run, order, received): a simulation that notes which PE it resumed, in order,
+        and the value it resumed each PE with."""
+        order, received, program = [], [[] for _ in range(self.p)], self.entry.program
+
+        def noted(me, p, data, **params):
+            gen, got, value = program(me, p, data, **params), received[me], None
+            while True:
+                order.append(me)
+                got.append(value)
+                try:
+                    op = gen.send(value)
+                except StopIteration as stop:
+                    return stop.value
+                value = yield op
+        return self.simulate(program=noted), order, received
+
+    def replay(self, order, received):
+        """A function that runs the limit: (results, operations)."""
+        p, program, inputs, params = self.p, self.entry.program, self.inputs, self.params
+        positions = [deque() for _ in range(p)]
+        for position, pe in enumerate(order):
+            positions[pe].append(position)
+
+        def limit():
+            gens = [program(me, p, inputs[me], **params) for me in range(p)]
+            values = [iter(got) for got in received]
+            nexts = [deque(queue) for queue in positions]
+            heap = [(nexts[pe].popleft(), pe) for pe in range(p)]
+            heapq.heapify(heap)
+            heappush, heappop, results, ops = heapq.heappush, heapq.heappop, [None] * p, 0
+            while heap:
+                _, pe = heappop(heap)
+                try:
+                    gens[pe].send(next(values[pe]))
+                except StopIteration as stop:
+                    results[pe] = stop.value
+                    continue
+                ops += 1
+                heappush(heap, (nexts[pe].popleft(), pe))
+            return results, ops
+        return limit
+
+
+def valid_ps(entry):
+    """The entry's valid p from 2 on, growing about twofold (all of them up to 8)."""
+    ps = [p for p in range(2, 9) if entry.valid(p)]
+    p = 16
+    while p <= MAX_P:
+        if entry.valid(p):
+            ps.append(p)
+            p *= 2
+        else:
+            p += 1
+    return ps
+
+
+def pick_p(entry, seconds):
+    """The first of :func:`valid_ps` whose simulation takes at least ``seconds`` / 3,
+    or the one before the first that would take over ``3 * seconds`` by the trend."""
+    ps = valid_ps(entry)
+    Case(entry, ps[0]).simulate()       # untimed: the first run of a program imports and caches
+    previous = None
+    for i, p in enumerate(ps):
+        took, _ = _cpu(lambda: Case(entry, p).simulate(), collect=False)
+        if took >= seconds / 3 or i + 1 == len(ps):
+            return p
+        if previous and took > 0 and took * took / previous > 3 * seconds:
+            return p                    # the next one would grow past the budget
+        previous = took
+    return ps[-1]
+
+
+def measure(entry, p, repeat, collect=True):
+    """{"ops", "sim", "limit", "traced", "agree"} for ``entry`` on p PEs."""
+    case = Case(entry, p)
+    run, order, received = case.record()
+    limit = case.replay(order, received)
+    runners = {"sim": case.simulate, "limit": limit, "traced": lambda: case.simulate(True)}
+    best, outcome = {}, {}
+    for _ in range(repeat):
+        for name, fn in runners.items():
+            took, outcome[name] = _cpu(fn, collect)
+            best[name] = min(best.get(name, took), took)
+    results, ops = outcome["limit"]
+    agree = ops == run.operations and repr(results) == repr(run.results) and \
+        repr(outcome["sim"].results) == repr(run.results)
+    return {"ops": run.operations, "agree": agree, **best}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="CPU time of one simulation to aim for (default 1)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per figure, best counts")
+    parser.add_argument("--only", default="", help="entries whose name contains this")
+    args = parser.parse_args(argv)
+    entries = [entry for name, entry in sorted(catalog().items()) if args.only in name]
+    print(f"every catalog entry at a p where a simulation takes about {args.seconds:g} s of CPU; "
+          f"trace off unless said; CPU seconds, best of {args.repeat} runs taking turns")
+    print(f"{'entry':<40}{'p':>6}{'ops':>10}{'sim':>8}{'limit':>8}{'traced':>8}"
+          f"{'limit/sim':>10}{'traced/sim':>11}")
+    agree, short = True, []
+    for entry in entries:
+        p = pick_p(entry, args.seconds)
+        row = measure(entry, p, args.repeat, collect=args.seconds >= 0.1)
+        agree &= row["agree"]
+        speed, traced = row["limit"] / row["sim"], row["traced"] / row["sim"]
+        if speed < GOAL_LIMIT or traced > GOAL_TRACE:
+            short.append(entry.name)
+        print(f"{entry.name:<40}{p:>6}{row['ops']:>10,}{row['sim']:>8.3f}{row['limit']:>8.3f}"
+              f"{row['traced']:>8.3f}{speed:>10.2f}{traced:>11.2f}"
+              f"{'' if row['agree'] else '  DISAGREE'}", flush=True)
+    print(f"goals: limit/sim >= {GOAL_LIMIT:g} and traced/sim <= {GOAL_TRACE:g}; "
+          f"met by {len(entries) - len(short)} of {len(entries)} entries"
+          + (f"; short: {', '.join(short)}" if short else ""))
+    print(f"{'PASS' if agree else 'FAIL'}  the replays issue the simulations' operations and "
+          "return their results")
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
