@@ -8,14 +8,19 @@
   :mod:`.cgroups`, forbidden library code poisoned by :mod:`.poison`) reached
   through stand-ins (:mod:`.remote`) and a data-only codec (:mod:`.codec`);
   ``DeduplicateCells`` keeps a copied cell from stopping nbgrader, and
-  ``FlagForReview`` marks cells whose checks raised a flag (:mod:`.review`,
-  :mod:`.static`) for manual grading.
+  ``FlagForReview`` marks cells whose checks raised a flag
+  (:mod:`collective_lib.grading.review`) for manual grading. The checks
+  themselves are :mod:`collective_lib.grading`, the layer below this one
+  (``exercises/SANDBOX.md``, "The boundary").
 * :mod:`.preprocessors` — ``LimitOutputSize``, a cap on the characters a cell keeps,
   and ``EscapeStudentMarkup``, which shows what a student wrote as text, never as
   live HTML, in feedback and formgrader.
 * :mod:`.feedback` — the feedback page's template, which names every question.
 * :mod:`.export` — ``PerQuestionExportPlugin``, the grade export with one column per
   graded cell; :mod:`.report` plots it (run as ``python -m collective_lib.autograde.report``).
+* :mod:`.lms` — the grades as Canvas's and Moodle's gradebook imports read them.
+* :mod:`.similarity` — which submissions of an assignment look copied from each other
+  (copydetect), for a human to review.
 
 ``exercises/nbgrader_config.py`` puts them in nbgrader's autograde and
 feedback chains. The nbgrader classes are imported on first use, so the
