@@ -82,11 +82,11 @@ def expected(inputs, op, exclusive):
     return out
 
 
-@pytest.mark.parametrize("p", PS)
+@pytest.mark.parametrize("p", [p for p in PS if p <= 40 or p in (65, 128, 1001)])
 def test_two_tree_prefix_sum_in_rank_order_for_a_non_commutative_operator(p):
     rng = np.random.default_rng(p)
     concat = elementwise(operator.add)
-    for n, k in ((1, 2), (5, 4), (8, 6), (3, 10)):       # k > n: empty packets
+    for n, k in ((1, 2), (8, 6), (3, 10)):               # k > n: empty packets
         inputs = concat_inputs(rng, p, n)
         for exclusive in (False, True):
             run = simulate(two_tree_prefix_sum, p, inputs, op=concat, k=k, exclusive=exclusive,
@@ -129,15 +129,21 @@ def check_bound(p, ks, seed):
         assert run.time <= bound + 1e-9, (p, n, k, model, run.time, bound)
 
 
-@pytest.mark.parametrize("first", range(1, 301, 10))
-def test_the_catalog_bound_holds_for_every_p_up_to_300(first):
-    for p in range(first, first + 10):               # long pipelines on every tenth p
-        check_bound(p, (2, 4, 10) + ((24, 64) if p <= 64 or p % 10 == 0 else ()), seed=p)
+# Every p to 64; above, a spread to 300 with the tightest p a sweep found (189 PEs, 64
+# packets: half a step below (5/4)(T + 2k - 4), five steps below the registered bound).
+BOUND_PS = list(range(1, 65)) + [71, 96, 100, 127, 128, 129, 150, 189, 200, 255, 256, 257, 300]
 
 
-@pytest.mark.parametrize("p", [383, 511, 512, 513, 1000, 1024])
+@pytest.mark.parametrize("first", range(0, len(BOUND_PS), 8))
+def test_the_catalog_bound_holds_for_every_p_up_to_64_and_a_spread_to_300(first):
+    for p in BOUND_PS[first:first + 8]:              # long pipelines on some p
+        long = (24, 64) if p <= 16 or p % 8 == 0 or p == 189 else ()
+        check_bound(p, (2, 4, 10) + long, seed=p)
+
+
+@pytest.mark.parametrize("p", [383, 513, 1024])
 def test_the_catalog_bound_holds_for_larger_p(p):
-    check_bound(p, (2, 8, 16), seed=p)
+    check_bound(p, (2, 16), seed=p)
 
 
 def test_the_entry_is_the_bound_of_the_module():
