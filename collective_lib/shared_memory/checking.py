@@ -335,7 +335,7 @@ class _RecordedInstance:
             raise AttributeError(method)
         return lambda: self._run(method)
 
-    def advance(self, step) -> None:
+    def _advance(self, step) -> None:
         node = self._node.children.get(step)
         if node is None:
             node = self._node.children[step] = _Node(self._node, step)
