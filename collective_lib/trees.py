@@ -19,7 +19,7 @@ from .validate import check_positive_int
 
 __all__ = ["ceil_log2", "binomial_parent", "binomial_children",
            "InOrderNode", "in_order_node", "in_order_tree", "in_order_depths", "tree_height",
-           "GOLDEN_RATIO", "HeapNode", "heap_node", "heap_tree", "heap_height"]
+           "GOLDEN_RATIO", "split_point", "HeapNode", "heap_node", "heap_tree", "heap_height"]
 
 GOLDEN_RATIO = (1 + math.sqrt(5)) / 2
 
@@ -68,8 +68,12 @@ class InOrderNode(NamedTuple):
     last: int
 
 
-def _split(a: int, b: int, shape: str) -> int:
-    """Where buildTree puts the root of the range a..b."""
+def split_point(a: int, b: int, shape: str) -> int:
+    """Where buildTree puts the root of the range a..b (shape "balanced" or "golden").
+
+    >>> split_point(0, 6, "balanced"), split_point(0, 6, "golden")
+    (3, 4)
+    """
     if shape == "balanced":
         return (a + b + 1) // 2
     # Golden ratio: the left part gets the larger share, 1 : phi to the right,
@@ -101,8 +105,8 @@ def in_order_node(me: int, p: int, root: int, shape: str = "balanced") -> InOrde
         raise ValueError(f"root must be in 0..{p - 1}, got {root!r}")
     a, b, x, parent = 0, p - 1, root, None
     while True:
-        left = _split(a, x - 1, shape) if a <= x - 1 else None
-        right = _split(x + 1, b, shape) if x + 1 <= b else None
+        left = split_point(a, x - 1, shape) if a <= x - 1 else None
+        right = split_point(x + 1, b, shape) if x + 1 <= b else None
         if me == x:
             return InOrderNode(parent, left, right, a, b)
         parent = x

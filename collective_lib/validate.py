@@ -4,7 +4,7 @@ from __future__ import annotations
 from numbers import Integral
 
 __all__ = ["check_root", "check_power_of_two", "check_square", "check_positive_int",
-           "is_power_of_two"]
+           "is_power_of_two", "check_operator", "check_flag", "check_messages"]
 
 
 def check_positive_int(name: str, value, least: int = 1) -> int:
@@ -46,3 +46,26 @@ def check_square(algorithm: str, p: int) -> int:
     if side * side != p:
         raise ValueError(f"{algorithm} needs p to be a perfect square, got p={p}")
     return side
+
+
+def check_operator(op):
+    """``op`` if it is callable (a binary operator of a reduction), else a ValueError."""
+    if not callable(op):
+        raise ValueError(f"op must be a callable binary operator such as "
+                         f"elementwise(operator.add), got op={op!r}")
+    return op
+
+
+def check_flag(name: str, value) -> bool:
+    """``value`` if it is True or False, else a ValueError naming ``name``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {name}={value!r}")
+    return value
+
+
+def check_messages(algorithm: str, data, p: int) -> list:
+    """A PE's input of an all-to-all operation: one message per destination, as a list."""
+    if not isinstance(data, (list, tuple)) or len(data) != p:
+        raise ValueError(f"{algorithm} needs a list of p={p} messages on every PE (one per "
+                         f"destination), got {data!r:.80}")
+    return list(data)

@@ -32,8 +32,8 @@ from __future__ import annotations
 from ..catalog import register
 from ..networks import Hypercube, Mesh, Ring
 from ..ops import exchange, size_in_words, sendrecv
-from ..validate import check_power_of_two, check_square
-from .reduce import _check_op, add, combine
+from ..validate import check_messages, check_operator, check_power_of_two, check_square
+from .reduce import add, combine
 
 __all__ = [
     "all_to_all_bc_ring", "all_to_all_bc_mesh", "all_to_all_red_mesh",
@@ -52,14 +52,6 @@ def _words(messages):
     6
     """
     return sum(size_in_words(x) for x in messages)
-
-
-def _check_messages(algorithm, data, p):
-    """The input of a reduction: one message per destination."""
-    if not isinstance(data, (list, tuple)) or len(data) != p:
-        raise ValueError(f"{algorithm} needs a list of p={p} messages on every PE (one per "
-                         f"destination), got {data!r}")
-    return list(data)
 
 
 # -- ring ---------------------------------------------------------------------------------
@@ -173,8 +165,8 @@ def all_to_all_red_mesh(me, p, data, op=add):
     2 ts (sqrt p - 1) + tw m (p - 1), as Eq. 4.3.
     """
     side = check_square("all_to_all_red_mesh", p)
-    op = _check_op(op)
-    msg = _check_messages("all_to_all_red_mesh", data, p)
+    op = check_operator(op)
+    msg = check_messages("all_to_all_red_mesh", data, p)
     row, col = divmod(me, side)
     # Communication along columns: the block for row r is msg[r*side .. r*side + side - 1]
     up = (me - side) % p
@@ -260,8 +252,8 @@ def all_to_all_red_hcube(me, p, data, op=add):
     as Eq. 4.4.
     """
     d = check_power_of_two("all_to_all_red_hcube", p)
-    op = _check_op(op)
-    msg = _check_messages("all_to_all_red_hcube", data, p)
+    op = check_operator(op)
+    msg = check_messages("all_to_all_red_hcube", data, p)
     recloc = 0
     for i in range(d - 1, -1, -1):
         partner = me ^ (1 << i)

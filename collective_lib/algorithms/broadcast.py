@@ -17,7 +17,7 @@ from ..networks import Hypercube
 from ..ops import recv, send, sendrecv, size_in_words
 from ..packets import (best_packet_count, check_packet_count, join_packets, packet_words,
                        split_packets)
-from ..trees import (_split, binomial_children, binomial_parent, ceil_log2, in_order_node,
+from ..trees import (binomial_children, binomial_parent, ceil_log2, in_order_node, split_point,
                      tree_height)
 from ..validate import check_positive_int, check_power_of_two, check_root
 
@@ -276,7 +276,7 @@ def duplex_tree_first_packet_steps(n: int, shape: str = "golden") -> int:
     check_positive_int("n", n)
     if n == 1:
         return 0
-    left = _split(0, n - 1, shape)            # PEs 0..left-1 form the left subtree
+    left = split_point(0, n - 1, shape)            # PEs 0..left-1 form the left subtree
     right = n - 1 - left
     steps = 1 + duplex_tree_first_packet_steps(left, shape) if left else 0
     if right:
@@ -327,7 +327,7 @@ def _duplex_tree_place(me, p, root, shape):
     The ranks are rotated so that the root sits at the split point of the
     whole range ``0..p-1``; subtrees are then contiguous modulo p.
     """
-    centre = _split(0, p - 1, shape)
+    centre = split_point(0, p - 1, shape)
     shift = centre - root
     node = in_order_node((me + shift) % p, p, centre, shape)
     back = [None if v is None else (v - shift) % p for v in (node.parent, node.left, node.right)]

@@ -64,8 +64,8 @@ from ..cm200.schedules import (d_cycles_schedule, one_cycle_index, split_subbloc
                                subblock_bounds)
 from ..networks import Hypercube
 from ..ops import multi, sendrecv
-from ..validate import check_power_of_two
-from .reduce import _check_op, add
+from ..validate import check_operator, check_power_of_two
+from .reduce import add
 
 __all__ = [
     "one_cycle_broadcast", "one_cycle_reduce", "d_cycles_broadcast", "d_cycles_reduce",
@@ -223,7 +223,7 @@ def one_cycle_reduce(me, p, data, op=add, history=False):
     Model: d-cube, p = 2**d; time (p - 1)(ts + tw M').
     """
     d = _cube_d("one_cycle_reduce", p)
-    op = _check_op(op)
+    op = check_operator(op)
     if not isinstance(data, (list, tuple)) or len(data) != p:
         raise ValueError(f"one_cycle_reduce needs a list of p={p} messages on every PE (one per "
                          f"destination), got {data!r:.80}")
@@ -325,7 +325,7 @@ def d_cycles_reduce(me, p, data, op=add, history=False):
     elements; time (2**d - 1)(ts + tw ceil(M'/d)).
     """
     d = _cube_d("d_cycles_reduce", p)
-    op = _check_op(op)
+    op = check_operator(op)
     messages = _messages("d_cycles_reduce", data, p)
     if d == 0:
         return (data[0], [[messages[0]]]) if history else data[0]
@@ -410,7 +410,7 @@ def butterfly_reduce_and_spread(me, p, data, op=add, history=False):
     but is not in the catalog (the chapter-2 value tables know no view of it).
     """
     d = _cube_d("butterfly_reduce_and_spread", p)
-    op = _check_op(op)
+    op = check_operator(op)
     elements = _elements("butterfly_reduce_and_spread", data)
     snapshots = [split_subblocks(elements, d)] if history and d else None
     if d == 0:
@@ -443,7 +443,7 @@ def reduce_and_spread(me, p, data, op=add):
     d (ts + tw ceil(p M'/d)), a factor about d above :func:`d_cycles_reduce`.
     """
     d = _cube_d("reduce_and_spread", p)
-    op = _check_op(op)
+    op = check_operator(op)
     messages = _messages("reduce_and_spread", data, p)
     m = len(messages[0])
     if d == 0:

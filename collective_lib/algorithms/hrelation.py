@@ -56,6 +56,7 @@ from ..coloring import (Transfer, check_edge_coloring, check_size_matrix,
 from ..operations import random_h_relation
 from ..ops import recv, send, sendrecv, size_in_words
 from ..trees import ceil_log2
+from ..validate import check_messages
 from .gather import bruck_allgather
 from .personalized import alltoall_cyclic
 
@@ -115,9 +116,7 @@ def bottleneck_volume(sizes) -> int:
 
 def _check_messages(algorithm, data, p) -> list:
     """A PE's input: p messages, each a list (or tuple) of words."""
-    if not isinstance(data, (list, tuple)) or len(data) != p:
-        raise ValueError(f"{algorithm} needs a list of p={p} messages on every PE (one per "
-                         f"destination), got {data!r:.80}")
+    data = check_messages(algorithm, data, p)
     for j, message in enumerate(data):
         if not isinstance(message, (list, tuple)):
             raise ValueError(f"{algorithm}: the message for PE {j} must be a list of words "

@@ -40,8 +40,7 @@ from ..catalog import register
 from ..networks import Hypercube, Mesh, Ring
 from ..ops import compute, exchange, sendrecv, size_in_words
 from ..trees import ceil_log2
-from ..validate import check_positive_int, check_power_of_two, check_square
-from .alltoall import _check_messages
+from ..validate import check_messages, check_positive_int, check_power_of_two, check_square
 
 __all__ = [
     "alltoall_cyclic", "alltoall_direct_xor", "alltoall_one_factor", "one_factor_partner",
@@ -65,7 +64,7 @@ def _uniform_messages(algorithm, data, p):
     >>> _uniform_messages("demo", [[1, 2], [3, 4]], 2)
     ([[1, 2], [3, 4]], 2)
     """
-    msgs = _check_messages(algorithm, data, p)
+    msgs = check_messages(algorithm, data, p)
     m = size_in_words(msgs[0])
     for j, x in enumerate(msgs):
         if size_in_words(x) != m:

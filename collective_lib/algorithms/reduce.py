@@ -50,7 +50,8 @@ from ..ops import exchange, recv, send, sendrecv, size_in_words
 from ..packets import (best_packet_count, check_packet_count, join_packets, packet_words,
                        split_packets)
 from ..trees import binomial_children, binomial_parent, ceil_log2, in_order_node, tree_height
-from ..validate import check_positive_int, check_power_of_two, check_root
+from ..validate import (check_flag, check_operator, check_positive_int, check_power_of_two,
+                        check_root)
 from .broadcast import binomial_broadcast
 
 __all__ = [
@@ -69,17 +70,8 @@ __all__ = [
 CATALOG_POSITION = 20
 
 
-def _check_op(op):
-    if not callable(op):
-        raise ValueError(f"op must be a callable binary operator such as "
-                         f"elementwise(operator.add), got op={op!r}")
-    return op
-
-
-def _check_flag(name, value):
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {name}={value!r}")
-    return value
+# kept until two_tree_prefix.py (being edited elsewhere) imports them from validate
+_check_op, _check_flag = check_operator, check_flag
 
 
 # -- what a PE holds after each step (for the tables of values) --------------------------
@@ -147,7 +139,7 @@ def binomial_reduce(me, p, data, root=0, op=add):
     flagged ``requires_commutative``.
     """
     root = check_root(root, p)
-    op = _check_op(op)
+    op = check_operator(op)
     i = (me - root) % p
     x = data
     for c in reversed(binomial_children(i, p)):          # smallest child first
@@ -185,7 +177,7 @@ def binary_tree_reduce(me, p, data, root=0, op=add):
     with unequal subtrees can finish earlier.
     """
     root = check_root(root, p)
-    op = _check_op(op)
+    op = check_operator(op)
     node = in_order_node(me, p, root)
     x = None                                              # x := 0
     if node.left is not None:
@@ -238,7 +230,7 @@ def pipelined_binary_tree_reduce(me, p, data, root=0, op=add, k=1):
     (Corollary 13.5).
     """
     root = check_root(root, p)
-    op = _check_op(op)
+    op = check_operator(op)
     k = check_positive_int("k", k)
     node = in_order_node(me, p, root)
     packets = split_packets(data, k)
@@ -278,7 +270,7 @@ def reduce_broadcast_allreduce(me, p, data, op=add):
     2 ceil(log2 p)(alpha + beta m), twice the latency of the hypercube
     algorithm.
     """
-    op = _check_op(op)
+    op = check_operator(op)
     total = yield from binomial_reduce(me, p, data, root=0, op=op)
     return (yield from binomial_broadcast(me, p, total, root=0))
 
@@ -318,7 +310,7 @@ def hypercube_allreduce(me, p, data, op=add):
     stays m words long and each of the log p steps costs ts + tw m.
     """
     d = check_power_of_two("hypercube_allreduce", p)
-    op = _check_op(op)
+    op = check_operator(op)
     m = data
     for i in range(d):
         partner = me ^ (1 << i)
@@ -391,7 +383,7 @@ def rabenseifner_allreduce(me, p, data, op=add):
     2 alpha log p + 2 beta m (p-1)/p when p divides m.
     """
     d = check_power_of_two("rabenseifner_allreduce", p)
-    op = _check_op(op)
+    op = check_operator(op)
     m = size_in_words(data)
     _check_rabenseifner_m(p, m)
     small, extra = divmod(m, p)                           # cut as split_packets does: block b is
@@ -468,8 +460,8 @@ def hypercube_prefix_sum(me, p, data, op=add, exclusive=False):
     prefix only when it comes from the lower half (a partner of smaller rank).
     """
     d = check_power_of_two("hypercube_prefix_sum", p)
-    op = _check_op(op)
-    exclusive = _check_flag("exclusive", exclusive)
+    op = check_operator(op)
+    exclusive = check_flag("exclusive", exclusive)
     m = data
     x = None if exclusive else data                       # invariant: x is the prefix in my subcube
     for i in range(d):
@@ -519,8 +511,8 @@ def binary_tree_prefix_sum(me, p, data, op=add, exclusive=False):
     4L(alpha + beta m), L the tree height (each phase at most 2L steps,
     Lemma 13.4 and 13.2 with k = 1).
     """
-    op = _check_op(op)
-    exclusive = _check_flag("exclusive", exclusive)
+    op = check_operator(op)
+    exclusive = check_flag("exclusive", exclusive)
     node = in_order_node(me, p, _prefix_root(p))
     words = size_in_words(data)
     x = None                                              # upward phase
@@ -618,8 +610,8 @@ def pipelined_binary_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=1):
     >>> run.time                                 # 4L + 6(k - 1) steps, L = 2
     14.0
     """
-    op = _check_op(op)
-    exclusive = _check_flag("exclusive", exclusive)
+    op = check_operator(op)
+    exclusive = check_flag("exclusive", exclusive)
     k = check_positive_int("k", k)
     node = in_order_node(me, p, _prefix_root(p))
     own = split_packets(data, k)                   # my packets m_j
