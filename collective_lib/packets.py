@@ -13,7 +13,7 @@ import numpy as np
 
 from .validate import check_positive_int
 
-__all__ = ["split_packets", "join_packets", "packet_words", "check_packet_count",
+__all__ = ["split_packets", "cut_evenly", "join_packets", "packet_words", "check_packet_count",
            "packet_counts_worth_trying", "best_packet_count"]
 
 
@@ -67,6 +67,22 @@ def split_packets(message: Sequence, k: int) -> list:
         packets.append(message[start:stop])
         start = stop
     return packets
+
+
+def cut_evenly(message: Sequence, k: int, who: str = "two_tree_broadcast") -> list:
+    """k contiguous packets of floor or ceil(n/k) words; some are empty when k > n.
+
+    ``who`` is the program named in the error for a message that cannot be cut.
+
+    >>> cut_evenly([1, 2, 3, 4, 5], 2), cut_evenly([1], 3)
+    ([[1, 2], [3, 4, 5]], [[], [], [1]])
+    """
+    try:
+        n = len(message)
+    except TypeError:
+        raise TypeError(f"{who} needs a sequence (list, array, string) to cut "
+                        f"into packets, got {type(message).__name__}") from None
+    return [message[i * n // k:(i + 1) * n // k] for i in range(k)]
 
 
 def join_packets(packets: list) -> Any:

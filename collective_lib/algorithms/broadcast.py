@@ -15,8 +15,8 @@ from typing import NamedTuple
 from ..catalog import register
 from ..networks import Hypercube
 from ..ops import recv, send, sendrecv, size_in_words
-from ..packets import (best_packet_count, check_packet_count, join_packets, packet_words,
-                       split_packets)
+from ..packets import (best_packet_count, check_packet_count, cut_evenly, join_packets,
+                       packet_words, split_packets)
 from ..trees import (binomial_children, binomial_parent, ceil_log2, in_order_node, split_point,
                      tree_height)
 from ..validate import check_positive_int, check_power_of_two, check_root
@@ -579,19 +579,6 @@ def two_tree_optimal_k(p, m, model, **_):
     return best_packet_count(two_tree_broadcast_cost, p, m, model, even=True)
 
 
-def _cut_evenly(message, k, who="two_tree_broadcast"):
-    """k contiguous packets of floor or ceil(n/k) words; some are empty when k > n.
-
-    ``who`` is the program named in the error for a message that cannot be cut.
-    """
-    try:
-        n = len(message)
-    except TypeError:
-        raise TypeError(f"{who} needs a sequence (list, array, string) to cut "
-                        f"into packets, got {type(message).__name__}") from None
-    return [message[i * n // k:(i + 1) * n // k] for i in range(k)]
-
-
 @register(operation="broadcast", cost=two_tree_broadcast_cost, exact=False,
           tex=r"(k + 2H + [p \text{ odd}])\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
           params={"root": 0, "k": 2}, valid_m=_two_tree_packets, optimal_k=two_tree_optimal_k,
@@ -635,7 +622,7 @@ def two_tree_broadcast(me, p, data, root=0, k=2):
     # as in Sanders' analysis: equal transfers keep all PEs in step (with uneven
     # packets a PE could run ahead and take a port out of turn).
     if me == root:
-        chunks = _cut_evenly(data, k)
+        chunks = cut_evenly(data, k)
         width = max(size_in_words(c) for c in chunks)
         packets = [(width, c) for c in chunks]
     else:

@@ -71,9 +71,6 @@ CATALOG_POSITION = 20
 
 
 # kept until two_tree_prefix.py (being edited elsewhere) imports them from validate
-_check_op, _check_flag = check_operator, check_flag
-
-
 # -- what a PE holds after each step (for the tables of values) --------------------------
 #
 # Each function reads a PE's recorded state (``locals``: the program's local variables).

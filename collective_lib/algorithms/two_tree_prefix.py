@@ -51,10 +51,8 @@ from ..catalog import register
 from ..coloring import color_bipartite_multigraph
 from ..operations import add, combine
 from ..ops import recv, send, sendrecv, size_in_words
-from ..packets import best_packet_count, join_packets, packet_words
-from ..validate import check_positive_int
-from .broadcast import _cut_evenly
-from .reduce import _check_flag, _check_op
+from ..packets import best_packet_count, cut_evenly, join_packets, packet_words
+from ..validate import check_flag, check_operator, check_positive_int
 
 __all__ = ["TwoTreePrefixPlan", "two_tree_prefix_plan", "two_tree_prefix_sum",
            "two_tree_prefix_sum_cost", "two_tree_prefix_sum_optimal_k"]
@@ -237,10 +235,20 @@ def two_tree_prefix_sum_optimal_k(p, m, model, **_):
     return best_packet_count(two_tree_prefix_sum_cost, p, m, model, even=True)
 
 
+def _two_tree_prefix_held(state):
+    """Per packet, the prefix combined so far (what came from below the PE's range, its low
+    subtree's part, its own), glued; the PE's message before the trees are built."""
+    env = state.locals
+    if "ell" not in env:
+        return env.get("data")
+    return join_packets([combine(env["op"], below, low, mine)
+                         for below, low, mine in zip(env["ell"], env["left"], env["own"])])
+
+
 @register(operation="prefix_sum", cost=two_tree_prefix_sum_cost, exact=False,
           tex=r"\frac{5}{4}(T + 2k)\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
           params={"op": add, "exclusive": False, "k": 2}, valid_m=_two_tree_prefix_m,
-          optimal_k=two_tree_prefix_sum_optimal_k,
+          optimal_k=two_tree_prefix_sum_optimal_k, held=_two_tree_prefix_held,
           source="Sanders et al. 2019, §13.3 (last paragraph, two in-order trees as in "
                  "§13.1.4; Sanders, Speck and Träff 2009), Exercise 13.5")
 def two_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=2):
@@ -280,10 +288,10 @@ def two_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=2):
     >>> run.time <= two_tree_prefix_sum_cost(7, 2, CostModel(), k=2)
     True
     """
-    op = _check_op(op)
-    exclusive = _check_flag("exclusive", exclusive)
+    op = check_operator(op)
+    exclusive = check_flag("exclusive", exclusive)
     k = _check_two_tree_prefix_k(k)
-    own = _cut_evenly(data, k, "two_tree_prefix_sum")
+    own = cut_evenly(data, k, "two_tree_prefix_sum")
     if p == 1:
         return None if exclusive else data
     width = packet_words(size_in_words(data), k, allow_empty=True)
