@@ -10,7 +10,9 @@ backend).
 """
 from __future__ import annotations
 
-from .ops import Compute, Multi, Recv, Send, SendRecv, multi, recv, relay, send, sendrecv
+import functools
+
+from .ops import mapped, relay
 
 __all__ = ["in_group"]
 
@@ -56,20 +58,4 @@ def in_group(program, members, me, data, **params):
     if len(set(members)) != len(members):
         raise ValueError(f"a group lists each PE once, got {list(members)}")
     steps = program(members.index(me), len(members), data, **params)
-    return (yield from relay(steps, lambda op: _to_global(op, members)))
-
-
-def _to_global(op, members):
-    """The same operation with group ranks replaced by global ranks."""
-    if isinstance(op, SendRecv):
-        return sendrecv(members[op.dst], op.data, members[op.src], op.words)
-    if isinstance(op, Send):
-        return send(members[op.dst], op.data, op.words)
-    if isinstance(op, Recv):
-        return recv(members[op.src])
-    if isinstance(op, Multi):
-        return multi([(members[dst], data, words) for dst, data, words in op.sends],
-                     [members[src] for src in op.recvs])
-    if isinstance(op, Compute):
-        return op
-    raise TypeError(f"in_group cannot translate the operation {op!r}")
+    return (yield from relay(steps, functools.partial(mapped, rank=members.__getitem__)))

@@ -15,6 +15,15 @@ below p.  The constructors apply them; :func:`check_operation` applies them to
 a record built without a constructor, and the simulator and the codec that
 rebuilds a student's records refuse what breaks them (a NaN size would make a
 run's time NaN, and a negative one would shorten it).
+
+Every kind of record also says once what it sends and receives, so that code
+which handles operations in general (a group's rank translation, a recording,
+a grader's copies, the MPI backend) needs no case per kind:
+``op.parts()`` gives its :class:`Parts` (sends, sources, compute time),
+``type(op).from_parts(parts)`` rebuilds the same kind from changed parts, and
+``op.result(received)`` makes the value a program is resumed with from the
+payloads received.  :func:`mapped` rebuilds a record with its ranks or its
+payloads changed.  :data:`RECORDS` lists the kinds.
 """
 from __future__ import annotations
 
@@ -25,7 +34,7 @@ from numbers import Integral, Number, Real
 from typing import Any, Callable, NamedTuple
 
 __all__ = [
-    "Send", "Recv", "SendRecv", "Compute", "Multi",
+    "Send", "Recv", "SendRecv", "Compute", "Multi", "RECORDS", "Parts", "mapped",
     "send", "recv", "sendrecv", "exchange", "compute", "multi",
     "size_in_words", "relay",
     "WORDS_RULE", "TIME_RULE", "RANK_RULE", "MAX_WORDS",
@@ -156,31 +165,176 @@ def valid_rank(rank: Any, p: int | None = None, field: str = "rank") -> int:
     raise ValueError(f"{field}={shown(rank)}: {rule}")
 
 
-# The records are named tuples: immutable, cheap to build, and printable.
+# The records are named tuples: immutable, cheap to build, and printable.  Each kind
+# says once what it sends and receives (parts), how it is rebuilt from changed parts
+# (from_parts) and what its result is (result); see Parts.
+
+_new = tuple.__new__
+
+
+class Parts(NamedTuple):
+    """What one operation sends, receives and spends, whatever its kind.
+
+    Every record of this module has the same three-part interface:
+
+    ``op.parts()``
+        its :class:`Parts`;
+    ``type(op).from_parts(parts)``
+        the same kind of record made from ``parts`` (changed ranks or
+        payloads); ``type(op).from_parts(op.parts()) == op``.  Raises
+        ValueError if ``parts`` (a :class:`Parts` or any ``(sends, sources,
+        time)`` triple) do not fit the kind (a ``Send`` has one send, no
+        source and no time).  The rules of :func:`check_operation` are not
+        applied;
+    ``op.result(received)``
+        the value the program is resumed with, from the payloads ``received``
+        from ``sources``, in their order: ``None`` for ``Send`` and
+        ``Compute``, the one payload for ``Recv`` and ``SendRecv``, the list
+        of them for ``Multi``.
+
+    Attributes
+    ----------
+    sends : tuple
+        ``(dst, data, words)`` triples, one per message sent.
+    sources : tuple
+        The ranks a message is received from, in the order of the results.
+    time : number
+        Local work (``Compute``); 0 for an operation that communicates.
+
+    Examples
+    --------
+    >>> op = sendrecv(1, "x", 2)
+    >>> op.parts()
+    Parts(sends=((1, 'x', 1),), sources=(2,), time=0)
+    >>> op.result(["y"])
+    'y'
+    >>> SendRecv.from_parts(Parts(((5, "x", 1),), (6,))) == sendrecv(5, "x", 6)
+    True
+    >>> [type(op).__name__ for op in (send(1, 7), recv(0), compute(2.0), multi([(1, 7)], [2]))
+    ...  if type(op).from_parts(op.parts()) == op]
+    ['Send', 'Recv', 'Compute', 'Multi']
+    """
+    sends: tuple
+    sources: tuple
+    time: Any = 0
+
+
+def _unfitting(kind, parts, sends: int | None, sources: int | None, work: bool = False):
+    """The ValueError for ``parts`` that do not make a ``kind``."""
+    return ValueError(f"a {kind.__name__} is made of {_counted(sends, 'send')}, "
+                      f"{_counted(sources, 'source')}{' and a time' if work else ''}, "
+                      f"not {shown(tuple(parts))}")
+
+
+def _counted(n: int | None, what: str) -> str:
+    return f"any number of {what}s" if n is None else f"{n} {what}{'' if n == 1 else 's'}"
+
 
 class Send(NamedTuple):
-    """Send ``data`` (``words`` long) to PE ``dst``; the result is ``None``."""
+    """Send ``data`` (``words`` long) to PE ``dst``; the result is ``None``.
+
+    >>> send(3, [1, 2]).parts()
+    Parts(sends=((3, [1, 2], 2),), sources=(), time=0)
+    """
     dst: int
     data: Any
     words: int
+
+    def parts(self) -> Parts:
+        """One send, no source (see :class:`Parts`)."""
+        return _new(Parts, (((self[0], self[1], self[2]),), (), 0))
+
+    @classmethod
+    def from_parts(cls, parts) -> "Send":
+        """The send of ``parts``, which hold one send and nothing else."""
+        sends, sources, time = parts
+        if len(sends) != 1 or sources or time:
+            raise _unfitting(cls, parts, 1, 0)
+        dst, data, words = sends[0]
+        return _new(cls, (dst, data, words))
+
+    def result(self, received) -> None:
+        """``None``: a send returns nothing."""
+        return None
 
 
 class Recv(NamedTuple):
-    """Receive the next message from PE ``src``; the result is its payload."""
+    """Receive the next message from PE ``src``; the result is its payload.
+
+    >>> recv(2).parts(), recv(2).result(["x"])
+    (Parts(sends=(), sources=(2,), time=0), 'x')
+    """
     src: int
+
+    def parts(self) -> Parts:
+        """No send, one source (see :class:`Parts`)."""
+        return _new(Parts, ((), (self[0],), 0))
+
+    @classmethod
+    def from_parts(cls, parts) -> "Recv":
+        """The receive of ``parts``, which hold one source and nothing else."""
+        sends, sources, time = parts
+        if sends or len(sources) != 1 or time:
+            raise _unfitting(cls, parts, 0, 1)
+        return _new(cls, (sources[0],))
+
+    def result(self, received):
+        """The one payload received."""
+        return received[0]
 
 
 class SendRecv(NamedTuple):
-    """Send to ``dst`` while receiving from ``src``; the result is the payload received."""
+    """Send to ``dst`` while receiving from ``src``; the result is the payload received.
+
+    >>> exchange(1, "x").parts()
+    Parts(sends=((1, 'x', 1),), sources=(1,), time=0)
+    """
     dst: int
     data: Any
     src: int
     words: int
 
+    def parts(self) -> Parts:
+        """One send and one source (see :class:`Parts`)."""
+        return _new(Parts, (((self[0], self[1], self[3]),), (self[2],), 0))
+
+    @classmethod
+    def from_parts(cls, parts) -> "SendRecv":
+        """The sendrecv of ``parts``, which hold one send and one source."""
+        sends, sources, time = parts
+        if len(sends) != 1 or len(sources) != 1 or time:
+            raise _unfitting(cls, parts, 1, 1)
+        dst, data, words = sends[0]
+        return _new(cls, (dst, data, sources[0], words))
+
+    def result(self, received):
+        """The one payload received."""
+        return received[0]
+
 
 class Compute(NamedTuple):
-    """Local work taking ``time`` units; the result is ``None``."""
+    """Local work taking ``time`` units; the result is ``None``.
+
+    >>> compute(2.5).parts()
+    Parts(sends=(), sources=(), time=2.5)
+    """
     time: float
+
+    def parts(self) -> Parts:
+        """No send, no source, the time (see :class:`Parts`)."""
+        return _new(Parts, ((), (), self[0]))
+
+    @classmethod
+    def from_parts(cls, parts) -> "Compute":
+        """The work of ``parts``, which hold a time and nothing else."""
+        sends, sources, time = parts
+        if sends or sources:
+            raise _unfitting(cls, parts, 0, 0, work=True)
+        return _new(cls, (time,))
+
+    def result(self, received) -> None:
+        """``None``: local work returns nothing."""
+        return None
 
 
 class Multi(NamedTuple):
@@ -190,13 +344,100 @@ class Multi(NamedTuple):
     sources.  The result is the list of payloads received, in the order of
     ``recvs``.  How many of the transfers really overlap is decided by the
     cost model's ``ports``.
+
+    >>> op = multi([(1, "a"), (2, "b")], [1, 2])
+    >>> op.parts().sources, op.result(["x", "y"])
+    ((1, 2), ['x', 'y'])
     """
     sends: tuple
     recvs: tuple
 
+    def parts(self) -> Parts:
+        """Its sends and its sources, as they are (see :class:`Parts`)."""
+        return _new(Parts, (self[0], self[1], 0))
 
-_RECORDS = (Send, Recv, SendRecv, Compute, Multi)
-_new = tuple.__new__
+    @classmethod
+    def from_parts(cls, parts) -> "Multi":
+        """The multi of ``parts``: any sends and sources, no time."""
+        sends, sources, time = parts
+        if time:
+            raise _unfitting(cls, parts, None, None)
+        return _new(cls, (tuple(sends), tuple(sources)))
+
+    def result(self, received) -> list:
+        """The list of payloads received, in the order of the sources."""
+        return list(received)
+
+
+#: Every kind of record a program may yield (each has ``parts``, ``from_parts`` and
+#: ``result``: see :class:`Parts`).
+RECORDS = (Send, Recv, SendRecv, Compute, Multi)
+
+
+def _not_an_operation(op) -> TypeError:
+    return TypeError(f"{shown(op)} is not an operation; yield send(...), recv(...), "
+                     "sendrecv(...), exchange(...), compute(...) or multi(...)")
+
+
+def mapped(op, rank: Callable | None = None, payload: Callable | None = None):
+    """The same kind of operation with its ranks or its payloads changed.
+
+    Parameters
+    ----------
+    op : record of :data:`RECORDS`
+    rank : callable, optional
+        Applied to every destination and source rank.
+    payload : callable, optional
+        Applied to every payload sent.
+
+    Returns
+    -------
+    record
+        A record of ``op``'s kind (``op`` itself if it has nothing to change);
+        sizes and times are kept.  The rules of :func:`check_operation` are
+        not applied.
+
+    Raises
+    ------
+    TypeError
+        If ``op`` is not a record of this module.
+
+    Examples
+    --------
+    >>> members = [10, 20, 30]
+    >>> mapped(sendrecv(1, "x", 2), rank=members.__getitem__)
+    SendRecv(dst=20, data='x', src=30, words=1)
+    >>> mapped(multi([(0, "ab")], [2]), rank=members.__getitem__, payload=str.upper)
+    Multi(sends=((10, 'AB', 2),), recvs=(30,))
+    >>> mapped(compute(1.5), rank=members.__getitem__)
+    Compute(time=1.5)
+    """
+    kind = type(op)
+    if kind not in RECORDS:
+        raise _not_an_operation(op)
+    sends, sources, time = op.parts()
+    if rank is None:
+        if payload is None or not sends:
+            return op
+        rank = _same
+    elif not sends and not sources:
+        return op
+    elif len(sources) == 1:              # the common shapes: no list built for one part
+        sources = (rank(sources[0]),)
+    else:
+        sources = tuple([rank(src) for src in sources])
+    if payload is None:
+        payload = _same
+    if len(sends) == 1:
+        dst, data, words = sends[0]
+        sends = ((rank(dst), payload(data), words),)
+    else:
+        sends = tuple([(rank(dst), payload(data), words) for dst, data, words in sends])
+    return kind.from_parts((sends, sources, time))
+
+
+def _same(value):
+    return value
 
 
 def send(dst: int, data: Any, words: int | None = None) -> Send:
@@ -265,9 +506,8 @@ def check_operation(op: Any, p: int | None = None):
     ValueError: Send with words=nan: a message size must be a non-negative integer
     """
     kind = type(op)
-    if kind not in _RECORDS:
-        raise TypeError(f"{shown(op)} is not an operation; yield send(...), recv(...), "
-                        "sendrecv(...), exchange(...), compute(...) or multi(...)")
+    if kind not in RECORDS:
+        raise _not_an_operation(op)
     name = kind.__name__
     if len(op) != len(kind._fields):
         raise ValueError(f"{name} with {len(op)} fields instead of {len(kind._fields)}")

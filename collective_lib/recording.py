@@ -19,7 +19,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .catalog import resolve_program
-from .ops import Compute, Multi, Recv, Send, SendRecv
 from .simulator import Run, simulate
 
 __all__ = ["record_run", "RecordedRun", "PEState"]
@@ -159,21 +158,6 @@ def _recorder(program, log):
     return recorded
 
 
-def _op_parts(op):
-    """(destinations of sends, sources of receives, compute time) of one operation."""
-    if isinstance(op, Send):
-        return [op.dst], [], 0.0
-    if isinstance(op, Recv):
-        return [], [op.src], 0.0
-    if isinstance(op, SendRecv):
-        return [op.dst], [op.src], 0.0
-    if isinstance(op, Multi):
-        return [d for d, _, _ in op.sends], list(op.recvs), 0.0
-    if isinstance(op, Compute):
-        return [], [], float(op.time)
-    raise TypeError(f"not an operation: {op!r}")
-
-
 def _heard_timelines(run) -> list:
     """Per PE, [(time, frozenset of PEs heard from)], from the message trace.
 
@@ -219,9 +203,9 @@ def _states(run, inputs, log) -> list:
                 out.append(PEState(t, frame_locals, True, result, received, known))
                 break
             out.append(PEState(t, frame_locals, False, None, received, known))
-            dsts, srcs, work = _op_parts(op)
-            end = t + work
-            for dst in dsts:
+            sends, srcs, work = op.parts()
+            end = t + float(work)
+            for dst, _, _ in sends:
                 msg = pairs[pe, dst][sent[pe, dst]]
                 sent[pe, dst] += 1
                 end = max(end, msg.end)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from ..model import CostModel
-from ..ops import Multi, Send, SendRecv, relay
+from ..ops import RECORDS, mapped, relay
 from ..simulator import DEFAULT_MODEL, Run, simulate
 from ._advice import explain_exception, format_value, name_of, quiet, root_list, same_value
 from .guards import WallClockLimitExceeded, wall_clock_limit
@@ -57,14 +57,8 @@ def _default_max_ops(p: int) -> int:
 
 
 def _copied(op):
-    """``op`` with a deep copy of every payload it sends."""
-    kind = type(op)
-    if kind is Send or kind is SendRecv:
-        return op._replace(data=copy.deepcopy(op.data))
-    if kind is Multi:
-        return op._replace(sends=tuple((dst, copy.deepcopy(data), words)
-                                       for dst, data, words in op.sends))
-    return op
+    """``op`` with a deep copy of every payload it sends (what is no record, as it is)."""
+    return mapped(op, payload=copy.deepcopy) if type(op) in RECORDS else op
 
 
 def _copying_messages(program: Callable) -> Callable:

@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import DeadlockError, UnreceivedMessageError
-from ..ops import Multi, Recv, Send, SendRecv, check_operation
+from ..ops import check_operation
 
 __all__ = ["run", "run_timed", "mpi", "comm_world", "MPINotAvailableError",
            "MPIDeadlockError", "MPIProgramError", "as_arrays", "plain"]
@@ -216,21 +216,12 @@ class _Interpreter:
             op = check_operation(op)
         except (TypeError, ValueError) as err:
             raise type(err)(f"rank {self.me} yielded {err}") from None
-        kind = type(op)
-        if kind is SendRecv:
-            return self.transfer(((op.dst, op.data),), (op.src,), "sendrecv")[0]
-        if kind is Recv:
-            return self.transfer((), (op.src,), "recv")[0]
-        if kind is Send:
-            self.transfer(((op.dst, op.data),), (), "send")
-            return None
-        if kind is Multi:
-            return self.transfer(tuple((dst, data) for dst, data, _ in op.sends), op.recvs,
-                                 "multi")
-        # what is left is a Compute: check_operation passes only the five records
-        if self.compute_scale:
-            time.sleep(op.time * self.compute_scale)
-        return None
+        sends, sources, work = op.parts()
+        if work and self.compute_scale:
+            time.sleep(work * self.compute_scale)
+        received = self.transfer(tuple((dst, data) for dst, data, _ in sends), sources,
+                                 type(op).__name__.lower()) if sends or sources else ()
+        return op.result(received)
 
     def _check_rank(self, role: str, other) -> None:
         if not isinstance(other, (int, np.integer)) or isinstance(other, bool) \

@@ -10,9 +10,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from collective_lib.ops import (Compute, Multi, Recv, Send, SendRecv, check_operation, compute,
-                                exchange, multi, recv, send, sendrecv, shown, valid_rank,
-                                valid_time, valid_words)
+from collective_lib import ops
+from collective_lib.ops import (RECORDS, Compute, Multi, Parts, Recv, Send, SendRecv,
+                                check_operation, compute, exchange, multi, recv, send, sendrecv,
+                                shown, valid_rank, valid_time, valid_words)
 
 NAN, INF = float("nan"), float("inf")
 BAD_WORDS = [NAN, INF, -INF, -1, -(2 ** 70), 2.0, 0.5, True, False, "3", None, 1 + 0j,
@@ -180,3 +181,58 @@ def test_check_operation_passes_honest_records_and_normalizes_them():
     assert type(rebuilt.sends[0][2]) is int and type(rebuilt.recvs[0]) is int
     with pytest.raises(TypeError, match="is not an operation"):
         check_operation(("send", 1))
+
+
+# -- one description per kind: parts, from_parts, result -----------------------------------
+
+# Examples of every kind: (record, its parts, the payloads it receives, its result).
+KIND_EXAMPLES = {
+    Send: [(send(3, [1, 2]), Parts(((3, [1, 2], 2),), ()), [], None),
+           (send(0, None, words=4), Parts(((0, None, 4),), ()), [], None)],
+    Recv: [(recv(2), Parts((), (2,)), ["x"], "x")],
+    SendRecv: [(sendrecv(1, "a", 2, words=5), Parts(((1, "a", 5),), (2,)), [[7]], [7]),
+               (exchange(4, 9), Parts(((4, 9, 1),), (4,)), [8], 8)],
+    Compute: [(compute(2.5), Parts((), (), 2.5), [], None),
+              (compute(0), Parts((), (), 0), [], None)],
+    Multi: [(multi([(1, "a"), (2, "bc", 7)], [3, 1]), Parts(((1, "a", 1), (2, "bc", 7)), (3, 1)),
+             ["x", "y"], ["x", "y"]),
+            (multi(), Parts((), ()), [], [])],
+}
+
+
+def test_the_records_ops_declares_are_the_kinds_examined_here():
+    declared = {value for name in ops.__all__ for value in [getattr(ops, name)]
+                if isinstance(value, type) and issubclass(value, tuple) and value is not Parts}
+    assert declared == set(RECORDS) == set(KIND_EXAMPLES)
+
+
+@pytest.mark.parametrize("kind", RECORDS, ids=lambda kind: kind.__name__)
+def test_every_kind_says_its_parts_is_rebuilt_from_them_and_makes_its_result(kind):
+    for op, parts, received, result in KIND_EXAMPLES[kind]:
+        assert type(op) is kind and op.parts() == parts and type(op.parts()) is Parts
+        rebuilt = kind.from_parts(op.parts())
+        assert rebuilt == op and type(rebuilt) is kind
+        assert kind.from_parts(tuple(parts)) == op          # any (sends, sources, time) triple
+        assert len(received) == len(parts.sources)
+        assert op.result(received) == result
+        # changed parts make the same kind with those parts
+        moved = Parts(tuple((dst + 10, ("copy", data), words) for dst, data, words in parts.sends),
+                      tuple(src + 10 for src in parts.sources), parts.time)
+        remade = kind.from_parts(moved)
+        assert type(remade) is kind and remade.parts() == moved
+        assert check_operation(remade) == remade
+        # mapped() is that rebuilding, for ranks and payloads
+        assert ops.mapped(op, rank=lambda r: r + 10, payload=lambda d: ("copy", d)) == remade
+        assert ops.mapped(op) is op
+
+
+@pytest.mark.parametrize("kind", RECORDS, ids=lambda kind: kind.__name__)
+def test_parts_that_do_not_fit_a_kind_are_refused_naming_it(kind):
+    too_many = Parts(((1, "a", 1),) * 2, (1, 2), 1.0)
+    with pytest.raises(ValueError, match=f"^a {kind.__name__} is made of "):
+        kind.from_parts(too_many)
+
+
+def test_mapped_refuses_what_is_not_an_operation():
+    with pytest.raises(TypeError, match="is not an operation"):
+        ops.mapped(("send", 1), rank=abs)
