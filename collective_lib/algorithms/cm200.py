@@ -43,7 +43,7 @@ end (benchmarks/cm200_scale.py runs them on 2048 nodes).
 Closed forms count communication only, one element per word: with
 ``ts = 0, tw = 1`` a program's simulated time is the number of element
 transfers in sequence over one channel per direction (the quantity of the
-paper's Table 2; :func:`~collective_lib.cm200.schedules.element_transfers`).
+paper's Table 2; :func:`~collective_lib.cm200.transfers.element_transfers`).
 The CM-200 has a pair of channels between neighbours and moves two elements
 at a time (``channels=2``).
 

@@ -6,7 +6,9 @@ package holds everything around them:
 
 * :mod:`.gray`: binary-reflected Gray codes, transition sequences, ``sh``, Table 1;
 * :mod:`.schedules`: the index formulas, the d-cycles schedule, numpy executors
-  that check it at the machine's size, element-transfer counts (Table 2);
+  that check it at the machine's size;
+* :mod:`.transfers`: the element transfers in sequence of each program (Table 2),
+  counted by the simulator;
 * :mod:`.figures`: the paper's step tables (Table 1, Figs. 1, 5-21) regenerated from the library
   and compared with the transcription in ``data/figures.json``;
 * :mod:`.models`: the measured tables (``data/tables.json``) and the performance
@@ -18,8 +20,11 @@ package holds everything around them:
 * :mod:`.drawings`: the chapter's pictures of cube paths, data layouts and models.
 
 Import the modules themselves (``from collective_lib.cm200.gray import gray``):
-this package imports none of them, because :mod:`.figures` runs the programs,
-whose module imports :mod:`.gray` and :mod:`.schedules`.
+this package imports none of them. :mod:`.gray` and :mod:`.schedules` stand on
+a lower floor than the rest (CONTRIBUTING.md, "The layers"): they import
+nothing above the cost model, and the programs of
+:mod:`collective_lib.algorithms.cm200`, registered in the catalog, stand on them,
+while :mod:`.figures`, :mod:`.transfers` and the others run those programs.
 
 Source: K. K. Mathur and S. L. Johnsson, All-to-All Communication on the
 Connection Machine CM-200, Harvard TR-02-93 (1993).

@@ -21,7 +21,7 @@ Connection Machine CM-200*, Harvard TR-02-93 (1993).  This module holds
   (:func:`cycles_crossover`, compared with Table 9 by :func:`table9_comparison`);
 * Table 2, the element transfers in sequence of each algorithm, as the
   report's formulas (:func:`table2_transfers`; the same numbers counted by
-  running the programs are :func:`collective_lib.cm200.schedules.element_transfers`).
+  running the programs are :func:`collective_lib.cm200.transfers.element_transfers`).
 
 Units: the tables are in milliseconds; the model constants and the model
 times are in microseconds, as in the report.  ``M'`` (``words`` here) is the

@@ -1,4 +1,4 @@
-"""The d-cycles schedules of the CM-200 study: index formulas, numpy executors, transfer counts.
+"""The d-cycles schedules of the CM-200 study: index formulas and numpy executors.
 
 The programs of :mod:`collective_lib.algorithms.cm200` move the data; this
 module holds the analysis of Mathur and Johnsson around them:
@@ -20,9 +20,11 @@ module holds the analysis of Mathur and Johnsson around them:
   :func:`execute_one_cycle_reduce`, :func:`execute_d_cycles_broadcast`,
   :func:`execute_d_cycles_reduce`), which move real data the way the four
   cycle programs do, so that the event simulator's results and times can be
-  compared with them up to d = 11 (benchmarks/cm200_scale.py);
-* :func:`element_transfers`, the element transfers in sequence of a program
-  (the quantity of the paper's Table 2), counted by the simulator.
+  compared with them up to d = 11 (benchmarks/cm200_scale.py).
+
+The programs of :mod:`collective_lib.algorithms.cm200` stand on this module, so it
+imports nothing above the cost model; the element transfers their runs count
+(Table 2) are in :mod:`.transfers`.
 
 Source: K. K. Mathur and S. L. Johnsson, All-to-All Communication on the
 Connection Machine CM-200, Harvard TR-02-93 (1993), §4.1-§4.2, Table 2.
@@ -35,7 +37,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..catalog import catalog
 from ..model import CostModel
 from ..validate import check_positive_int
 from .gray import gray, gray_inverse, sh, transition_sequence
@@ -46,7 +47,7 @@ __all__ = [
     "d_cycles_reduce_nodes", "d_cycles_reduce_blocks",
     "DCyclesSchedule", "d_cycles_schedule", "CyclesCheck", "run_d_cycles_broadcast",
     "run_d_cycles_reduce", "Executed", "execute_one_cycle_broadcast", "execute_one_cycle_reduce",
-    "execute_d_cycles_broadcast", "execute_d_cycles_reduce", "element_transfers",
+    "execute_d_cycles_broadcast", "execute_d_cycles_reduce",
 ]
 
 #: How the array is laid on the nodes: by binary node address or by Gray code (§3).
@@ -626,53 +627,3 @@ def execute_d_cycles_reduce(data) -> Executed:
     for i, (start, stop) in enumerate(bounds):
         out[block[:, i], start:stop] = partial[:, i, :stop - start]
     return Executed(out, n - 1, beta)
-
-
-# -- element transfers in sequence (Table 2) ----------------------------------------------------
-
-_TRANSFER_PROGRAMS = ("one_cycle_broadcast", "d_cycles_broadcast", "send_and_spread",
-                      "one_cycle_reduce", "d_cycles_reduce", "reduce_and_spread")
-
-
-def element_transfers(name: str, d: int, m: int, channels: int = 1) -> int:
-    """Element transfers in sequence of a CM-200 program, counted by the simulator.
-
-    Runs the catalog entry ``name`` on ``Hypercube(d)`` with every PE holding
-    ``m`` elements (M' = m for the broadcasts; p messages of m elements, one
-    block per destination, for the all-to-all reductions) under
-    ``CostModel(ts=0, tw=1, ports="all")``: the simulated time is then the
-    number of elements that cross a link one after another, the quantity of
-    Mathur and Johnsson's Table 2.  ``channels=2`` counts what the CM-200's
-    pair of channels between neighbours moves, two elements at a time: each
-    transfer of w elements is charged ceil(w / 2).
-
-    >>> element_transfers("d_cycles_broadcast", 3, 6), element_transfers("one_cycle_broadcast", 3, 6)
-    (14, 42)
-    """
-    if name not in _TRANSFER_PROGRAMS:
-        raise ValueError(f"name must be one of {_TRANSFER_PROGRAMS}, got {name!r}")
-    d = check_positive_int("d", d, least=0)
-    m = check_positive_int("m", m)
-    channels = check_positive_int("channels", channels)
-    entry = catalog()[name]
-    p = 1 << d
-    run = entry.simulate(p, m, model=CostModel(ts=0.0, tw=1.0, ports="all"),
-                         trace=channels > 1)
-    if channels == 1:
-        return int(round(run.time))
-    # With c channels a w-element transfer takes ceil(w / c).  When the nodes move
-    # in lock step (each step starts as the longest transfer of the one before
-    # ends), the run is the sum over steps of the longest transfer; otherwise
-    # rescaling the steps would not be the run the program makes, so refuse.
-    longest, ends = {}, {}
-    for msg in run.messages:
-        longest[msg.start] = max(longest.get(msg.start, 0), -(-msg.words // channels))
-        ends[msg.start] = max(ends.get(msg.start, 0), msg.end)
-    starts = sorted(ends)
-    for step, following in zip(starts, starts[1:]):
-        if ends[step] != following:
-            raise ValueError(f"{name} with m={m} on d={d} does not move in lock step (a step "
-                             f"starts at {following:g}, the one before ends at {ends[step]:g}), "
-                             "so its count with channels=2 cannot be read off the one-channel "
-                             "run; choose m a multiple of d")
-    return int(sum(longest.values()))

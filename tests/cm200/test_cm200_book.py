@@ -42,9 +42,9 @@ from collective_lib.cm200.rates import (MB, ONE_CYCLE_ALTERNATIVES, TABLE18_COLU
                                         measured_crossovers, model_crossovers, table18_check,
                                         table18_summary)
 from collective_lib.cm200.schedules import (d_cycles_broadcast_index, d_cycles_reduce_nodes,
-                                            d_cycles_schedule, element_transfers,
-                                            one_cycle_index, run_d_cycles_broadcast,
-                                            run_d_cycles_reduce)
+                                            d_cycles_schedule, one_cycle_index,
+                                            run_d_cycles_broadcast, run_d_cycles_reduce)
+from collective_lib.cm200.transfers import element_transfers
 
 #: Every "always", "never", "exactly", "at most" ... of chapter 6's prose, and the test that
 #: checks it (tests/notebooks/test_prose_claims.py; the step tables' are in test_figures.py).

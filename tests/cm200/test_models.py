@@ -13,7 +13,7 @@ from collective_lib.cm200.models import (
     broadcast_lower_bound, consistency_report, constants_comparison, cycles_crossover, d_cycles_time,
     fit_model, fitted_constants, one_cycle_time, table10_check, table2_transfers, table3_check,
     table9_comparison)
-from collective_lib.cm200.schedules import element_transfers
+from collective_lib.cm200.transfers import element_transfers
 
 # -- the transcription -------------------------------------------------------------------------
 

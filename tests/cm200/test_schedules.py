@@ -18,8 +18,9 @@ from collective_lib.algorithms.reduce import elementwise
 from collective_lib.cm200.gray import gray, gray_inverse, sh
 from collective_lib.cm200.schedules import (
     block_bounds, memory_partition, d_cycles_broadcast_index, d_cycles_reduce_blocks, d_cycles_reduce_nodes,
-    d_cycles_reduce_start, d_cycles_schedule, d_cycles_source, element_transfers,
+    d_cycles_reduce_start, d_cycles_schedule, d_cycles_source,
     one_cycle_index, run_d_cycles_broadcast, run_d_cycles_reduce)
+from collective_lib.cm200.transfers import element_transfers
 
 UNIT = CostModel(ts=1.0, tw=0.0, ports="all")
 concat = elementwise(lambda a, b: f"{a}+{b}")
