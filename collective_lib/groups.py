@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from .ops import mapped, relay
+from .ops import mapped, relay, valid_rank
 
 __all__ = ["in_group"]
 
@@ -57,5 +57,10 @@ def in_group(program, members, me, data, **params):
         raise ValueError(f"PE {me} runs a collective of the group {list(members)} it is not in")
     if len(set(members)) != len(members):
         raise ValueError(f"a group lists each PE once, got {list(members)}")
-    steps = program(members.index(me), len(members), data, **params)
-    return (yield from relay(steps, functools.partial(mapped, rank=members.__getitem__)))
+    size = len(members)
+
+    def global_rank(rank):              # a group rank out of range names no member
+        return members[valid_rank(rank, size, "a rank in the group")]
+
+    steps = program(members.index(me), size, data, **params)
+    return (yield from relay(steps, functools.partial(mapped, rank=global_rank)))

@@ -72,7 +72,7 @@ _MAX_SHARED_HASHES = 64
 # The records a program may yield, by name; a decoded record is rebuilt as the real type
 # and must keep the rules of its kind (ops.check_operation, check_memory_operation).
 _RECORDS = {cls.__name__: cls for cls in (
-    _ops.Send, _ops.Recv, _ops.SendRecv, _ops.Compute, _ops.Multi,
+    *_ops.RECORDS,
     _memory_ops.Read, _memory_ops.Write, _memory_ops.CAS, _memory_ops.FetchAdd,
     _memory_ops.Pause, _memory_ops.Marker)}
 _CHECK = {cls: (_ops.check_operation if cls.__module__ == _ops.__name__

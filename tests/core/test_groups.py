@@ -19,3 +19,23 @@ def test_in_group_translates_ranks_and_rejects_outsiders():
         return (yield from in_group(all_to_all_bc_ring, [0], me, data))
     with pytest.raises(ValueError, match="PE 1 runs a collective of the group"):
         simulate(outsider, 2, [0, 1])
+
+
+@pytest.mark.parametrize("bad", [-1, 3, 1.0, True])
+def test_a_rank_outside_the_group_is_refused_not_wrapped(bad):
+    from collective_lib import recv, send
+
+    def program(me, p, data):
+        if me == 0:
+            yield send(bad, data)
+        else:
+            return (yield recv(0))
+
+    def grouped(me, p, data):
+        if me in (1, 3, 4):
+            return (yield from in_group(program, [1, 3, 4], me, data))
+        yield from ()
+
+    with pytest.raises(ValueError, match=rf"a rank in the group={bad!r}: a rank must be an "
+                                         r"integer in 0\.\.2"):
+        simulate(grouped, 5, list(range(5)))
