@@ -122,3 +122,29 @@ def test_no_module_imports_a_private_name_of_another():
 
 def test_no_package_internal_module_is_imported_from_outside_its_package():
     assert internal_module_imports() == []
+
+
+KINDS = {"Send", "Recv", "SendRecv", "Compute", "Multi"}
+# The kinds say themselves what they send and receive (ops.py); only the engine's hot
+# path may look at the type itself, since it is measured (benchmarks/scale.py).
+MAY_SWITCH_ON_KINDS = {"ops.py", "simulator.py"}
+
+
+def _names(node) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
+           {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+
+def test_no_type_switch_on_operation_kinds_outside_the_kinds_and_the_engine():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        for node in ast.walk(ast.parse(path.read_text())):
+            switch = (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance"
+                      and len(node.args) == 2 and _names(node.args[1]) & KINDS) or (
+                isinstance(node, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot))
+                                                      for o in node.ops)
+                and _names(ast.Tuple(elts=node.comparators, ctx=ast.Load())) & KINDS)
+            if switch and where not in MAY_SWITCH_ON_KINDS:
+                found.append(f"{where}:{node.lineno}")
+    assert found == []
