@@ -58,7 +58,10 @@ __all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "st
 DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
 
 _new = tuple.__new__                    # builds a record without its Python-level __new__
-_MULTI = object()                       # waiting[pe] of a PE that issued a multi()
+# waiting[pe] of a PE that waits on no single source: ints like the ranks, so that the
+# test "does dst wait for me?" compares two ints, the fastest comparison there is.
+_IDLE = -1                              # no receive posted
+_MULTI = -2                             # a multi() posted its receives (in the inbox)
 _LARGEST = sys.float_info.max           # a finite time is at most this
 
 
@@ -428,9 +431,9 @@ class _Engine:
         self.current = [None] * p           # the operation each blocked PE waits on
         self.outstanding = [0] * p          # parts of it not yet done
         self.ready_at = [0.0] * p           # when its done parts ended
-        # waiting[pe]: the source of its posted receive, or _MULTI once it issued a
+        # waiting[pe]: the source of its posted receive, _IDLE, or _MULTI once it issued a
         # multi(), whose posted receives wait in ``inbox`` (below).
-        self.waiting = [None] * p
+        self.waiting = [_IDLE] * p
         self.finish = [None] * p
         # FIFO queues per channel (see _enqueue): a lone item is stored as is.
         # inbox[channel]: the messages sent but not yet received, (arrival, payload)
@@ -574,7 +577,7 @@ class _Engine:
 
         def deliver(src, dst, channel, end, payload):
             if waiting[dst] == src:
-                waiting[dst] = None
+                waiting[dst] = _IDLE
                 resume[dst] = payload
             elif (held := inbox.pop(channel, None)) is None:
                 inbox[channel] = (end, payload)
@@ -678,7 +681,7 @@ class _Engine:
                                                 path_of(pe, dst))))
                         # deliver(pe, dst, channel, end, payload), written out
                         if waiting[dst] == pe:
-                            waiting[dst] = None
+                            waiting[dst] = _IDLE
                             resume[dst] = payload
                             # complete(dst, end), written out
                             if end > ready_at[dst]:
