@@ -11,7 +11,7 @@ from .errors import (CommunicationError, DeadlockError, OperationLimitError,
                      UnreceivedMessageError)
 from .model import CostModel
 from .networks import FullyConnected, Hypercube, LinearArray, Mesh, Network, Ring
-from .operations import operations
+from .collectives import operations
 from .ops import compute, exchange, multi, recv, send, sendrecv
 from .simulator import Message, Run, simulate
 

@@ -3,7 +3,7 @@
 Widgets, tests and the book's summary tables read :func:`catalog`, so an
 algorithm that is registered here shows up everywhere.  Each module of
 :mod:`collective_lib.algorithms` registers its programs with :func:`register`
-against an operation of :mod:`collective_lib.operations` (which says what
+against an operation of :mod:`collective_lib.collectives` (which says what
 every PE must return); :func:`catalog` finds those modules by itself (see
 :func:`discover`), so a new module needs no edit here.
 """
@@ -20,7 +20,7 @@ import numpy as np
 
 from .model import CostModel
 from .networks import FullyConnected, Network
-from .operations import operations
+from .collectives import operations
 from .limits import check_memory, default_max_ops
 from .simulator import Run, simulate
 from .validate import check_positive_int
@@ -47,7 +47,7 @@ class Algorithm:
     program : generator function
         ``program(me, p, data, **params)``.
     operation : str
-        The collective it implements, a name of :func:`~collective_lib.operations.operations`.
+        The collective it implements, a name of :func:`~collective_lib.collectives.operations`.
     cost : callable
         ``cost(p, m, model, **params)``: the closed form, in the model's units.
     exact : bool
@@ -308,7 +308,7 @@ def register(*, operation: str, cost: Callable, source: str, exact: bool,
             raise ValueError(f"algorithm {key!r} is registered twice")
         if operation not in operations():
             raise ValueError(f"{key!r} implements the unknown operation {operation!r}; "
-                             f"collective_lib.operations declares {list(operations())}")
+                             f"collective_lib.collectives declares {list(operations())}")
 
         def check(p, _valid=valid_p):
             _any_p(p)

@@ -8,7 +8,7 @@ Adding an algorithm
 -------------------
 Create ``collective_lib/algorithms/newtopic.py`` (or add to the module of its
 topic) with a generator and its closed form, registered against one of the
-operations of :mod:`collective_lib.operations`::
+operations of :mod:`collective_lib.collectives`::
 
     from ..catalog import register
     from ..ops import recv, send

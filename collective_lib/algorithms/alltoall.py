@@ -3,7 +3,7 @@
 * all-to-all broadcast: every PE i holds its own message m_i (m words); every PE
   returns the list ``[m_0, m_1, ..., m_(p-1)]`` of all p messages, indexed by
   the rank of their source.  This is the operation ``"allgather"`` of
-  :mod:`collective_lib.operations` (Sanders' name for it);
+  :mod:`collective_lib.collectives` (Sanders' name for it);
 * all-to-all reduction, its dual: PE i holds a list of p messages, ``data[j]``
   being its contribution for PE j; PE j returns the combination with ``op`` of
   the p messages destined for it, ``x_0[j] op x_1[j] op ... op x_(p-1)[j]``.

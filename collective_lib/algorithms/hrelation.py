@@ -29,8 +29,8 @@ Two ways to route it:
   (Exercise 13.12: schedules are colourings) and are importable from here too.
 
 Catalog convention: for ``"alltoallv"`` the catalog's ``m`` is h.  Its random
-inputs (:func:`~collective_lib.operations.random_h_relation`, declared with
-the operation in :mod:`collective_lib.operations` and importable from here
+inputs (:func:`~collective_lib.collectives.random_h_relation`, declared with
+the operation in :mod:`collective_lib.collectives` and importable from here
 too) have h = m exactly on p >= 2 PEs, with
 messages of very different lengths, many empty ones and a hot receiver that
 takes m words.  Costs are communication only (alpha = ts, beta = tw).
@@ -53,7 +53,7 @@ from ..coloring import (Transfer, check_edge_coloring, check_size_matrix,
                         color_bipartite_multigraph, coloring_schedule, coloring_to_schedule,
                         h_relation_multigraph, idle_steps_last, pad_to_regular,
                         schedule_to_coloring, step_partners)
-from ..operations import random_h_relation
+from ..collectives import random_h_relation
 from ..ops import recv, send, sendrecv, size_in_words
 from ..trees import ceil_log2
 from ..validate import check_messages

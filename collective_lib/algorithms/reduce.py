@@ -13,7 +13,7 @@ Operators and messages
 A message is a sequence of words (the catalog's inputs are Python lists of m
 ints) and the default operator :data:`add` adds two messages word by word.
 :func:`elementwise` lifts any binary function on words to messages (the three
-operator helpers live in :mod:`collective_lib.operations`, with what each
+operator helpers live in :mod:`collective_lib.collectives`, with what each
 operation must return, and are importable from here too), e.g.
 ``elementwise(operator.mul)`` or word-wise string concatenation, which is
 associative but not commutative.  The results are always combined with the
@@ -45,7 +45,7 @@ import numpy as np
 
 from ..catalog import register
 from ..networks import Hypercube
-from ..operations import add, combine, elementwise
+from ..collectives import add, combine, elementwise
 from ..ops import exchange, recv, send, sendrecv, size_in_words
 from ..packets import (best_packet_count, check_packet_count, join_packets, packet_words,
                        split_packets)

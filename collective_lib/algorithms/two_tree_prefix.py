@@ -49,7 +49,7 @@ import networkx as nx
 
 from ..catalog import register
 from ..coloring import color_bipartite_multigraph
-from ..operations import add, combine
+from ..collectives import add, combine
 from ..ops import recv, send, sendrecv, size_in_words
 from ..packets import best_packet_count, cut_evenly, join_packets, packet_words
 from ..validate import check_flag, check_operator, check_positive_int

@@ -171,7 +171,7 @@ def _short(value, limit: int = 160) -> str:
 
 def _one_case(comm, MPI, args, name, program, operation, params, m, payload, mpi_cache):
     from ..catalog import Algorithm
-    from ..operations import add, operations
+    from ..collectives import add, operations
     from .backend import as_arrays, run_timed
     from .reference import mpi_collective_name, run_mpi_collective
     p, me = comm.Get_size(), comm.Get_rank()

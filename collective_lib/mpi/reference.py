@@ -6,13 +6,13 @@ rank's result in the catalog's shape, so it is checked against the same
 expected results as our programs and timed beside them.  Reductions use
 ``MPI.SUM``, the catalog's default operator (word-by-word addition).  The
 name of the MPI routine is the operation's own (``Operation.mpi`` in
-:mod:`collective_lib.operations`).
+:mod:`collective_lib.collectives`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..operations import add, operations
+from ..collectives import add, operations
 from .backend import mpi
 
 __all__ = ["MPI_COLLECTIVES", "mpi_collective_name", "run_mpi_collective"]

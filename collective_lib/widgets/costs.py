@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from ..catalog import entry_model, entry_params, optimal_params
 from ..model import CostModel
-from ..operations import operations
+from ..collectives import operations
 from ..viz.costs import cost_curves, simulated_time
 from ..viz.descriptions import description
 from ._demo import Demo, operation_entries, short_number, img_tag, Picture, png_bytes, show_png

@@ -11,7 +11,7 @@ import pytest
 from collective_lib import (CostModel, Hypercube, LinearArray, Ring, catalog, compute, exchange,
                             recv, send, sendrecv, simulate)
 from collective_lib.algorithms.broadcast import binomial_broadcast
-from collective_lib.operations import operations
+from collective_lib.collectives import operations
 from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_inputs, span_op
 from collective_lib.viz import values_table

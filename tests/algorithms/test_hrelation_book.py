@@ -9,7 +9,7 @@ from collective_lib import CostModel, catalog, simulate
 from collective_lib.algorithms.hrelation import deliver_schedule
 from collective_lib.coloring import (Transfer, coloring_to_schedule, idle_steps_last,
                                      pad_to_regular, schedule_to_coloring)
-from collective_lib.operations import operations
+from collective_lib.collectives import operations
 from collective_lib.recording import record_run
 from collective_lib.algorithms.hrelation import (bottleneck_volume, color_bipartite_multigraph,
                                                  coloring_schedule, eq_13_5_bound,

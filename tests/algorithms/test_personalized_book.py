@@ -11,7 +11,7 @@ import pytest
 from collective_lib import CostModel, Hypercube, Ring, catalog, exchange, simulate
 from collective_lib.algorithms.personalized import (direct_indirect_crossover, one_factor_partner,
                                                     transpose_by_alltoall)
-from collective_lib.operations import operations
+from collective_lib.collectives import operations
 from collective_lib.recording import record_run
 from collective_lib.viz import values_table
 from traces import trace

@@ -16,7 +16,7 @@ from collective_lib.coloring import (Transfer, check_edge_coloring, color_bipart
                                      coloring_schedule, coloring_to_schedule,
                                      h_relation_multigraph, idle_steps_last, pad_to_regular,
                                      schedule_to_coloring, step_partners)
-from collective_lib.operations import random_h_relation
+from collective_lib.collectives import random_h_relation
 
 sizes_matrices = st.integers(1, 8).flatmap(
     lambda p: st.lists(st.lists(st.integers(0, 5), min_size=p, max_size=p), min_size=p, max_size=p))

@@ -20,7 +20,7 @@ import pytest
 import nbgrader_harness as h
 from collective_lib import CostModel, catalog, simulate
 from collective_lib.networks import Ring
-from collective_lib.operations import operations
+from collective_lib.collectives import operations
 from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_op
 from collective_lib.viz import values_table

@@ -33,7 +33,7 @@ from collective_lib.cm200.models import (PRINTED_CONSTANTS, TABLE2_OPERATIONS,
 from collective_lib.cm200.schedules import (block_bounds, d_cycles_reduce_nodes,
                                             d_cycles_reduce_start, split_subblocks,
                                             subblock_bounds)
-from collective_lib.operations import operations
+from collective_lib.collectives import operations
 from collective_lib.shared_memory import (cell_array, pause, read, simulate_shared,
                                           uses_memory, write)
 from collective_lib.trees import ceil_log2

@@ -1,6 +1,6 @@
 """The operations are declared once, and the catalog finds its algorithm modules by itself.
 
-Covers :mod:`collective_lib.operations` (inputs, expected results, words, accepted m,
+Covers :mod:`collective_lib.collectives` (inputs, expected results, words, accepted m,
 MPI names), the constraints an algorithm declares when it registers (``valid_p``,
 ``valid_m``, :meth:`Algorithm.accepts`), what a PE holds (``held``), and the
 discovery of algorithm modules in :mod:`collective_lib.algorithms`.
@@ -16,7 +16,7 @@ import pytest
 import collective_lib.algorithms
 from collective_lib import catalog
 from collective_lib.mpi.reference import MPI_COLLECTIVES, mpi_collective_name
-from collective_lib.operations import Operation, add, operations
+from collective_lib.collectives import Operation, add, operations
 
 catalog_module = importlib.import_module("collective_lib.catalog")
 
