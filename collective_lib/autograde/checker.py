@@ -38,6 +38,7 @@ import threading
 from ..grading import scaled_time_limits, take_review_flags
 from ..grading.static import definitions
 from .remote import Host, Sandbox
+from .variants import use_student
 
 __all__ = ["check_notebook", "loaded_names", "defined_names", "main"]
 
@@ -125,16 +126,24 @@ def check_notebook(job: dict) -> dict:
     ``reference_dir`` (the assignment's ``source/`` folder, whose
     ``_reference.py`` the hidden tests may import), ``cell_timeout_s`` and
     ``template_fd`` (a socket to a :class:`~.remote.HostTemplate` that forks the
-    student host; without it the host starts a template of its own).
+    student host; without it the host starts a template of its own) and ``student``
+    (the id nbgrader grades the submission under: :mod:`.variants` then gives this
+    student's values here and in the student's processes, whatever the notebook says).
     """
     cells = job["cells"]
+    student = job.get("student")
+    use_student(student)
+    # the student's processes fix the same id before any cell of the notebook runs
+    fixed = ([] if student is None else
+             [f"import collective_lib.autograde.variants\n"
+              f"collective_lib.autograde.variants.use_student({str(student)!r})"])
     if job.get("reference_dir"):
         sys.path.insert(0, job["reference_dir"])
     if job.get("cpu") is not None:      # see verdict.notebook_cpu: the host keeps to it too
         os.sched_setaffinity(0, {job["cpu"]})
     template = job.get("template_fd")
-    host = Host([c["source"] for c in cells if c["role"] != "graded"], job.get("hide", []),
-                job.get("uid"), job.get("limits"), cpu=job.get("cpu"),
+    host = Host(fixed + [c["source"] for c in cells if c["role"] != "graded"],
+                job.get("hide", []), job.get("uid"), job.get("limits"), cpu=job.get("cpu"),
                 template=None if template is None else socket.socket(fileno=template))
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     sandbox = Sandbox(host, namespace, [c["source"] for c in cells if c["role"] == "student"])

@@ -254,7 +254,8 @@ class TrustedVerdict(NbGraderPreprocessor):
                "hide": self._hidden(info), "reference_dir": self._reference_dir(info),
                "limits": {"memory": self.memory, "cpu_s": self.cpu_seconds,
                           "processes": self.submission_processes},
-               "cell_timeout_s": self.cell_timeout}
+               "cell_timeout_s": self.cell_timeout,
+               "student": info["student"]}       # for each student's variant (.variants)
         if problems:
             job["uid"], job["cpu"] = None, notebook_cpu(None)
             verdicts = self._check(job)
