@@ -19,12 +19,19 @@ Every helper turns anything that can go wrong in a student's code into an
 * PEs that share Python globals instead of sending messages
   (:func:`check_pe_isolation` runs each PE in its own process).
 
+Each such error is a :class:`~.failures.CheckFailed` whose ``kind`` names the
+cause from a small vocabulary (:data:`~.failures.KINDS`: ``"wrong_result"``,
+``"deadlock"``, ``"message_size"``, ...), so that what a class got wrong can be
+counted by cause rather than by message (the trusted checker records it with
+each failed cell; ``python -m collective_lib.autograde.misconceptions`` counts).
+
 Nothing here writes to stderr: nbgrader gives zero points to a test cell that
 does, so warnings and stray ``stderr`` output of the student's code are
 swallowed while it runs.
 
-One module per topic: :mod:`.guards` (the wall-clock limit, silence, failures
-told as advice), :mod:`.programs` (running and checking SPMD programs),
+One module per topic: :mod:`.failures` (the kinds of failure), :mod:`.guards`
+(the wall-clock limit, silence, failures told as advice), :mod:`.programs`
+(running and checking SPMD programs),
 :mod:`.isolation` (each PE in a process of its own), :mod:`.library` (is it the
 student's own work?), :mod:`.forbidden` (what the library calls by a name),
 :mod:`.static` (reading a student's cells without running them), :mod:`.review`
@@ -38,6 +45,7 @@ nbgrader, sandboxes or the processes a student's code runs in under
 hands the checks *stand-ins* for the student's objects, which answer the small
 interface of :mod:`.standins` (``exercises/SANDBOX.md``, "The boundary").
 """
+from .failures import KINDS, CheckFailed, failure_kind
 from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
 from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
@@ -57,6 +65,7 @@ from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, defi
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
 __all__ = [
+    "KINDS", "CheckFailed", "failure_kind",
     "FORBIDDEN", "fingerprint", "forbidden_name", "library_definitions",
     "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
     "scaled_time_limits",

@@ -21,6 +21,7 @@ import types
 from typing import Any, Callable
 
 from ._advice import explain_exception, format_value, name_of, quiet
+from .failures import CheckFailed
 
 __all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
            "scaled_time_limits"]
@@ -35,8 +36,11 @@ class _WallClockExpired(BaseException):
     """
 
 
-class WallClockLimitExceeded(AssertionError):
-    """The guarded code ran out of real time (raised by :func:`wall_clock_limit`)."""
+class WallClockLimitExceeded(CheckFailed):
+    """The guarded code ran out of real time (raised by :func:`wall_clock_limit`); its kind
+    is ``"time_limit"``."""
+
+    kind = "time_limit"
 
 
 class wall_clock_limit:
@@ -181,7 +185,7 @@ def guarded_call(func: Callable, *args, time_limit_s: float = 10.0, **kwargs) ->
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise AssertionError(explain_exception(exc, what)) from None
+        raise CheckFailed(explain_exception(exc, what), "exception") from None
 
 
 # -- what a student reads in IPython ---------------------------------------------------------

@@ -29,6 +29,7 @@ from ..model import CostModel
 from . import static
 from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
 from ._advice import in_library, name_of
+from .failures import CheckFailed
 from .programs import run_program
 from .review import flag_for_review
 from .standins import is_stand_in
@@ -164,9 +165,9 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
     word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
 
     def fail(name, where):
-        raise AssertionError(
+        raise CheckFailed(
             f"{top} uses the library's `{name}` (in {where}); {reason}. "
-            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.")
+            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.", "uses_library")
 
     seen: set = set()
     home = getattr(program, "__globals__", None)
@@ -235,9 +236,9 @@ def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None
     top = name_of(standin)
     used = static.used_names(sources, top)
     for name in sorted(used & names):
-        raise AssertionError(
+        raise CheckFailed(
             f"{top} uses the library's `{name}`; {reason}. "
-            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.")
+            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.", "uses_library")
     tricks = static.dynamic_lookups(sources)
     if tricks:
         flag_for_review(f"{top}: the cells reach objects by computed names: {', '.join(tricks)}")
@@ -373,8 +374,8 @@ def forbid_library_execution(program: Callable, algorithms: Iterable, p: int, in
     finally:
         sys.setprofile(old)
     if ran:
-        raise AssertionError(f"{name} runs the library's `{ran[0]}` (its code ran when {name} "
-                             f"was simulated on p={p}); {reason}.")
+        raise CheckFailed(f"{name} runs the library's `{ran[0]}` (its code ran when {name} "
+                          f"was simulated on p={p}); {reason}.", "uses_library")
     if failure is not None and report_failures:
         raise failure
 
@@ -398,8 +399,10 @@ def _forbid_by_poison(standin, labels, p, inputs, model, network, reason, time_l
             return
         detail = text.split(FORBIDDEN, 1)[1].split("\n")[0]
         if "which was called here" in detail:
-            raise AssertionError(f"{name} runs the library's `{label}` (it called it when "
-                                 f"{name} was simulated on p={p}); {reason}.") from None
+            raise CheckFailed(f"{name} runs the library's `{label}` (it called it when "
+                              f"{name} was simulated on p={p}); {reason}.",
+                              "uses_library") from None
         how = detail.split(":", 1)[1].strip() if ":" in detail else "a way refused here"
-        raise AssertionError(f"{name} tries to run the library's `{label}` ({how}, when "
-                             f"{name} was simulated on p={p}); {reason}.") from None
+        raise CheckFailed(f"{name} tries to run the library's `{label}` ({how}, when "
+                          f"{name} was simulated on p={p}); {reason}.",
+                          "uses_library") from None

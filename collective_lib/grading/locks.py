@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import OperationLimitError
 from ._advice import explain_exception, format_value, in_library, quiet
+from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit
 from .isolation import isolated
 from .library import forbid_library_calls
@@ -110,19 +111,20 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
     if isinstance(schedule, np.ndarray):
         schedule = schedule.tolist()
     if not isinstance(schedule, (list, tuple)):
-        raise AssertionError(f"{what} must be a list of PE numbers such as [0, 1, 1, 0], "
-                             f"got {format_value(schedule)} ({type(schedule).__name__})")
+        raise CheckFailed(f"{what} must be a list of PE numbers such as [0, 1, 1, 0], "
+                          f"got {format_value(schedule)} ({type(schedule).__name__})",
+                          "wrong_form")
     if len(schedule) > max_steps:
-        raise AssertionError(f"{what} has {len(schedule)} steps; no more than {max_steps} are "
-                             "needed here. Keep only the steps that matter.")
+        raise CheckFailed(f"{what} has {len(schedule)} steps; no more than {max_steps} are "
+                          "needed here. Keep only the steps that matter.", "wrong_form")
     ranks = "PE 0" if p == 1 else "PEs (0 and 1)" if p == 2 else f"PEs (0 .. {p - 1})"
     for step, pe in enumerate(schedule):
         if isinstance(pe, (bool, np.bool_)) or not isinstance(pe, (int, np.integer)):
-            raise AssertionError(f"{what} must list PE numbers (ints), but step {step} is "
-                                 f"{format_value(pe)} ({type(pe).__name__})")
+            raise CheckFailed(f"{what} must list PE numbers (ints), but step {step} is "
+                              f"{format_value(pe)} ({type(pe).__name__})", "wrong_form")
         if not 0 <= pe < p:
-            raise AssertionError(f"{what} names PE {pe} at step {step}, but there are only "
-                                 f"{p} {ranks}")
+            raise CheckFailed(f"{what} names PE {pe} at step {step}, but there are only "
+                              f"{p} {ranks}", "wrong_form")
     schedule = [int(pe) for pe in schedule]
 
     def replay(steps):
@@ -137,16 +139,16 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
     except ValueError as exc:
         found = re.search(r"names PE (\d+) at step (\d+), but PE \d+ has returned", str(exc))
         if not found:
-            raise AssertionError(explain_exception(exc, f"replaying {what}")) from None
+            raise CheckFailed(explain_exception(exc, f"replaying {what}"), "exception") from None
         pe, step = int(found.group(1)), int(found.group(2))
         with quiet():
             before = replay(schedule[:step])
-        raise AssertionError(
+        raise CheckFailed(
             f"{what} names PE {pe} at step {step}, but PE {pe} has already returned: it has no "
-            f"operation left. The run up to that step:\n{_trace_excerpt(before.trace)}"
-        ) from None
+            f"operation left. The run up to that step:\n{_trace_excerpt(before.trace)}",
+            "wrong_form") from None
     except Exception as exc:
-        raise AssertionError(explain_exception(exc, f"replaying {what}")) from None
+        raise CheckFailed(explain_exception(exc, f"replaying {what}"), "exception") from None
 
 
 def _lock_name(lock) -> str:
@@ -174,24 +176,26 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     name = _lock_name(lock)
     if is_stand_in(lock):                    # graded in a sandbox: its source is checked
         if getattr(lock, "kind", None) != "class":
-            raise AssertionError(f"{name} must be a class (with acquire and release methods)")
+            raise CheckFailed(f"{name} must be a class (with acquire and release methods)",
+                              "wrong_form")
         forbid_library_calls(lock, forbidden,
                              reason="this exercise asks for your own lock, built from read, "
                                     "write, cas, fetch_add and pause")
     elif not isinstance(lock, type):
-        raise AssertionError(f"{name} must be a class (with acquire and release methods), "
-                             f"got {format_value(lock)}")
+        raise CheckFailed(f"{name} must be a class (with acquire and release methods), "
+                          f"got {format_value(lock)}", "wrong_form")
     for base in ([] if is_stand_in(lock) else lock.__mro__[1:]):
         if base.__module__.split(".")[0] == "collective_lib":
-            raise AssertionError(f"{name} inherits from the library's {base.__name__}; "
-                                 "write acquire() and release() yourself.")
+            raise CheckFailed(f"{name} inherits from the library's {base.__name__}; "
+                              "write acquire() and release() yourself.", "uses_library")
     for method in ("acquire", "release"):
         func = getattr(lock, method, None)
         if not callable(func):
-            raise AssertionError(f"{name} has no method {method}()")
+            raise CheckFailed(f"{name} has no method {method}()", "wrong_form")
         if in_library(func):
-            raise AssertionError(f"{name}.{method} is the library's own "
-                                 f"{getattr(func, '__qualname__', method)}; write it yourself.")
+            raise CheckFailed(f"{name}.{method} is the library's own "
+                              f"{getattr(func, '__qualname__', method)}; write it yourself.",
+                              "uses_library")
         forbid_library_calls(func, forbidden,
                              reason="this exercise asks for your own lock, built from read, "
                                     "write, cas, fetch_add and pause")
@@ -204,16 +208,17 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise AssertionError(explain_exception(exc, f"{name}(0, 2) and its methods")) from None
+        raise CheckFailed(explain_exception(exc, f"{name}(0, 2) and its methods"),
+                          "exception") from None
     if not isinstance(cells, dict):
-        raise AssertionError(f"{name}.memory(p) must return a dict {{cell: initial value}}, "
-                             f"got {format_value(cells)}")
+        raise CheckFailed(f"{name}.memory(p) must return a dict {{cell: initial value}}, "
+                          f"got {format_value(cells)}", "wrong_form")
     for method, gen in gens.items():
         if not inspect.isgenerator(gen):
-            raise AssertionError(
+            raise CheckFailed(
                 f"{name}.{method}() must be a generator: it yields its memory operations "
                 f"(e.g. `ok = yield cas(self.cell, 0, 1)`), but it returned "
-                f"{format_value(gen)}. Does it contain a `yield`?")
+                f"{format_value(gen)}. Does it contain a `yield`?", "wrong_form")
         gen.close()
 
 
@@ -278,11 +283,11 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
                 # wrong in one process too: this cell judges only its own property
                 _check_lock_run(lock, name, p, rounds, hold, budget, exclusion)
                 continue
-            raise AssertionError(
+            raise CheckFailed(
                 f"{_lock_run_text(name, p, rounds)}: the lock works only while all PEs "
                 f"share one Python process; with each PE's {name} in its own process: "
                 f"{apart_failure}\nA PE knows only the shared memory cells and its own "
-                "object; PEs must not share Python globals.")
+                "object; PEs must not share Python globals.", "shared_state")
 
 
 def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> None:
@@ -295,24 +300,24 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
             run = simulate_shared(lock_demo, p, lock=lock, rounds=rounds, hold=hold,
                                   max_ops=max_ops)
     except OperationLimitError as exc:
-        raise AssertionError(_no_progress_text(f"{what},", str(exc))) from None
+        raise CheckFailed(_no_progress_text(f"{what},", str(exc)), "no_progress") from None
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise AssertionError(explain_exception(exc, what)) from None
+        raise CheckFailed(explain_exception(exc, what), "exception") from None
     if not exclusion:
         return
     bad = exclusion_violation(run.trace)
     if bad is not None:
         index = run.trace.index(bad)
-        raise AssertionError(
+        raise CheckFailed(
             f"{what}: PE {bad.pe} entered the critical section at time {bad.time:g} "
             f"while {_inside_text(run.trace, index)}.\n"
-            f"{_trace_excerpt(run.trace, index)}")
+            f"{_trace_excerpt(run.trace, index)}", "lock_exclusion")
     counter = run.memory.get("counter")
     if counter != p * rounds:
-        raise AssertionError(f"{what}: the shared counter ended at {counter!r} instead "
-                             f"of {p * rounds}: increments were lost.")
+        raise CheckFailed(f"{what}: the shared counter ended at {counter!r} instead "
+                          f"of {p * rounds}: increments were lost.", "lock_exclusion")
 
 
 def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: int = 2,
@@ -353,14 +358,15 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
             except WallClockLimitExceeded:
                 raise
             except Exception as exc:
-                raise AssertionError(explain_exception(exc, what)) from None
+                raise CheckFailed(explain_exception(exc, what), "exception") from None
             if found is None:
                 continue
             if found.reason.startswith("no progress"):
-                raise AssertionError(_no_progress_text(
-                    f"{what}, under the interleaving of seed {found.seed},", found.reason))
-            raise AssertionError(_exclusion_text(what, f"the interleaving of seed {found.seed}",
-                                                 found, exclusion_violation))
+                raise CheckFailed(_no_progress_text(
+                    f"{what}, under the interleaving of seed {found.seed},", found.reason),
+                    "no_progress")
+            raise CheckFailed(_exclusion_text(what, f"the interleaving of seed {found.seed}",
+                                              found, exclusion_violation), "lock_exclusion")
 
 
 def _inside_text(trace, index) -> str:
@@ -419,18 +425,18 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     except WallClockLimitExceeded:
         raise
     except OperationLimitError:
-        raise AssertionError(
+        raise CheckFailed(
             f"{what} has too many interleavings to check them all (more than {max_runs} "
             "states). The search skips a PE that repeats the same poll without news; does a "
             "waiting PE repeat exactly the same operation (or pause) while the lock is "
-            "taken?") from None
+            "taken?", "operation_limit") from None
     except Exception as exc:
-        raise AssertionError(explain_exception(exc, what)) from None
+        raise CheckFailed(explain_exception(exc, what), "exception") from None
     if found is None:
         return
     if found.reason.startswith("livelock"):
-        raise AssertionError(_no_progress_text(
+        raise CheckFailed(_no_progress_text(
             f"{what}, under the interleaving {_schedule_text(found.schedule)},",
-            found.reason.replace("livelock: ", "").replace("; PE", "\nPE")))
-    raise AssertionError(_exclusion_text(what, "the shortest interleaving that breaks it",
-                                         found, exclusion_violation))
+            found.reason.replace("livelock: ", "").replace("; PE", "\nPE")), "no_progress")
+    raise CheckFailed(_exclusion_text(what, "the shortest interleaving that breaks it",
+                                      found, exclusion_violation), "lock_exclusion")

@@ -23,6 +23,7 @@ from ..model import CostModel
 from ..ops import RECORDS, mapped, relay
 from ..simulator import DEFAULT_MODEL, Run, simulate
 from ._advice import explain_exception, format_value, name_of, quiet, root_list, same_value
+from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit
 from .isolation import PEProcessError, isolated
 
@@ -31,11 +32,13 @@ __all__ = ["run_program", "check_broadcast_program", "simulated_time",
            "check_enough_finished", "OperationLimitExceeded"]
 
 
-class OperationLimitExceeded(AssertionError):
+class OperationLimitExceeded(CheckFailed):
     """The program issued more operations than its budget (raised by :func:`run_program`):
     an endless loop that keeps yielding, as :class:`~.guards.WallClockLimitExceeded` is one
     that never yields. A test that runs many cases can stop at the first (each costs the
-    whole budget)."""
+    whole budget). Its kind is ``"operation_limit"``."""
+
+    kind = "operation_limit"
 
 
 # -- running an SPMD program -------------------------------------------------------------
@@ -160,19 +163,20 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
                             max_ops=limit, **params)
     except DeadlockError as exc:
         lines = [f"  PE {pe} waits in {what}" for pe, what in sorted(exc.blocked.items())]
-        raise AssertionError(
+        raise CheckFailed(
             f"deadlock in {where}: at simulated time {exc.time:g} no PE can go on, but "
             f"{len(exc.blocked)} PE(s) still wait:\n" + "\n".join(lines) +
-            _deadlock_hint(len(exc.blocked), p)) from None
+            _deadlock_hint(len(exc.blocked), p), "deadlock") from None
     except UnreceivedMessageError as exc:
         lines = [f"  {n} message(s) from PE {s} to PE {d}"
                  for (s, d), n in sorted(exc.unreceived.items())]
         senders = sorted({s for s, _ in exc.unreceived})
         who = ", ".join(f"PE {s}" for s in senders)
-        raise AssertionError(
+        raise CheckFailed(
             f"{where}: {who} sent messages that were never received:\n" + "\n".join(lines) +
             "\nHint: the receiving PE returned without a matching recv; is the message sent "
-            "to the right PE, and does that PE receive before it returns?") from None
+            "to the right PE, and does that PE receive before it returns?",
+            "unreceived_message") from None
     except OperationLimitError:
         raise OperationLimitExceeded(
             f"{where} did not finish: the PEs issued more than {limit} operations, far more "
@@ -181,7 +185,7 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
     except WallClockLimitExceeded:
         raise
     except Exception as exc:   # the student's own code, or an invalid operation it yielded
-        raise AssertionError(explain_exception(exc, where)) from None
+        raise CheckFailed(explain_exception(exc, where), "exception") from None
 
 
 def _deadlock_hint(waiting: int, p: int) -> str:
@@ -295,10 +299,10 @@ def check_broadcast_program(program: Callable, ps: Iterable[int], *, roots="all"
                         sent = len(run.messages)
                         note = (f" (The PEs sent {sent} messages; a broadcast needs only "
                                 f"p - 1 = {p - 1}.)" if sent != p - 1 else "")
-                        raise AssertionError(
+                        raise CheckFailed(
                             f"wrong time of {name} for {context}, m={m}, {_describe_model(model)}: "
                             f"the simulated time is {run.time:g}, but {time_label} = {want:g}."
-                            + note)
+                            + note, "wrong_time")
 
 
 def _check_results(run: Run, name: str, context: str, message: list, root: int,
@@ -314,16 +318,17 @@ def _check_results(run: Run, name: str, context: str, message: list, root: int,
                         "ones with (rel + root) % p?")
             elif got is None:
                 hint = " Does every PE return the message (the root included)?"
-            raise AssertionError(
+            raise CheckFailed(
                 f"wrong result of {name} for {context}: PE {pe} returned {format_value(got)}, "
-                f"but the root's message was {format_value(message)}.{hint}")
+                f"but the root's message was {format_value(message)}.{hint}", "wrong_result")
     if require_receive and run.p > 1:
         receivers = {msg.dst for msg in run.messages}
         for pe in range(run.p):
             if pe != root and pe not in receivers:
-                raise AssertionError(
+                raise CheckFailed(
                     f"{name} for {context}: PE {pe} returned the right message but never "
-                    "received one; a PE can only learn the root's message from a recv.")
+                    "received one; a PE can only learn the root's message from a recv.",
+                    "not_received")
 
 
 def simulated_time(program: Callable, p: int, *, m: int = 1, model: CostModel | None = None,
@@ -461,18 +466,21 @@ def check_enough_finished(program: Callable, finished: Iterable[int], tried: Ite
 
     >>> check_enough_finished(lambda me, p: None, [1, 2, 3], [1, 2, 3, 4], "the time",
     ...                       "the correctness test")
-    >>> check_enough_finished(lambda me, p: None, [1], [1, 2, 3], "the time",
-    ...                       "the correctness test")
-    Traceback (most recent call last):
-    ...
-    AssertionError: the time is measured on the runs that finish, and <lambda>
+    >>> try:
+    ...     check_enough_finished(lambda me, p: None, [1], [1, 2, 3], "the time",
+    ...                           "the correctness test")
+    ... except AssertionError as err:
+    ...     print(err)
+    the time is measured on the runs that finish, and <lambda>
     finished on 0 of the 2 cases with p >= 2: too few to judge the time; see the correctness test
     """
     done = sum(1 for p in finished if p >= 2)
     cases = sum(1 for p in tried if p >= 2)
-    assert cases > 0 and 2 * done >= cases, (
-        f"{what} is measured on the runs that finish, and {name_of(program)}\nfinished on "
-        f"{done} of the {cases} cases with p >= 2: too few to judge {what}; see {see}")
+    if not (cases > 0 and 2 * done >= cases):
+        raise CheckFailed(
+            f"{what} is measured on the runs that finish, and {name_of(program)}\nfinished on "
+            f"{done} of the {cases} cases with p >= 2: too few to judge {what}; see {see}",
+            "too_few_finished")
 
 
 def check_collective_program(program: Callable, cases: Iterable, *, make_inputs: Callable,
@@ -576,8 +584,8 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
             pe = None if want is None else _first_wrong_pe(run.results, want)
             if pe is not None:
                 why = hint(run.results, original, **params) if callable(hint) else hint
-                raise AssertionError(_wrong_result_text(name, context, pe, run.results[pe],
-                                                        want[pe], item, why))
+                raise CheckFailed(_wrong_result_text(name, context, pe, run.results[pe],
+                                                     want[pe], item, why), "wrong_result")
             if payload_words is not None:
                 _check_declared_words(run, lambda x: payload_words(x, original), name, context)
             _check_time(run, name, context, model, p, params, expected_time, time_bound,
@@ -679,9 +687,10 @@ def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Calla
                 raise shared_failure
             wrong = _first_wrong_pe(shared, want)
             if wrong is not None:
-                raise AssertionError(_wrong_result_text(name, context, wrong, shared[wrong],
-                                                        want[wrong], item, hint))
-            raise AssertionError(_shared_state_text(name, context, failure, pe, results, want))
+                raise CheckFailed(_wrong_result_text(name, context, wrong, shared[wrong],
+                                                     want[wrong], item, hint), "wrong_result")
+            raise CheckFailed(_shared_state_text(name, context, failure, pe, results, want),
+                              "shared_state")
 
 
 def _shared_state_text(name: str, context: str, failure: AssertionError | None,
@@ -709,12 +718,13 @@ def _check_declared_words(run: Run, payload_words: Callable, name: str, context:
     for msg in run.messages:
         carried = payload_words(msg.payload)
         if not msg.words >= carried:                    # fails on NaN too
-            raise AssertionError(
+            raise CheckFailed(
                 f"{name} for {context}: the message from PE {msg.src} to PE {msg.dst} carries "
                 f"{carried} words of data but is sent as {msg.words} word"
                 f"{'s' * (msg.words != 1)}, so the simulator charges too little for it.\n"
                 "Hint: a list of messages counts as one word per list item; give the real size "
-                "with `words=`, e.g. `sendrecv(dst, bundle, src, words=n * len(bundle))`.")
+                "with `words=`, e.g. `sendrecv(dst, bundle, src, words=n * len(bundle))`.",
+                "message_size")
 
 
 def _check_time(run, name, context, model, p, params, expected_time, time_bound, label,
@@ -728,15 +738,17 @@ def _check_time(run, name, context, model, p, params, expected_time, time_bound,
     where = f"{name} for {context}, {_describe_model(model)}"
     tail = (f"\n{hint}" if hint else "")
     if (expected_time is not None or time_bound is not None) and not math.isfinite(run.time):
-        raise AssertionError(f"wrong time of {where}: the simulated time is {run.time:g}, not "
-                             "a finite number, so it meets no time limit." + tail)
+        raise CheckFailed(f"wrong time of {where}: the simulated time is {run.time:g}, not "
+                          "a finite number, so it meets no time limit." + tail,
+                          "wrong_time" if expected_time is not None else "too_slow")
     if expected_time is not None:
         want = expected_time(p, **params)
         if not math.isclose(run.time, want, rel_tol=rel_tol, abs_tol=1e-12):
-            raise AssertionError(f"wrong time of {where}: the simulated time is {run.time:g}, "
-                                 f"but {label} = {want:g} {_traffic_text(run)}." + tail)
+            raise CheckFailed(f"wrong time of {where}: the simulated time is {run.time:g}, "
+                              f"but {label} = {want:g} {_traffic_text(run)}." + tail,
+                              "wrong_time")
     if time_bound is not None:
         bound = time_bound(p, **params)
         if not run.time <= bound * (1 + rel_tol) + 1e-12:       # fails on NaN too
-            raise AssertionError(f"too slow: {where} takes {run.time:g}, more than "
-                                 f"{label} = {bound:g} {_traffic_text(run)}." + tail)
+            raise CheckFailed(f"too slow: {where} takes {run.time:g}, more than "
+                              f"{label} = {bound:g} {_traffic_text(run)}." + tail, "too_slow")

@@ -6,6 +6,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ._advice import format_value, name_of, root_list, same_value
+from .failures import CheckFailed
 from .guards import wall_clock_limit
 from .programs import run_program
 
@@ -142,4 +143,5 @@ def check_operator_in_reductions(op: Callable, algorithms: Iterable[str], ps: It
                         if order is not None:
                             lines.append(f"  {algorithm} combined the operands of the PEs in "
                                          f"this order: {order} (x:y means the PEs x, x+1, ..., y)")
-                        raise AssertionError("\n".join(lines) + (f"\n{hint}" if hint else ""))
+                        raise CheckFailed("\n".join(lines) + (f"\n{hint}" if hint else ""),
+                                          "wrong_result")

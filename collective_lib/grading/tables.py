@@ -14,6 +14,7 @@ import numpy as np
 
 from ..simulator import Run
 from ._advice import format_value, same_value
+from .failures import CheckFailed
 
 __all__ = ["parse_terms", "format_terms", "sends_by_step", "check_answer_table"]
 
@@ -171,9 +172,9 @@ def check_answer_table(answer: Any, expected: Any, *, name: str, normalize: Call
             if isinstance(got, (list, tuple)):
                 got = dict(enumerate(got))
             if not isinstance(got, dict):
-                raise AssertionError(f"{path} must be a {'dict' if isinstance(want, dict) else 'list'}"
-                                     f" with the entries {_keys_text(keys)}, got "
-                                     f"{format_value(got, 80)}")
+                raise CheckFailed(f"{path} must be a {'dict' if isinstance(want, dict) else 'list'}"
+                                  f" with the entries {_keys_text(keys)}, got "
+                                  f"{format_value(got, 80)}", "wrong_form")
             missing = [k for k in keys if k not in got]
             extra = [k for k in got if k not in keys]
             if missing or extra:
@@ -182,17 +183,17 @@ def check_answer_table(answer: Any, expected: Any, *, name: str, normalize: Call
                     text += f"; {_keys_text(missing)} {'is' if len(missing) == 1 else 'are'} missing"
                 if extra:
                     text += f"; {_keys_text(extra)} should not be there"
-                raise AssertionError(text)
+                raise CheckFailed(text, "wrong_form")
             for k in keys:
                 compare(got[k], want[k] if isinstance(want, dict) else want[k], f"{path}[{k!r}]")
             return
         try:
             value = normalize(got)
         except ValueError as exc:
-            raise AssertionError(f"{path}: {exc}") from None
+            raise CheckFailed(f"{path}: {exc}", "wrong_form") from None
         if not same_value(value, want):
-            raise AssertionError(f"{path} is {show(value)}, but {show(want)} was expected"
-                                 f"{_set_difference(value, want, show)}"
-                                 + (f"\n{hint}" if hint else ""))
+            raise CheckFailed(f"{path} is {show(value)}, but {show(want)} was expected"
+                              f"{_set_difference(value, want, show)}"
+                              + (f"\n{hint}" if hint else ""), "wrong_entry")
 
     compare(answer, expected, name)

@@ -1,0 +1,257 @@
+"""Tests of collective_lib.grading.failures: every check says why it failed.
+
+Each check raises a CheckFailed (an AssertionError) whose ``kind`` names the cause
+from the vocabulary KINDS, whatever its message says, so that the failures of a
+class can be counted by cause (collective_lib.autograde.misconceptions).
+"""
+import pickle
+import signal
+
+import numpy as np
+import pytest
+
+from collective_lib import CostModel, catalog, recv, send, sendrecv
+from collective_lib.algorithms.sync import broken_lock, cas_spin_lock
+from collective_lib.grading import (KINDS, CheckFailed, OperationLimitExceeded,
+                                    WallClockLimitExceeded, check_answer_table,
+                                    check_broadcast_program, check_collective_program,
+                                    check_enough_finished, check_lock_exclusion,
+                                    check_lock_exhaustive, check_lock_progress, check_own_lock,
+                                    check_operator_in_reductions, check_pe_isolation,
+                                    failure_kind, forbid_library_calls,
+                                    forbid_library_execution, guarded_call, replay_schedule,
+                                    run_program, wall_clock_limit)
+from collective_lib.shared_memory import cas, pause, read, write
+
+needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
+                                 reason="the wall-clock guard needs SIGALRM and setitimer")
+
+BINOMIAL = catalog()["binomial_broadcast"].program
+
+
+def kind_of(check) -> str:
+    """The kind of the failure ``check()`` raises (it must raise a CheckFailed)."""
+    with pytest.raises(CheckFailed) as excinfo:
+        check()
+    assert isinstance(excinfo.value, AssertionError)
+    return failure_kind(excinfo.value)
+
+
+# -- programs with one bug each ------------------------------------------------------------
+
+def lazy(me, p, data, root=0):
+    return data
+    yield
+
+
+def waits(me, p, data, root=0):
+    data = yield recv((me - 1) % p)
+    return data
+
+
+def talks_to_nobody(me, p, data, root=0):
+    if me == 0:
+        yield send(1, data)
+    return data
+
+
+def crashes(me, p, data, root=0):
+    yield send((me + 1) % p, 1 / 0)
+
+
+def spins(me, p, data, root=0):
+    while True:
+        data = yield sendrecv((me + 1) % p, data, (me - 1) % p)
+
+
+def loops(me, p, data, root=0):
+    while True:
+        pass
+    yield
+
+
+def knows_without_receiving(me, p, data, root=0):
+    """Returns the root's message (the first of seed 0) without a message."""
+    return np.random.default_rng(0).integers(0, 1000, size=4).tolist()
+    yield
+
+
+def binomial_copy(me, p, data, root=0):
+    return (yield from BINOMIAL(me, p, data, root=root))
+
+
+BOARD = {}
+
+
+def board_sum(me, p, data):
+    BOARD[me] = data
+    for _ in range(p - 1):
+        yield sendrecv((me + 1) % p, 0, (me - 1) % p)
+    return sum(BOARD.get(pe, 0) for pe in range(p))
+
+
+def ring_sum(me, p, data):
+    total = data
+    for _ in range(p - 1):
+        data = yield sendrecv((me + 1) % p, data, (me - 1) % p)
+        total += data
+    return total
+
+
+def ring_bundle(me, p, data):
+    """All-gather on a ring that sends its whole bundle as one word."""
+    bundle = [data]
+    for _ in range(p - 1):
+        got = yield sendrecv((me + 1) % p, list(bundle), (me - 1) % p, words=1)
+        bundle = [x for x in got if x not in bundle] + bundle
+    return sorted(bundle)
+
+
+def numbers(p, rng):
+    return [int(x) for x in rng.integers(0, 99, size=p)]
+
+
+def sums(inputs):
+    return [sum(inputs)] * len(inputs)
+
+
+class GoodLock:
+    def __init__(self, me, p):
+        self.cell = "lock"
+
+    @staticmethod
+    def memory(p):
+        return {"lock": 0}
+
+    def acquire(self):
+        while not (yield cas(self.cell, 0, 1)):
+            yield pause(1)
+
+    def release(self):
+        yield write(self.cell, 0)
+
+
+class NeverReleases(GoodLock):
+    def release(self):
+        yield pause(1)
+
+
+class Crashes(GoodLock):
+    def acquire(self):
+        yield read(self.cell)
+        return 1 / 0
+
+
+class Alternating(GoodLock):
+    """Correct, but never repeats the same poll: the exhaustive search cannot prune it."""
+
+    def acquire(self):
+        n = 0
+        while True:
+            n += 1
+            if (yield cas(self.cell, 0, 1)):
+                return
+            yield pause(n)
+
+
+class NotAGenerator(GoodLock):
+    def acquire(self):
+        return None
+
+
+class Inherits(cas_spin_lock):
+    pass
+
+
+# -- the kinds ----------------------------------------------------------------------------
+
+def test_the_vocabulary_is_small_and_documented():
+    assert 10 <= len(KINDS) <= 25
+    assert all(k.isidentifier() and k.islower() and text for k, text in KINDS.items())
+    assert "other" in KINDS
+
+
+def test_check_failed_refuses_an_unknown_kind_and_keeps_its_kind_when_pickled():
+    with pytest.raises(ValueError, match="unknown kind of failure 'wrong'"):
+        CheckFailed("x", "wrong")
+    err = CheckFailed("PE 1 returned 3", "wrong_result")
+    again = pickle.loads(pickle.dumps(err))
+    assert (str(again), again.kind) == ("PE 1 returned 3", "wrong_result")
+    limit = pickle.loads(pickle.dumps(WallClockLimitExceeded("too long")))
+    assert (type(limit), limit.kind, str(limit)) == (WallClockLimitExceeded, "time_limit",
+                                                     "too long")
+
+
+def test_a_plain_assert_or_another_error_is_other():
+    assert failure_kind(AssertionError("x")) == "other"
+    assert failure_kind(ValueError("x")) == "other"
+    assert failure_kind(CheckFailed("x")) == "other"
+
+
+@pytest.mark.parametrize("check, kind", [
+    (lambda: check_broadcast_program(lazy, [3], roots=[0]), "wrong_result"),
+    (lambda: check_broadcast_program(knows_without_receiving, [3], roots=[0]),
+     "not_received"),
+    (lambda: check_broadcast_program(BINOMIAL, [4], expected_time=lambda p: 99),
+     "wrong_time"),
+    (lambda: run_program(waits, 3), "deadlock"),
+    (lambda: run_program(talks_to_nobody, 2), "unreceived_message"),
+    (lambda: run_program(crashes, 2), "exception"),
+    (lambda: run_program(spins, 2, max_ops=50), "operation_limit"),
+    (lambda: guarded_call(int, "x"), "exception"),
+    (lambda: check_collective_program(ring_sum, [3], make_inputs=numbers,
+                                      expected=lambda x: [0] * len(x)), "wrong_result"),
+    (lambda: check_collective_program(ring_sum, [3], make_inputs=numbers, expected=sums,
+                                      expected_time=lambda p: 99), "wrong_time"),
+    (lambda: check_collective_program(ring_sum, [3], make_inputs=numbers, expected=sums,
+                                      time_bound=lambda p: 0.5), "too_slow"),
+    (lambda: check_collective_program(
+        ring_bundle, [4], make_inputs=numbers, expected=lambda x: [sorted(x)] * len(x),
+        model=CostModel(ts=1, tw=1), payload_words=lambda payload, inputs: len(payload)),
+     "message_size"),
+    (lambda: check_pe_isolation(board_sum, [3], make_inputs=numbers, expected=sums),
+     "shared_state"),
+    (lambda: check_enough_finished(lazy, [1], [1, 2, 3], "the time", "the first test"),
+     "too_few_finished"),
+    (lambda: forbid_library_calls(binomial_copy, ["binomial_broadcast"]), "uses_library"),
+    (lambda: forbid_library_execution(binomial_copy, ["binomial_broadcast"], 4,
+                                      [[1]] + [None] * 3), "uses_library"),
+    (lambda: check_operator_in_reductions(lambda a, b: a, ["binomial_reduce"], [4],
+                                          make_inputs=numbers, reference_op=lambda a, b: a + b),
+     "wrong_result"),
+    (lambda: check_answer_table({1: ["a", "c"]}, {1: ["a", "b"]}, name="t"), "wrong_entry"),
+    (lambda: check_answer_table({1: ["a"]}, {1: ["a", "b"]}, name="t"), "wrong_form"),
+    (lambda: check_answer_table(3, {1: ["a", "b"]}, name="t"), "wrong_form"),
+])
+def test_the_checks_of_programs_and_tables_name_their_kind(check, kind):
+    assert kind_of(check) == kind
+
+
+@pytest.mark.parametrize("check, kind", [
+    (lambda: check_lock_exclusion(broken_lock, [2], seeds=range(20)), "lock_exclusion"),
+    (lambda: check_lock_exhaustive(broken_lock, 2, rounds=1), "lock_exclusion"),
+    (lambda: check_lock_progress(NeverReleases, [2]), "no_progress"),
+    (lambda: check_lock_exclusion(NeverReleases, [2], seeds=range(5)), "no_progress"),
+    (lambda: check_lock_exhaustive(NeverReleases, 2, rounds=1), "no_progress"),
+    (lambda: check_lock_progress(Crashes, [2]), "exception"),
+    (lambda: check_lock_exhaustive(Alternating, 2, rounds=2, max_runs=200), "operation_limit"),
+    (lambda: check_own_lock(NotAGenerator), "wrong_form"),
+    (lambda: check_own_lock(Inherits), "uses_library"),
+    (lambda: check_own_lock(3), "wrong_form"),
+    (lambda: replay_schedule(None, 2, "01"), "wrong_form"),
+    (lambda: replay_schedule(None, 2, [0, 2]), "wrong_form"),
+])
+def test_the_checks_of_locks_name_their_kind(check, kind):
+    assert kind_of(check) == kind
+
+
+@needs_alarm
+def test_an_endless_loop_is_a_time_limit():
+    assert kind_of(lambda: run_program(loops, 2, time_limit_s=0.2)) == "time_limit"
+    with pytest.raises(WallClockLimitExceeded) as excinfo:
+        with wall_clock_limit(0.05, "stopped"):
+            while True:
+                pass
+    assert failure_kind(excinfo.value) == "time_limit" and str(excinfo.value) == "stopped"
+    assert issubclass(OperationLimitExceeded, CheckFailed)
+    assert OperationLimitExceeded("x").kind == "operation_limit"
