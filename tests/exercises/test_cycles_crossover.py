@@ -12,12 +12,53 @@ the Validate button must not say "Success!" for any of them, and it must for the
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
+import numpy as np
+
 import nbgrader_harness as h
+from collective_lib.autograde.variants import variant
+from collective_lib.cm200.models import d_cycles_time, one_cycle_time
 from exercise_submissions import validate_tests, validated_fixture
 
 ASSIGNMENT = "cycles_crossover"
+
+#: Each student searches multiples of 2d BLOCKS, BLOCKS from their own variant
+#: (collective_lib.autograde.variants): the solution gets full marks under ids with other
+#: BLOCKS, and a solution copied from another variant (BLOCKS written in) fails.
+SOLUTION_IDS = ("alice", "bob")                    # BLOCKS 1 and 5
+COPIER = "copier"
+
+
+def _blocks(student):
+    return variant(ASSIGNMENT, student).blocks
+
+
+def _copied_solution(source):
+    """The solution as a student with another BLOCKS wrote it, that number written in."""
+    other = _blocks(COPIER) % 6 + 1
+    notebook = h.replace_solution(source, "search_solution", f"""
+step = 2 * d * {other}
+words = np.arange(step, 4097, step)
+faster = d_cycles_time(d, words, index) < one_cycle_time(d, words)
+return int(words[np.argmax(faster)]) if faster.any() else None
+""")
+    return h.replace_solution(notebook, "predict_solution", f"""
+m_star = break_even(d, index)
+if m_star is None:
+    return None
+block = 2 * d * {other}
+words = max(block, (int(np.floor(m_star / block)) + 1) * block)
+return words if words <= 4096 else None
+""", 1)
+
+
+def _reference(d, index, blocks):
+    words = np.arange(2 * d * blocks, 4097, 2 * d * blocks)
+    faster = d_cycles_time(d, words, index) < one_cycle_time(d, words)
+    return int(words[np.argmax(faster)]) if faster.any() else None
 
 
 SEARCH_EVERY_SIZE = '''
@@ -55,13 +96,16 @@ return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
 
 
 def build_submissions(source):
-    return h.submissions(source, {
+    built = h.submissions(source, {
         "every_size": ("search_solution", SEARCH_EVERY_SIZE),
         "library": ("search_solution", SEARCH_WITH_THE_LIBRARY),
         "spins": ("search_solution", SEARCH_SPINS),
         "sign": ("predict_solution", BREAK_EVEN_SIGN, 0),
         "crashes": ("predict_solution", PREDICTION_CRASHES, 1),
     })
+    built.update({student: source for student in SOLUTION_IDS})
+    built[COPIER] = _copied_solution(source)
+    return built
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
@@ -78,8 +122,7 @@ def _flat(text):
 VALIDATE = {
     "every_size_and_sign": (
         [("search_solution", SEARCH_EVERY_SIZE), ("predict_solution", BREAK_EVEN_SIGN, 0)],
-        ["crossover(5, 'move') returned 25, which is not a multiple of 2d = 10",
-         "predicted_crossover(3, 'compute') returned 6, but there d cycles take"]),
+        ["which is not a multiple of 2d BLOCKS = ", "predicted_crossover("]),
     "spins_and_crashes": (
         [("search_solution", SEARCH_SPINS), ("predict_solution", PREDICTION_CRASHES, 1)],
         ["crossover(4, 'compute') did not return within 10 s",
@@ -105,12 +148,12 @@ def test_solution_gets_full_marks(graded):
 
 @pytest.mark.parametrize("student, scores, cell, message", [
     ("every_size", {"search_tests": 0, "predict_tests": 3}, "search_tests",
-     "crossover(5, 'move') returned 25, which is not a multiple of 2d = 10 from 10 to 4096"),
+     f"which is not a multiple of 2d BLOCKS = "),
     ("library", {"search_tests": 0, "predict_tests": 3}, "search_tests", "cycles_crossover"),
     ("spins", {"search_tests": 0, "predict_tests": 3}, "search_tests",
      "did not return within 10 s of real time"),
     ("sign", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
-     "predicted_crossover(3, 'compute') returned 6, but there d cycles take"),
+     "but there d cycles take"),
     ("crashes", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
      "predicted_crossover(1, 'compute') raised TypeError"),
 ])
@@ -140,3 +183,22 @@ def test_no_message_states_a_crossover_or_a_line(graded):
     assert "== 80" not in text and "72 < m4 < 80" not in text
     for student, result in results.items():
         assert "expected" not in result.messages() and "T1 = " not in result.messages(), student
+
+
+def test_the_solution_gets_full_marks_in_every_variant(graded):
+    _, results = graded
+    assert len({_blocks(s) for s in ("solution", *SOLUTION_IDS)}) == 3
+    for student in SOLUTION_IDS:
+        h.assert_full_marks(results[student])
+
+
+def test_an_answer_copied_from_another_variant_fails_without_the_right_values(graded):
+    _, results = graded
+    result = results[COPIER]
+    assert result.scores == {"search_tests": 0, "predict_tests": 0}, result.messages()
+    text = _flat(result.messages())
+    for found in re.finditer(r"crossover\((\d+), '(\w+)'\) returned", text):
+        d, index = int(found.group(1)), found.group(2)
+        want = _reference(d, index, _blocks(COPIER))
+        rest = text[found.end():].split("crossover(")[0].replace(f"= {2 * d * _blocks(COPIER)}", "")
+        assert want is None or not re.search(rf"\b{want}\b", rest), (want, rest)
