@@ -168,10 +168,8 @@ def _valid(pe: int, op, rule: Callable, value):
     field of a record PE ``pe`` yielded, or the ValueError naming PE, record and value.
 
     The loop tests the common case inline (an int size, a float time) and calls this for
-    anything else: a numpy integer passes, NaN, infinities, negatives and bools do not.
-    A record built by a program without the constructors of :mod:`~collective_lib.ops`
-    (``Send(dst, data, float("nan"))``) gets here, or one a hostile submission sent.
-    """
+    the rest (a record built without :mod:`~collective_lib.ops`, ``Send(1, x, 1.5)``):
+    a numpy integer passes, NaN, infinities, negatives and bools do not."""
     try:
         return rule(value)
     except ValueError as err:
@@ -268,12 +266,8 @@ def schedule_resume(buckets: dict, times: list, pe: int, t: float) -> None:
 
 
 def _enqueue(queues: dict, channel: int, item) -> None:
-    """Append ``item`` to the FIFO queue ``queues[channel]``.
-
-    Most channels hold one item at a time, so a lone item is stored as it is and
-    only a second one makes a deque (a deque costs 600 bytes, one per PE of a
-    large run).  Items are never None and never deques.
-    """
+    """Append ``item`` to the FIFO queue ``queues[channel]``: a lone item is stored as it
+    is, and only a second one makes a deque (600 bytes).  Items are never None or deques."""
     queue = queues.get(channel)
     if queue is None:
         queues[channel] = item
@@ -300,11 +294,9 @@ def _dequeue(queues: dict, channel: int):
 def _queue_or_match(inbox: dict, channel: int, held, message):
     """Put ``message`` on a channel whose entry ``held`` was just popped from ``inbox``.
 
-    ``held`` is either messages not yet received (a tuple, or a deque of them):
-    the message joins them and None is returned; or the slots a ``multi()``
-    posted on the channel, oldest first (a list, as it receives there more than
-    once): the oldest slot is returned for the message to fill, and the others
-    go back.
+    ``held`` is messages not yet received (a tuple, or a deque of them), which the
+    message joins (None is returned); or the slots a ``multi()`` posted there, oldest
+    first (a list): the oldest is returned for the message to fill, the others go back.
     """
     if type(held) is list:
         slot = held.pop(0)
@@ -340,13 +332,9 @@ def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
 
 
 class _Agenda(dict):
-    """The events of a run: "resume PE pe at time t", one bucket (a list) per distinct time.
-
-    ``agenda[t].append(pe)`` queues PE pe at time t; a time seen for the first
-    time gets its bucket here, and goes on the heap ``times``.  PEs of one bucket
-    run in the order they were queued, so the order is that of a heap keyed on
-    (time, sequence number) at a fraction of its cost.
-    """
+    """The events: ``agenda[t].append(pe)`` resumes PE pe at time t, after the PEs queued
+    there before it (a heap keyed on (time, sequence) at a fraction of its cost); a new
+    time gets its bucket here and goes on the heap ``times``."""
     __slots__ = ("times",)
 
     def __init__(self, times):
@@ -376,17 +364,14 @@ class _Engine:
       one is, the PE is resumed at the time its last part ended;
     * :meth:`_outcome`: deadlock, unreceived messages, or the :class:`Run`.
 
-    ``sendrecv``, the commonest operation, is issued by a branch of its own that
-    writes out ``claim``, ``deliver`` and ``complete`` (each marked there): a call
-    costs about a tenth of a ``sendrecv`` (measured in ``benchmarks/scale.py``),
-    so this branch, and only it, keeps them inline.  The reference engine of
+    ``sendrecv``, the commonest operation, has a branch of its own that writes out
+    ``claim``, ``deliver`` and ``complete`` (marked there): a call costs about a tenth
+    of a ``sendrecv`` (``benchmarks/scale.py``).  The reference engine of
     ``tests/core/test_simulator_reference.py`` holds it to the same rules.
 
-    State lives in flat lists indexed by rank or by link id, and in dicts keyed
-    by the channel ``src * p + dst`` that hold only what is live (messages in
-    flight, routes in use).  The steps are closures over that state, made once
-    per run and bound to locals of the loop, because a method call or an
-    attribute lookup per transfer would be a large share of its cost.
+    State lives in flat lists indexed by rank or link id, and in dicts keyed by the
+    channel ``src * p + dst`` holding only what is live.  The steps are closures over
+    it, bound to locals of the loop: an attribute lookup per transfer costs.
     """
 
     def __init__(self, gens, p, network, model, trace, max_ops):
@@ -398,16 +383,14 @@ class _Engine:
         self.max_ops = default_max_ops(p) if max_ops is None else max_ops
         self.budget = "max_ops" if max_ops is not None else \
             f"the default budget default_max_ops({p}) = 10,000 + 4p operations per PE"
-        # Ports: half-duplex has one port per PE for both directions, "all" none.
-        self.use_ports = model.ports != "all"
-        # Half-duplex: a PE receives only while it listens, so a send waits for the
-        # matching receive to be posted.
+        self.use_ports = model.ports != "all"      # "all": only links limit a PE
+        # Half-duplex: one port per PE, and a PE receives only while it listens, so a
+        # send waits for the matching receive to be posted.
         self.listen_first = model.ports == "half-duplex"
         self.send_free = [0.0] * p          # when each port is free; half-duplex: one port
         self.recv_free = self.send_free if self.listen_first else [0.0] * p
-        # Links are resources of their own unless the network is direct and a port
-        # already serializes everything a link could carry; then a link is its
-        # channel and only its load is counted.
+        # Links are resources unless the network is direct and a port already serializes
+        # all a link could carry; then a link is its channel, and only its load counts.
         self.use_links = not (network.direct and self.use_ports)
         self.link_order = None              # link ids in the order of their first use
         if not self.use_links:
@@ -417,37 +400,27 @@ class _Engine:
                 [0] * network.link_count, []
         else:                               # e.g. FullyConnected(p) under ports="all"
             self.link_free, self.link_load = defaultdict(float), defaultdict(int)
-        # channel -> its route: the link id of a one-hop route (one object fewer to
-        # fetch per transfer than a tuple: on 2048 nodes most fetches miss the cache),
-        # else the tuple of link ids.  Room for two routes per link, so the channels a
-        # run reuses (a hypercube's d neighbours per PE) stay cached, within 16 x 4096.
+        # channel -> its route: the link id of a one-hop route (fewer cache misses than
+        # a tuple), else the tuple of link ids; room for two routes per link (16 x 4096 at most).
         self.routes = {}
         self.durations = {}                 # words, or (words, hops) -> its duration
-        self.route_cap = min(max(ROUTE_CACHE_SIZE, 2 * network.link_count),
-                             16 * ROUTE_CACHE_SIZE)
-        # Per PE.  A PE is blocked on at most one operation; resume[pe] is what it is
-        # resumed with (after it returned: its result).
-        self.resume = [None] * p
-        self.current = [None] * p           # the operation each blocked PE waits on
-        self.outstanding = [0] * p          # parts of it not yet done
-        self.ready_at = [0.0] * p           # when its done parts ended
-        # waiting[pe]: the source of its posted receive, _IDLE, or _MULTI once it issued a
-        # multi(), whose posted receives wait in ``inbox`` (below).
-        self.waiting = [_IDLE] * p
-        self.finish = [None] * p
-        # FIFO queues per channel (see _enqueue): a lone item is stored as is.
-        # inbox[channel]: the messages sent but not yet received, (arrival, payload)
-        # each; or, while the receiver's multi() waits on the channel, the slot of its
-        # result list that the next message fills (an int; a list of them, oldest
-        # first, if it receives there more than once).  Never both: a message that
-        # finds a slot fills it.  One dict for both costs a multi() transfer one
-        # lookup fewer than a dict of slots beside the inbox.
+        self.route_cap = min(max(ROUTE_CACHE_SIZE, 2 * network.link_count), 16 * ROUTE_CACHE_SIZE)
+        # Per PE: what it is resumed with (after it returned: its result); the one
+        # operation it is blocked on, its parts not yet done, when its done parts ended.
+        self.resume, self.current, self.outstanding, self.ready_at = \
+            [None] * p, [None] * p, [0] * p, [0.0] * p
+        # waiting[pe]: the source of its posted receive, _IDLE, or _MULTI once it issued
+        # a multi(), whose posted receives wait in ``inbox`` (below).
+        self.waiting, self.finish = [_IDLE] * p, [None] * p
+        # FIFO queues per channel (see _enqueue).  inbox[channel]: the messages sent but
+        # not yet received, (arrival, payload) each; or, while the receiver's multi()
+        # waits there, the slot of its results the next message fills (an int; a list
+        # of them, oldest first).  Never both: a message that finds a slot fills it.
         self.inbox = {}
         self.deferred = {}                  # channel -> (payload, words): half-duplex senders
         self.times = [0.0]                  # the agenda's times, a heap
         self.agenda = _Agenda(self.times)
-        self.agenda[0.0] = list(range(p))
-        self.operations = 0
+        self.agenda[0.0], self.operations = list(range(p)), 0
 
     def run(self) -> Run:
         # The run itself makes no reference cycles, so the cyclic garbage collector
@@ -464,8 +437,7 @@ class _Engine:
     # The steps, each a closure over the run's state.
 
     def _route_step(self):
-        """``route_of(channel, src, dst)``: the route from src to dst (see ``routes``),
-        cached; the cache is emptied when full."""
+        """``route_of(channel, src, dst)``: the route src to dst, cached (emptied when full)."""
         routes, cap, link_ids = self.routes, self.route_cap, self.network.link_ids
         link_order, link_load = self.link_order, self.link_load
 
@@ -480,14 +452,9 @@ class _Engine:
         return route_of
 
     def _duration_step(self):
-        """``duration_of(key)``: how long a transfer holds its resources, from the cost model.
-
-        ``key`` is ``words`` for a transfer over one link (or a channel of a direct
-        network) and ``(words, hops)`` for a longer route; the answer,
-        ``model.transfer_time(words, hops)``, is kept in ``durations``, which the
-        claims read first: a run has few sizes and route lengths, and a lookup costs
-        a transfer less than the call.
-        """
+        """``duration_of(key)``: ``model.transfer_time(words, hops)`` for ``key`` = words (one
+        hop) or (words, hops), kept in ``durations``, which a claim reads first: a run has
+        few sizes and route lengths, and a lookup costs less than a call."""
         durations, transfer_time = self.durations, self.model.transfer_time
 
         def duration_of(key):
@@ -502,11 +469,9 @@ class _Engine:
         """``claim(src, dst, channel, payload, words, t)``: claim the resources of a transfer
         that may start at t and return when it ends.
 
-        It starts when the sender's port, the receiver's port and every link of
-        its route are free, holds them all for ``model.transfer_time(words,
-        hops)``, counts it on its links and traces it.  The durations come from
-        the model once per size and route length of the run (a table lookup per
-        transfer instead of a call).
+        It starts when the sender's port, the receiver's port and every link of its
+        route are free, holds them all for ``model.transfer_time(words, hops)``
+        (``duration_of``), counts it on its links and traces it.
         """
         use_ports, use_links = self.use_ports, self.use_links
         send_free, recv_free = self.send_free, self.recv_free
@@ -596,22 +561,16 @@ class _Engine:
         p, gens, max_ops, max_words = self.p, self.gens, self.max_ops, MAX_WORDS
         claim, complete = self._claim_step(), self._complete_step()
         deliver = self._deliver_step(complete)
-        # What the written-out claim of a sendrecv reads (see _claim_step)
-        use_ports, use_links, send_free, recv_free, link_free, link_load = \
-            self.use_ports, self.use_links, self.send_free, self.recv_free, self.link_free, \
-            self.link_load
-        routes, route_of, durations, duration_of = \
-            self.routes, self._route_step(), self.durations, self._duration_step()
-        emit, path_of = self.emit, self.network.path
-        resume, current, outstanding, ready_at, waiting, finish = \
-            self.resume, self.current, self.outstanding, self.ready_at, self.waiting, \
-            self.finish
-        inbox, deferred, agenda, times = self.inbox, self.deferred, self.agenda, self.times
-        listen_first = self.listen_first
-        eager = not listen_first
-        heappop = heapq.heappop
-        ops = 0
-        now = 0.0
+        # What the written-out claim of a sendrecv reads (see _claim_step), and the rest
+        (use_ports, use_links, send_free, recv_free, link_free, link_load, routes, durations,
+         emit, resume, current, outstanding, ready_at, waiting, finish, inbox, deferred,
+         agenda, times, listen_first) = (getattr(self, name) for name in (
+            "use_ports use_links send_free recv_free link_free link_load routes durations "
+            "emit resume current outstanding ready_at waiting finish inbox deferred agenda "
+            "times listen_first").split())
+        route_of, duration_of, path_of = self._route_step(), self._duration_step(), \
+            self.network.path
+        eager, heappop, ops, now = not listen_first, heapq.heappop, 0, 0.0
         while times:
             now = heappop(times)
             for pe in agenda[now]:                  # the bucket may grow while we run it
@@ -813,8 +772,8 @@ class _Engine:
 
     def _over_budget(self, pe, now):
         raise OperationLimitError(
-            f"the PEs issued more than max_ops={self.max_ops:,} operations "
-            f"({self.budget}); PE {pe} was issuing one at time {now:g}. "
+            f"the PEs issued more than max_ops={self.max_ops:,} operations ({self.budget}); "
+            f"PE {pe} was issuing one at time {now:g}. "
             "Is the program endless? If not, pass a larger max_ops to simulate()")
 
     def _outcome(self, now) -> Run:
