@@ -1,0 +1,244 @@
+"""Grading a whole class on Dask workers (collective_lib.autograde.classgrade, issue 26).
+
+One generated class of ``cycles_crossover`` (the cheapest assignment to grade) is
+graded once sequentially, by one plain ``nbgrader autograde`` of all students, which
+gives the reference grades; every parallel run must give exactly those grades:
+
+* ``honest`` hands in the instructor's solution, ``buggy`` one wrong answer,
+  ``hostile`` a cell that kills its parent process and exits its own;
+* ``crash`` hands in a notebook that is not JSON, which makes nbgrader itself fail
+  on that student: it must cost that student's grade only.
+
+The parallel runs are on a real ``LocalCluster`` of separate worker processes
+(through ``--scheduler``, as on a cluster), on the default local cluster of the
+command (in a coordinator that is killed mid-run and started again) and with the
+gradebook on a PostgreSQL server that the test starts (pgserver's binaries).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import nbgrader_harness as h
+from collective_lib.autograde import classgrade
+
+ASSIGNMENT = "cycles_crossover"
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+HOSTILE = """
+import os, signal
+try:
+    os.kill(os.getppid(), signal.SIGKILL)   # the parent: the sandbox's host, not the grader
+finally:
+    os._exit(3)
+"""
+STUDENTS = ("buggy", "crash", "honest", "hostile")
+
+
+def _answers(source):
+    """The code answers of each student, as source notebooks."""
+    return {"honest": source,
+            "buggy": h.replace_solution(source, "search_solution",
+                                        "raise ValueError('I give up')"),
+            "hostile": h.replace_solution(source, "predict_solution", HOSTILE, region=0)}
+
+
+def _submit(course: Path) -> None:
+    release = course / "release" / ASSIGNMENT / NOTEBOOK
+    source = h.source_notebook(course, ASSIGNMENT, NOTEBOOK)
+    for student, answers in _answers(source).items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(h.answered_release(release, answers), folder / NOTEBOOK)
+    folder = course / "submitted" / "crash" / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / NOTEBOOK).write_text('{"cells": [ this is not a notebook')
+
+
+def _grades(course: Path, db_url: str | None = None) -> dict:
+    """``{student: {grade_id: score}}`` from the gradebook, for every graded student."""
+    from nbgrader.api import Gradebook, MissingEntry
+    db_url = db_url or f"sqlite:///{course / 'gradebook.db'}"
+    grades = {}
+    with Gradebook(db_url) as gb:
+        for student in STUDENTS:
+            if not (course / "autograded" / student / ASSIGNMENT / NOTEBOOK).is_file():
+                continue
+            try:
+                sub = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+            except MissingEntry:
+                continue
+            grades[student] = {g.name: g.score for g in sub.grades}
+    return grades
+
+
+def _copy(base: Path, dest: Path) -> Path:
+    """A copy of the released course ``base`` with the class's submissions."""
+    import shutil
+    shutil.copytree(base, dest, ignore=shutil.ignore_patterns("autograded", "classgrade"))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    """A course with ``cycles_crossover`` released and the class's submissions in."""
+    course = h.copy_course(tmp_path_factory.mktemp("class") / "released")
+    h.generate_assignment(course, ASSIGNMENT)
+    _submit(course)
+    return course
+
+
+@pytest.fixture(scope="module")
+def sequential(released, tmp_path_factory):
+    """The grades of one plain, sequential ``nbgrader autograde`` of the whole class."""
+    course = _copy(released, tmp_path_factory.mktemp("sequential") / "course")
+    with pytest.raises(h.NbgraderError, match="crash"):    # nbgrader fails on `crash` only
+        h.run_nbgrader(course, "autograde", ASSIGNMENT, "--force")
+    grades = _grades(course)
+    assert sorted(grades) == ["buggy", "honest", "hostile"]
+    return grades
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A real Dask cluster of two worker processes, as an instructor's would be."""
+    from distributed import LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit=0) as cluster:
+        yield cluster
+
+
+def test_the_class_differs_where_it_should(sequential):
+    honest, buggy, hostile = (sequential[s] for s in ("honest", "buggy", "hostile"))
+    assert sum(honest.values()) > sum(buggy.values())
+    assert sum(honest.values()) > sum(hostile.values())
+
+
+def test_the_workers_of_a_scheduler_give_the_grades_of_a_sequential_run(
+        released, sequential, cluster, tmp_path, capsys):
+    course = _copy(released, tmp_path / "course")
+    status = classgrade.main([ASSIGNMENT, "--course", str(course), "--scheduler",
+                              cluster.scheduler_address, "--batch", "1"])
+    out = capsys.readouterr()
+    assert status == 1, out                            # the crash is reported as a failure
+    assert _grades(course) == sequential
+    ledger = [json.loads(line) for line in
+              (course / "classgrade" / f"{ASSIGNMENT}.jsonl").read_text().splitlines()]
+    by_student = {entry["student"]: entry for entry in ledger}
+    assert sorted(by_student) == sorted(STUDENTS)
+    assert {s for s, e in by_student.items() if e["status"] == "failed"} == {"crash"}
+    assert "crash" in by_student["crash"]["reason"] and "FAILED crash:" in out.out
+    # graded in the cluster's worker processes, not in this one
+    pids = {int(e["worker"].rsplit(":", 1)[1]) for e in ledger}
+    assert os.getpid() not in pids and len(pids) >= 1
+    assert "done" in out.err and "left 0" in out.err   # the progress bar
+
+
+def test_a_killed_run_resumes_where_it_stopped(released, sequential, tmp_path):
+    course = _copy(released, tmp_path / "course")
+    ledger = course / "classgrade" / f"{ASSIGNMENT}.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(h.REPO_ROOT))
+    cmd = [sys.executable, "-m", "collective_lib.autograde.classgrade", ASSIGNMENT,
+           "--workers", "2", "--batch", "1", "--no-progress"]
+    coordinator = subprocess.Popen(cmd, cwd=course, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and coordinator.poll() is None:
+        if ledger.is_file() and '"graded"' in ledger.read_text():
+            break
+        time.sleep(0.1)
+    coordinator.send_signal(signal.SIGKILL)           # no clean-up of any kind
+    coordinator.wait()
+    first = {json.loads(line)["student"]: json.loads(line)["status"]
+             for line in ledger.read_text().splitlines()}
+    assert "graded" in first.values() and len(first) < len(STUDENTS), first
+    _wait_for_orphans(course)
+
+    result = subprocess.run(cmd, cwd=course, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout       # `crash` fails, in either run
+    graded_before = sorted(s for s, status in first.items() if status == "graded")
+    assert f"{len(graded_before)} already graded" in result.stdout, result.stdout
+    second = [json.loads(line)["student"] for line in ledger.read_text().splitlines()]
+    assert not set(graded_before) & set(second[len(first):])   # not graded twice
+    assert sorted(set(second)) == sorted(STUDENTS)
+    assert _grades(course) == sequential
+
+
+def _wait_for_orphans(course: Path, seconds: float = 60) -> None:
+    """Every process the killed coordinator left (its workers, their nbgrader runs)
+    ends by itself: nothing goes on writing to the gradebook."""
+    import psutil
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        left = [p for p in psutil.process_iter(["cwd", "cmdline"])
+                if p.info["cwd"] == str(course) and p.pid != os.getpid()]
+        if not left:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"processes outlived their coordinator: {[p.info['cmdline'] for p in left]}")
+
+
+def test_a_submission_that_crashes_the_grader_costs_its_own_grade_only(released, tmp_path):
+    course = _copy(released, tmp_path / "course")
+    db_url = f"sqlite:///{course / 'gradebook.db'}"
+    outcome = classgrade.grade_batch(str(course), ASSIGNMENT,
+                                     [("crash", "c"), ("honest", "h")],
+                                     classgrade.worker_db_url(db_url), "collective")
+    status = {o["student"]: o["status"] for o in outcome}
+    assert status == {"crash": "failed", "honest": "graded"}
+    crash = next(o for o in outcome if o["student"] == "crash")
+    assert "exited with status" in crash["reason"] and crash["fingerprint"] == "c"
+    assert sorted(_grades(course)) == ["honest"]
+
+
+def test_the_sqlite_url_of_the_workers_waits_for_the_lock():
+    url = classgrade.worker_db_url("sqlite:////course/gradebook.db")
+    assert url == f"sqlite:////course/gradebook.db?timeout={classgrade.SQLITE_BUSY_TIMEOUT}"
+    assert classgrade.worker_db_url("postgresql://u:p@db/grades") == \
+        "postgresql://u:p@db/grades"
+
+
+def test_the_batches_keep_every_worker_busy():
+    assert classgrade.batch_size(4, 2) == 1
+    assert classgrade.batch_size(100, 2) == classgrade.MAX_BATCH
+    assert classgrade.batch_size(40, 8) == 2
+
+
+@pytest.fixture(scope="module")
+def postgres(tmp_path_factory):
+    """A PostgreSQL server of its own (pgserver's binaries, from PyPI), its URL."""
+    pgserver = pytest.importorskip("pgserver", reason="pgserver (requirements.txt) brings "
+                                   "the PostgreSQL server binaries; it is not installed")
+    from sqlalchemy.engine import make_url
+    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
+    try:
+        server.psql("CREATE DATABASE gradebook;")
+        yield make_url(server.get_uri("gradebook")).set(
+            drivername="postgresql+psycopg2").render_as_string(hide_password=False)
+    finally:
+        server.cleanup()
+
+
+def test_a_postgresql_gradebook_with_concurrent_writers(released, sequential, cluster,
+                                                        postgres, tmp_path):
+    course = _copy(released, tmp_path / "course")
+    (course / "gradebook.db").unlink()
+    h.run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force",
+                   f"--CourseDirectory.db_url={postgres}")
+    from distributed import Client
+    with Client(cluster) as client:
+        result = classgrade.run(course, ASSIGNMENT, client, db_url=postgres, batch=1,
+                                progress=False)
+    assert [o["student"] for o in result["failed"]] == ["crash"]
+    assert sorted(result["graded"]) == ["buggy", "honest", "hostile"]
+    assert not (course / "gradebook.db").exists()     # nothing went to SQLite
+    assert _grades(course, postgres) == sequential
+
