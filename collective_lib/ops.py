@@ -175,7 +175,7 @@ _new = tuple.__new__
 class Parts(NamedTuple):
     """What one operation sends, receives and spends, whatever its kind.
 
-    Every record of this module has the same three-part interface:
+    Every record of this module has the same interface:
 
     ``op.parts()``
         its :class:`Parts`;
@@ -190,7 +190,9 @@ class Parts(NamedTuple):
         the value the program is resumed with, from the payloads ``received``
         from ``sources``, in their order: ``None`` for ``Send`` and
         ``Compute``, the one payload for ``Recv`` and ``SendRecv``, the list
-        of them for ``Multi``.
+        of them for ``Multi``;
+    ``op.waiting()``
+        what a PE blocked in it waits for, as a deadlock's message says it.
 
     Attributes
     ----------
@@ -257,6 +259,10 @@ class Send(NamedTuple):
         """``None``: a send returns nothing."""
         return None
 
+    def waiting(self) -> str:
+        """What a PE blocked in this operation waits for (in a deadlock's message)."""
+        return f"send(dst={self[0]}): PE {self[0]} never posted the matching receive"
+
 
 class Recv(NamedTuple):
     """Receive the next message from PE ``src``; the result is its payload.
@@ -281,6 +287,10 @@ class Recv(NamedTuple):
     def result(self, received):
         """The one payload received."""
         return received[0]
+
+    def waiting(self) -> str:
+        """What a PE blocked in this operation waits for (in a deadlock's message)."""
+        return f"recv(src={self[0]})"
 
 
 class SendRecv(NamedTuple):
@@ -311,6 +321,11 @@ class SendRecv(NamedTuple):
         """The one payload received."""
         return received[0]
 
+    def waiting(self) -> str:
+        """What a PE blocked in this operation waits for (in a deadlock's message)."""
+        return (f"sendrecv(dst={self[0]}, src={self[2]}): its message from PE {self[2]} "
+                "never came")
+
 
 class Compute(NamedTuple):
     """Local work taking ``time`` units; the result is ``None``.
@@ -335,6 +350,10 @@ class Compute(NamedTuple):
     def result(self, received) -> None:
         """``None``: local work returns nothing."""
         return None
+
+    def waiting(self) -> str:
+        """Nothing: local work never blocks (kept so that every kind answers)."""
+        return repr(self)
 
 
 class Multi(NamedTuple):
@@ -367,6 +386,10 @@ class Multi(NamedTuple):
     def result(self, received) -> list:
         """The list of payloads received, in the order of the sources."""
         return list(received)
+
+    def waiting(self) -> str:
+        """What a PE blocked in this operation waits for (in a deadlock's message)."""
+        return f"multi(recvs={list(self[1])}): not every message arrived"
 
 
 #: Every kind of record a program may yield (each has ``parts``, ``from_parts`` and

@@ -49,8 +49,8 @@ from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .limits import check_memory, default_max_ops
 from .model import CostModel
 from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network
-from .ops import (MAX_WORDS, Compute, Multi, Recv, Send, SendRecv, check_operation, shown,
-                  valid_rank, valid_time, valid_words)
+from .ops import (MAX_WORDS, RECORDS, Compute, Multi, Recv, Send, SendRecv, check_operation,
+                  shown, valid_rank, valid_time, valid_words)
 from .validate import check_positive_int
 
 __all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
@@ -141,15 +141,8 @@ class Run:
 
 
 def _describe(op) -> str:
-    if isinstance(op, Send):
-        return f"send(dst={op.dst}): PE {op.dst} never posted the matching receive"
-    if isinstance(op, Recv):
-        return f"recv(src={op.src})"
-    if isinstance(op, SendRecv):
-        return f"sendrecv(dst={op.dst}, src={op.src}): its message from PE {op.src} never came"
-    if isinstance(op, Multi):
-        return f"multi(recvs={list(op.recvs)}): not every message arrived"
-    return repr(op)
+    """What a PE that never finished waits for (each kind of record says it)."""
+    return op.waiting() if type(op) in RECORDS else repr(op)
 
 
 def _rank_check(pe: int, role: str, other, p: int):

@@ -236,3 +236,13 @@ def test_parts_that_do_not_fit_a_kind_are_refused_naming_it(kind):
 def test_mapped_refuses_what_is_not_an_operation():
     with pytest.raises(TypeError, match="is not an operation"):
         ops.mapped(("send", 1), rank=abs)
+
+
+@pytest.mark.parametrize("op, text", [
+    (send(3, "x"), "send(dst=3): PE 3 never posted the matching receive"),
+    (recv(2), "recv(src=2)"),
+    (sendrecv(1, "x", 2), "sendrecv(dst=1, src=2): its message from PE 2 never came"),
+    (multi([(1, "a")], [3, 0]), "multi(recvs=[3, 0]): not every message arrived"),
+    (compute(1.5), "Compute(time=1.5)")])
+def test_every_kind_says_what_a_blocked_pe_waits_for(op, text):
+    assert op.waiting() == text
