@@ -15,8 +15,9 @@ instructor cell defines (anywhere in the notebook) and no earlier graded cell
 defined is asked of the student's side and bound to a
 stand-in (:mod:`.remote`): data is copied, functions, programs and classes
 stay in sandboxed student processes. A graded cell passes if its whole source
-ran here without an exception; its verdict, its output and the flags raised
-for review (:mod:`collective_lib.grading.review`) go back as JSON on stdout.
+ran here without an exception; its verdict, its output, the kind of its
+failure (:data:`collective_lib.grading.KINDS`) and the flags raised for review
+(:mod:`collective_lib.grading.review`) go back as JSON on stdout.
 
 Whatever the student's cells do to their own interpreter cannot change a
 verdict: this process runs none of their code, and takes from them only
@@ -35,9 +36,9 @@ import socket
 import sys
 import threading
 
-from ..grading import scaled_time_limits, take_review_flags
+from ..grading import CheckFailed, failure_kind, scaled_time_limits, take_review_flags
 from ..grading.static import definitions
-from .remote import Host, Sandbox
+from .remote import Host, Sandbox, StartFailed
 from .variants import use_student
 
 __all__ = ["check_notebook", "loaded_names", "defined_names", "main"]
@@ -118,7 +119,8 @@ def _message(err: BaseException) -> str:
 
 
 def check_notebook(job: dict) -> dict:
-    """``{grade_id: {"passed", "output", "message", "flags"}}`` for the graded cells of ``job``.
+    """``{grade_id: {"passed", "output", "message", "flags", "kind"}}`` for the graded cells
+    of ``job`` (``kind``: why a failed cell failed, :data:`collective_lib.grading.KINDS`).
 
     ``job`` holds ``cells`` (``[{"role", "source", "id"}]`` in notebook order),
     ``hide`` (folders the student's processes must not see), ``uid`` (the
@@ -190,12 +192,27 @@ def _grade(cell: dict, namespace: dict, sandbox: Sandbox, timeout_s: float) -> d
         with _deadline(timeout_s):
             output, err = _run(cell["source"], namespace)
     except _CellTimeout:
-        output, err = "", AssertionError(
-            f"the checks of this cell took longer than {timeout_s:g} s and were stopped")
+        output, err = "", CheckFailed(
+            f"the checks of this cell took longer than {timeout_s:g} s and were stopped",
+            "time_limit")
     finally:
         sandbox.end_cell()
     return {"passed": err is None, "output": output[-_MAX_OUTPUT:],
-            "message": "" if err is None else _message(err), "flags": take_review_flags()}
+            "message": "" if err is None else _message(err), "flags": take_review_flags(),
+            "kind": None if err is None else _kind(err)}
+
+
+def _kind(err: BaseException) -> str:
+    """Why a cell failed, from :data:`collective_lib.grading.KINDS`: ``"not_run"`` when the
+    student's cells could not be run (also where a check explained that as an exception),
+    ``"missing_name"`` for a name the student's cells do not define, else the failed check's
+    kind (``"other"`` for a plain assert)."""
+    cause, seen = err, 0
+    while cause is not None and seen < 8:
+        if isinstance(cause, StartFailed):
+            return "not_run"
+        cause, seen = cause.__context__, seen + 1
+    return "missing_name" if isinstance(err, NameError) else failure_kind(err)
 
 
 def main() -> None:

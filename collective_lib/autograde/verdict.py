@@ -18,7 +18,10 @@ student's own cells can forge. The course configuration
 3. each graded cell's outputs are replaced by the checker's verdict: its
    printed output on success, or one error with the failed check's message
    (no test code, no frames of the grading library), which nbgrader's
-   ``SaveAutoGrades`` then scores as usual.
+   ``SaveAutoGrades`` then scores as usual; a failed cell's metadata keeps the
+   kind of its failure (``{"collective_lib": {"failure": "deadlock"}}``, see
+   :data:`collective_lib.grading.KINDS`) in the autograded notebook, for
+   ``python -m collective_lib.autograde.misconceptions``.
 
 A notebook whose checker fails, hangs or is killed gets zero on every graded
 cell with the reason; the other submissions are graded as usual.
@@ -51,10 +54,12 @@ from .remote import HostTemplate
 from .sandbox import SandboxUser, self_check
 
 __all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_cells", "assemble",
-           "PASSED", "notebook_cpu"]
+           "PASSED", "FAILURE_METADATA", "notebook_cpu"]
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSED = "All checks passed."
+#: The key of a graded cell's metadata under which a failed cell keeps why it failed.
+FAILURE_METADATA = "collective_lib"
 
 
 def instructor_cells(db_url: str, notebook: str, assignment: str, order: list = ()) -> dict:
@@ -272,6 +277,7 @@ class TrustedVerdict(NbGraderPreprocessor):
             verdict = verdicts.get(cell.metadata["nbgrader"]["grade_id"])
             cell.outputs = _outputs(verdict)
             cell.execution_count = None
+            _keep_kind(cell, verdict)
             if verdict and verdict.get("flags"):
                 flags[cell.metadata["nbgrader"]["grade_id"]] = verdict["flags"]
         resources.setdefault("collective_lib", {})["review_flags"] = flags
@@ -367,7 +373,8 @@ class TrustedVerdict(NbGraderPreprocessor):
         for grade_id in graded:
             if grade_id not in verdicts:
                 verdicts[grade_id] = {"passed": False, "output": "", "flags": [],
-                                      "message": f"not graded: {reason or 'no verdict'}"}
+                                      "message": f"not graded: {reason or 'no verdict'}",
+                                      "kind": "not_graded"}
                 self.log.warning("%s: %s", grade_id, verdicts[grade_id]["message"])
         return verdicts
 
@@ -445,6 +452,17 @@ def _stopped_checker(process: subprocess.Popen) -> str:
 
 def _gib(n: int) -> str:
     return f"{n / (1 << 30):g} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
+
+
+def _keep_kind(cell: NotebookNode, verdict: dict | None) -> None:
+    """Record why a graded cell failed in its metadata, ``{FAILURE_METADATA: {"failure":
+    kind}}`` (a kind of :data:`collective_lib.grading.KINDS`; ``"other"`` from a checker that
+    sent none), where the autograded notebook keeps it beside the cell's error
+    (:mod:`.misconceptions` counts them); a passed cell has none."""
+    cell.metadata.pop(FAILURE_METADATA, None)
+    if verdict is None or not verdict.get("passed"):
+        kind = "not_graded" if verdict is None else verdict.get("kind") or "other"
+        cell.metadata[FAILURE_METADATA] = {"failure": kind}
 
 
 def _outputs(verdict: dict | None) -> list:

@@ -48,6 +48,8 @@ KINDS = {
     "wrong_form": "the answer does not have the form asked for (its type, entries or "
                   "methods, an unreadable entry, an impossible schedule)",
     "wrong_entry": "an entry of a table filled in by hand is wrong",
+    "missing_name": "a name the test needs is not defined (misspelt, or the student's cell "
+                    "raised before defining it)",
     "not_run": "the student's cells could not be run (an error in them, or a limit of the "
                "sandbox)",
     "not_graded": "the grader could not grade the notebook (its checker failed or ran "

@@ -281,3 +281,34 @@ def test_no_message_answers_the_written_question(graded):
     for student, result in results.items():
         assert "The root's sends alone take" not in result.messages(), student
         assert "too slow" not in result.messages("time_tests"), student
+
+
+def test_the_class_report_counts_the_failures_by_cause(graded):
+    # python -m collective_lib.autograde.misconceptions: the kinds the checker recorded in
+    # the autograded notebooks, per graded cell, with counts and one real message each
+    from collective_lib.autograde.misconceptions import failures_by_cause, failures_text
+    course, results = graded
+    cells = {cell.grade_id: cell for cell in failures_by_cause(ASSIGNMENT, course)}
+    assert list(cells) == list(CELLS)
+    assert all(cell.submissions == len(results) for cell in cells.values())
+    causes = {gid: {c.kind: (c.count, c.example_student) for c in cell.causes}
+              for gid, cell in cells.items()}
+    assert causes["correctness_tests"] == {
+        "exception": (2, "crashes"), "wrong_result": (1, "not_reordered"),
+        "shared_state": (1, "shares_globals"), "time_limit": (1, "spins"),
+        "operation_limit": (1, "yields_forever"), "uses_library": (1, "calls_library")}
+    assert causes["time_tests"] == {
+        "message_size": (1, "without_words"), "time_limit": (1, "spins"),
+        "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
+        "uses_library": (1, "calls_library")}
+    # the tree is compared by the test cell's own assert
+    assert causes["tree_tests"]["other"][0] == 5
+    assert causes["tree_tests"]["too_few_finished"] == (1, "crashes")
+    text = failures_text(ASSIGNMENT, list(cells.values()))
+    assert "correctness_tests (4 points): failed in 7 of 11 submissions (64%)" in text
+    assert ("e.g. (without_words) halving_scatter for p=8, root=0: the message from PE 0 to "
+            "PE 4 carries 12 words of data but is sent as 4 words") in text
+    # the kind is kept beside the message in the autograded notebook, and only there
+    assert results["spins"].cell("tree_tests").metadata["collective_lib"] == {
+        "failure": "other"}
+    assert "collective_lib" not in results["solution"].cell("time_tests").metadata

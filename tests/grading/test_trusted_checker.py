@@ -109,9 +109,11 @@ def test_the_codec_refuses_malformed_messages(data):
 def test_a_right_program_passes_and_a_wrong_one_fails_with_its_message():
     test = ("from collective_lib import simulate\n"
             "assert simulate(ring_sum, 4, [1, 2, 3, 4]).results == [10] * 4, 'sums wrong'\n")
-    assert _verdicts(RING, test)["t0"]["passed"]
+    right = _verdicts(RING, test)["t0"]
+    assert right["passed"] and right["kind"] is None
     wrong = _verdicts(RING.replace("total += data", "total -= data"), test)["t0"]
     assert not wrong["passed"] and wrong["message"] == "sums wrong"
+    assert wrong["kind"] == "other"             # a plain assert of the test cell
 
 
 def test_pes_sharing_globals_are_caught_only_apart():
@@ -119,6 +121,7 @@ def test_pes_sharing_globals_are_caught_only_apart():
     board = _verdicts(BOARD, ISOLATION_TEST)["t0"]
     assert not board["passed"]
     assert "returned a value it never received" in board["message"]
+    assert board["kind"] == "shared_state"      # the check's kind crosses in the verdict
 
 
 def test_a_program_that_ends_or_fails_at_its_first_step_is_graded_like_any_other():
@@ -180,6 +183,7 @@ def test_missing_names_and_crashing_cells_are_explained():
     assert not verdict["passed"]
     assert "g is not defined" in verdict["message"]
     assert "ZeroDivisionError" in verdict["message"]
+    assert verdict["kind"] == "missing_name"
 
 
 def test_forbidden_names_are_found_in_the_source_and_copies_are_flagged():
@@ -191,7 +195,9 @@ def test_forbidden_names_are_found_in_the_source_and_copies_are_flagged():
     assert verdict["passed"]
     assert any("similar to the library's all_to_all_bc_ring" in f for f in verdict["flags"])
     calls = "from collective_lib import catalog\ndef mine(me, p, data):\n    return catalog()\n"
-    assert "uses the library's `catalog`" in _verdicts(calls, test)["t0"]["message"]
+    verdict = _verdicts(calls, test)["t0"]
+    assert "uses the library's `catalog`" in verdict["message"]
+    assert verdict["kind"] == "uses_library"
 
 
 def test_an_endless_function_is_stopped_by_the_grading_time_limit():
@@ -200,6 +206,7 @@ def test_an_endless_function_is_stopped_by_the_grading_time_limit():
             "guarded_call(f, 1, time_limit_s=1)\n")
     verdict = _verdicts(student, test)["t0"]
     assert not verdict["passed"] and "did not return within" in verdict["message"]
+    assert verdict["kind"] == "time_limit"
 
 
 def test_an_endless_function_is_stopped_by_the_cell_deadline_even_with_sigint_ignored():
@@ -214,6 +221,7 @@ def test_an_endless_function_is_stopped_by_the_cell_deadline_even_with_sigint_ig
         signal.signal(signal.SIGINT, previous)
     assert not verdicts["t0"]["passed"]
     assert "took longer than 1 s and were stopped" in verdicts["t0"]["message"]
+    assert verdicts["t0"]["kind"] == "time_limit"
     assert verdicts["t1"]["passed"], verdicts["t1"]     # the next cell is graded as usual
 
 
