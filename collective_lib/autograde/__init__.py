@@ -19,6 +19,9 @@
 * :mod:`.export` — ``PerQuestionExportPlugin``, the grade export with one column per
   graded cell; :mod:`.report` plots it (run as ``python -m collective_lib.autograde.report``).
 * :mod:`.lms` — the grades as Canvas's and Moodle's gradebook imports read them.
+* :mod:`.misconceptions` — what the class got wrong: the failed checks of an assignment
+  grouped by their kind (:mod:`collective_lib.grading.failures`), with counts and examples.
+* :mod:`.variants` — each student's own parameters of an assignment.
 * :mod:`.similarity` — which submissions of an assignment look copied from each other
   (copydetect), for a human to review.
 
