@@ -17,7 +17,9 @@ package holds everything around them:
   from the measured times;
 * :mod:`.matvec`: the application, y = A x on a two-dimensional nodal array, and
   Table 19's CMSSL timings next to a model of them;
-* :mod:`.drawings`: the chapter's pictures of cube paths, data layouts and models.
+* :mod:`.drawings`: the chapter's pictures of cube paths, data layouts and models
+  (here, not in :mod:`collective_lib.viz`: they draw this package's fitted models and
+  rates, and viz stands below it; they are built from viz's cubes, styles and words).
 
 Import the modules themselves (``from collective_lib.cm200.gray import gray``):
 this package imports none of them. :mod:`.gray` and :mod:`.schedules` stand on
