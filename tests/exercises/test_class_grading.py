@@ -5,7 +5,7 @@ graded once sequentially, by one plain ``nbgrader autograde`` of all students, w
 gives the reference grades; every parallel run must give exactly those grades:
 
 * ``honest`` hands in the instructor's solution, ``buggy`` one wrong answer,
-  ``hostile`` a cell that kills its parent process and exits its own;
+  ``hostile`` an answer that kills its parent process and exits its own;
 * ``crash`` hands in a notebook that is not JSON, which makes nbgrader itself fail
   on that student: it must cost that student's grade only.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -35,9 +36,9 @@ NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 HOSTILE = """
 import os, signal
 try:
-    os.kill(os.getppid(), signal.SIGKILL)   # the parent: the sandbox's host, not the grader
+    os.kill(os.getppid(), signal.SIGKILL)   # its parent: the sandbox's host, not the grader
 finally:
-    os._exit(3)
+    os._exit(3)                             # and the process that runs it
 """
 STUDENTS = ("buggy", "crash", "honest", "hostile")
 
@@ -79,10 +80,12 @@ def _grades(course: Path, db_url: str | None = None) -> dict:
     return grades
 
 
-def _copy(base: Path, dest: Path) -> Path:
+def _copy(base: Path, dest: Path, crash: bool = True) -> Path:
     """A copy of the released course ``base`` with the class's submissions."""
     import shutil
     shutil.copytree(base, dest, ignore=shutil.ignore_patterns("autograded", "classgrade"))
+    if not crash:
+        shutil.rmtree(dest / "submitted" / "crash")
     return dest
 
 
@@ -125,7 +128,7 @@ def test_the_workers_of_a_scheduler_give_the_grades_of_a_sequential_run(
         released, sequential, cluster, tmp_path, capsys):
     course = _copy(released, tmp_path / "course")
     status = classgrade.main([ASSIGNMENT, "--course", str(course), "--scheduler",
-                              cluster.scheduler_address, "--batch", "1"])
+                              cluster.scheduler_address, "--batch", "2"])
     out = capsys.readouterr()
     assert status == 1, out                            # the crash is reported as a failure
     assert _grades(course) == sequential
@@ -135,6 +138,9 @@ def test_the_workers_of_a_scheduler_give_the_grades_of_a_sequential_run(
     assert sorted(by_student) == sorted(STUDENTS)
     assert {s for s, e in by_student.items() if e["status"] == "failed"} == {"crash"}
     assert "crash" in by_student["crash"]["reason"] and "FAILED crash:" in out.out
+    # in batches of two: the batch with `crash` failed, and its students were graded
+    # again alone, so `crash`'s reason is its own (nbgrader's error about its notebook)
+    assert "exited with status" in by_student["crash"]["reason"]
     # graded in the cluster's worker processes, not in this one
     pids = {int(e["worker"].rsplit(":", 1)[1]) for e in ledger}
     assert os.getpid() not in pids and len(pids) >= 1
@@ -142,7 +148,7 @@ def test_the_workers_of_a_scheduler_give_the_grades_of_a_sequential_run(
 
 
 def test_a_killed_run_resumes_where_it_stopped(released, sequential, tmp_path):
-    course = _copy(released, tmp_path / "course")
+    course = _copy(released, tmp_path / "course", crash=False)
     ledger = course / "classgrade" / f"{ASSIGNMENT}.jsonl"
     env = dict(os.environ, PYTHONPATH=str(h.REPO_ROOT))
     cmd = [sys.executable, "-m", "collective_lib.autograde.classgrade", ASSIGNMENT,
@@ -158,18 +164,20 @@ def test_a_killed_run_resumes_where_it_stopped(released, sequential, tmp_path):
     coordinator.wait()
     first = {json.loads(line)["student"]: json.loads(line)["status"]
              for line in ledger.read_text().splitlines()}
-    assert "graded" in first.values() and len(first) < len(STUDENTS), first
+    assert "graded" in first.values() and len(first) < len(STUDENTS) - 1, first
     _wait_for_orphans(course)
 
     result = subprocess.run(cmd, cwd=course, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=300)
-    assert result.returncode == 1, result.stdout       # `crash` fails, in either run
+    assert result.returncode == 0, result.stdout
     graded_before = sorted(s for s, status in first.items() if status == "graded")
-    assert f"{len(graded_before)} already graded" in result.stdout, result.stdout
+    # a student whose grading ended between the last ledger line and the kill is done
+    # too: its autograded notebook and gradebook scores are complete
+    skipped = int(re.search(r"(\d+) already graded", result.stdout).group(1))
+    assert len(graded_before) <= skipped < 3, result.stdout
     second = [json.loads(line)["student"] for line in ledger.read_text().splitlines()]
     assert not set(graded_before) & set(second[len(first):])   # not graded twice
-    assert sorted(set(second)) == sorted(STUDENTS)
-    assert _grades(course) == sequential
+    assert _grades(course) == sequential               # everyone graded, as sequentially
 
 
 def _wait_for_orphans(course: Path, seconds: float = 60) -> None:
@@ -184,19 +192,6 @@ def _wait_for_orphans(course: Path, seconds: float = 60) -> None:
             return
         time.sleep(0.2)
     pytest.fail(f"processes outlived their coordinator: {[p.info['cmdline'] for p in left]}")
-
-
-def test_a_submission_that_crashes_the_grader_costs_its_own_grade_only(released, tmp_path):
-    course = _copy(released, tmp_path / "course")
-    db_url = f"sqlite:///{course / 'gradebook.db'}"
-    outcome = classgrade.grade_batch(str(course), ASSIGNMENT,
-                                     [("crash", "c"), ("honest", "h")],
-                                     classgrade.worker_db_url(db_url), "collective")
-    status = {o["student"]: o["status"] for o in outcome}
-    assert status == {"crash": "failed", "honest": "graded"}
-    crash = next(o for o in outcome if o["student"] == "crash")
-    assert "exited with status" in crash["reason"] and crash["fingerprint"] == "c"
-    assert sorted(_grades(course)) == ["honest"]
 
 
 def test_the_sqlite_url_of_the_workers_waits_for_the_lock():
@@ -229,15 +224,15 @@ def postgres(tmp_path_factory):
 
 def test_a_postgresql_gradebook_with_concurrent_writers(released, sequential, cluster,
                                                         postgres, tmp_path):
-    course = _copy(released, tmp_path / "course")
+    course = _copy(released, tmp_path / "course", crash=False)
     (course / "gradebook.db").unlink()
     h.run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force",
                    f"--CourseDirectory.db_url={postgres}")
     from distributed import Client
     with Client(cluster) as client:
-        result = classgrade.run(course, ASSIGNMENT, client, db_url=postgres, batch=1,
-                                progress=False)
-    assert [o["student"] for o in result["failed"]] == ["crash"]
+        result = classgrade.run(course, ASSIGNMENT, client, db_url=postgres, batch=2,
+                                progress=False)        # two nbgrader runs at once
+    assert result["failed"] == []
     assert sorted(result["graded"]) == ["buggy", "honest", "hostile"]
     assert not (course / "gradebook.db").exists()     # nothing went to SQLite
     assert _grades(course, postgres) == sequential
