@@ -7,15 +7,54 @@ solution (full marks), one typical wrong prediction per port model (each costs o
 its own cell, with a hint in the message), a prediction that runs the simulator
 (rejected), and a crashing and an endless function (no marks for that cell, and
 grading still finishes quickly).
+
+Each student's program swaps SWAPS times, each time COPIES copies of the block, both from
+their own variant (collective_lib.autograde.variants): the solution gets full marks under a
+second id with other values, and an answer written for another variant fails without any
+message stating the simulator's time.
 """
 from __future__ import annotations
+
+import re
 
 import pytest
 
 import nbgrader_harness as h
+from collective_lib.autograde.variants import variant
 from exercise_submissions import validate_tests, validated_fixture
 
 ASSIGNMENT = "reading_a_run"
+
+SOLUTION_IDS = ("alice",)              # SWAPS 1, COPIES 2 ("solution": 3 and 1)
+COPIER = "copier"                      # SWAPS 1, COPIES 4; copies the variant of "solution"
+
+
+def _values(student):
+    chosen = variant(ASSIGNMENT, student)
+    return chosen.swaps, chosen.copies
+
+
+def _times(p, m, ts, tw, swaps, copies):
+    """{function: time} of spread_and_swap for one variant (what the simulator measures)."""
+    T, Tc = ts + tw * m, ts + copies * tw * m
+    return {"time_full_duplex": (p - 1) * T + swaps * Tc,
+            "time_half_duplex": (p - 1) * T + 2 * swaps * Tc,
+            "time_all_ports": T + swaps * Tc,
+            "time_ring_all_ports": (p // 2) * T + swaps * Tc}
+
+
+def _copied_solution(source):
+    """The solution with another student's SWAPS and COPIES written in as numbers."""
+    swaps, copies = _values("solution")
+    notebook = source
+    for cell, formula in [
+            ("full_duplex_solution", "(p - 1) * (ts + tw * m) + {s} * (ts + {c} * tw * m)"),
+            ("half_duplex_solution", "(p - 1) * (ts + tw * m) + {s2} * (ts + {c} * tw * m)"),
+            ("all_ports_solution", "(ts + tw * m) + {s} * (ts + {c} * tw * m)"),
+            ("ring_solution", "(p // 2) * (ts + tw * m) + {s} * (ts + {c} * tw * m)")]:
+        notebook = h.replace_solution(notebook, cell, "return " + formula.format(
+            s=swaps, s2=2 * swaps, c=copies))
+    return notebook
 
 
 CELLS = ("full_duplex_tests", "half_duplex_tests", "all_ports_tests", "ring_tests")
@@ -27,16 +66,18 @@ return (p - 1) * (ts + tw * m)        # only the fan-out
 '''
 
 HALF_LIKE_FULL = '''
-return p * (ts + tw * m)              # as if a PE could send and receive at once
+# as if a PE could send and receive at once
+return (p - 1) * (ts + tw * m) + SWAPS * (ts + COPIES * tw * m)
 '''
 
 RING_WITHOUT_CONTENTION = '''
-return 2 * (ts + tw * m)              # as on the fully connected network
+# as on the fully connected network
+return (ts + tw * m) + SWAPS * (ts + COPIES * tw * m)
 '''
 
 # p / 2 where the ring needs p // 2: right for even p only.
 RING_FOR_EVEN_P = '''
-return (p / 2 + 1) * (ts + tw * m)
+return (p / 2) * (ts + tw * m) + SWAPS * (ts + COPIES * tw * m)
 '''
 
 RUNS_THE_SIMULATOR = '''
@@ -56,7 +97,7 @@ return t
 
 
 def build_submissions(source):
-    return h.submissions(source, {
+    built = h.submissions(source, {
         "forgets_the_swap": ("full_duplex_solution", FORGETS_THE_SWAP),
         "half_like_full": ("half_duplex_solution", HALF_LIKE_FULL),
         "ring_without_contention": ("ring_solution", RING_WITHOUT_CONTENTION),
@@ -65,6 +106,9 @@ def build_submissions(source):
         "crashes": ("all_ports_solution", CRASHES),
         "spins": ("half_duplex_solution", SPINS),
     })
+    built.update({student: source for student in SOLUTION_IDS})
+    built[COPIER] = _copied_solution(source)
+    return built
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
@@ -73,11 +117,12 @@ graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
-        "p * (ts + tw * m)", "(p + 1) *", "2 * (ts + tw * m)", "p // 2 + 1", "(p // 2 + 1)",
+        "SWAPS * (ts + COPIES * tw * m)", "2 * SWAPS", "(p // 2) *", "SWAPS * Tc",
         "range(2, 41)", "Model answer", "Rubric", "queue"],
         shows=["def time_full_duplex(p, m, ts, tw):", "def time_half_duplex(p, m, ts, tw):",
                "def time_all_ports(p, m, ts, tw):", "def time_ring_all_ports(p, m, ts, tw):",
-               "YOUR ANSWER HERE", "def spread_and_swap(me, p, data):"],   # the program is shown
+               "YOUR ANSWER HERE", "def spread_and_swap(me, p, data):",   # the program is shown
+               'VARIANT = variant("reading_a_run")', "for _ in range(SWAPS):"],
         unanswered=4)
 
 
@@ -98,18 +143,40 @@ def test_solution_gets_full_marks(graded):
     h.assert_solution_full_marks(graded, ASSIGNMENT, CELLS, 12, by_hand={"explain_ring": 3})
 
 
+def _returned(function, student, p, m, ts, tw, wrong):
+    """The start of the message for ``wrong(p, m, ts, tw, swaps, copies)`` of ``student``."""
+    got, T = wrong(p, m, ts, tw, *_values(student)), ts + tw * m
+    return (f"{function}(p={p}, m={m}, ts={ts:g}, tw={tw:g}) returned {got:g} = {got / T:g} T, "
+            f"but the simulator measures another time (T = ts + tw m = {T:g}")
+
+
+def _full_as_half(p, m, ts, tw, swaps, copies):
+    return _times(p, m, ts, tw, swaps, copies)["time_full_duplex"]
+
+
+def _no_contention(p, m, ts, tw, swaps, copies):
+    return _times(p, m, ts, tw, swaps, copies)["time_all_ports"]
+
+
+def _half_p(p, m, ts, tw, swaps, copies):
+    return (p / 2) * (ts + tw * m) + swaps * (ts + copies * tw * m)
+
+
 @pytest.mark.parametrize("student, cell, message", [
     ("forgets_the_swap", "full_duplex_tests",
-     "time_full_duplex(p=6, m=4, ts=2, tw=0.25) returned 15 = 5 T, but the simulator measures 18 = 6 T"),
+     "time_full_duplex(p=6, m=4, ts=2, tw=0.25) returned 15 = 5 T, but the simulator measures "
+     "another time (T = ts + tw m = 3; compare with simulated_time_of(6, 4, 2.0, 0.25, ...) in "
+     "your notebook)"),
     ("forgets_the_swap", "full_duplex_tests",
      "when the swap of PE 0 and PE 1 can start; compare with the run's messages"),
     ("half_like_full", "half_duplex_tests", "how long does a swap (exchange) take"),
+    ("half_like_full", "half_duplex_tests",
+     _returned("time_half_duplex", "half_like_full", 6, 4, 2.0, 0.25, _full_as_half)),
     ("ring_without_contention", "ring_tests",
-     "time_ring_all_ports(p=6, m=4, ts=2, tw=0.25) returned 6 = 2 T, but the simulator measures 12 = 4 T"),
+     _returned("time_ring_all_ports", "ring_without_contention", 6, 4, 2.0, 0.25, _no_contention)),
     ("ring_without_contention", "ring_tests", "at the link loads of a traced run"),
     ("ring_for_even_p", "ring_tests",
-     "time_ring_all_ports(p=7, m=3, ts=1, tw=0.5) returned 11.25 = 4.5 T, but the simulator "
-     "measures 10 = 4 T"),
+     _returned("time_ring_all_ports", "ring_for_even_p", 7, 3, 1.0, 0.5, _half_p)),
     ("runs_the_simulator", "ring_tests", "uses the library's `simulated_time_of`"),
     ("crashes", "all_ports_tests", "raised IndexError: list index out of range"),
     ("spins", "half_duplex_tests", "did not return within 5 s of real time"),
@@ -121,24 +188,75 @@ def test_each_wrong_prediction_costs_only_its_own_cell(graded, student, cell, me
     assert message in result.messages(cell)
 
 
+def test_the_solution_gets_full_marks_in_another_variant(graded):
+    _, results = graded
+    assert len({_values(s) for s in ("solution", *SOLUTION_IDS)}) == 1 + len(SOLUTION_IDS)
+    for student in SOLUTION_IDS:
+        h.assert_full_marks(results[student])
+
+
+def _failure_messages(result):
+    """``{grade_id: message}`` of the failed cells, white space made one blank."""
+    return {cell.metadata["nbgrader"]["grade_id"]: " ".join(out.get("evalue", "").split())
+            for cell in result.notebook.cells for out in cell.get("outputs", [])
+            if out.get("output_type") == "error"}
+
+
+def test_an_answer_copied_from_another_variant_fails_without_the_right_values(graded):
+    _, results = graded
+    result = results[COPIER]
+    assert _values(COPIER) != _values("solution")
+    assert result.scores == {**{cell: 0 for cell in CELLS}, "explain_ring": 0,
+                             "explain_ring_rubric": 0}, result.messages()
+    messages = _failure_messages(result)
+    assert set(messages) == set(CELLS), messages
+    for cell, message in messages.items():
+        found = re.match(r"(time_\w+)\(p=(\d+), m=(\d+), ts=([\d.]+), tw=([\d.]+)\) "
+                         r"returned ([\d.]+) = ([\d.]+) T, (.*)", message)
+        assert found, message
+        p, m = int(found.group(2)), int(found.group(3))
+        ts, tw = float(found.group(4)), float(found.group(5))
+        T = ts + tw * m
+        want = _times(p, m, ts, tw, *_values(COPIER))[found.group(1)]
+        assert f"{want:g}" != found.group(6)
+        rest = found.group(8).replace(f"T = ts + tw m = {T:g}", "")
+        rest = re.sub(r"simulated_time_of\([^)]*\)", "", rest)
+        assert not re.search(rf"\b{re.escape(f'{want:g}')}\b", rest), (want, message)
+        assert f"{want / T:g} T" not in rest, (want, message)
+
+
+def test_no_message_states_the_simulated_time(graded):
+    _, results = graded
+    for student, result in results.items():
+        text = " ".join(result.messages().split())
+        assert not re.search(r"simulator measures \d", text), (student, text)
+
+
 # -- what the Validate button says (the visible checks, in a student's saved notebook) --------
 
 #: Submissions whose bug a student's Validate must report, with the start of what it says.
 #: (spins is left out to keep the test short: the guarded call that stops crashes stops it,
 #: after 5 s.)
+#: (Validate computes the variant of the id it finds, here the login name: the numbers a
+#: wrong answer returns depend on it, so only the calls are compared. Validate cuts long
+#: lines. The library's checks report a crash and a forbidden call as the grading's
+#: CheckFailed, a kind of AssertionError.)
 CAUGHT_BY_VALIDATE = {
     "forgets_the_swap": "time_full_duplex(p=6, m=4, ts=2, tw=0.25) returned 15 = 5 T",
-    "half_like_full": "time_half_duplex(p=6, m=4, ts=2, tw=0.25) returned 18 = 6 T",
-    "ring_without_contention": "time_ring_all_ports(p=6, m=4, ts=2, tw=0.25) returned 6 = 2 T",
-    "ring_for_even_p": "time_ring_all_ports(p=7, m=3, ts=1, tw=0.5) returned 11.25 = 4.5 T",
+    "half_like_full": "time_half_duplex(p=6, m=4, ts=2, tw=0.25) returned ",
+    "ring_without_contention": "time_ring_all_ports(p=6, m=4, ts=2, tw=0.25) returned ",
+    "ring_for_even_p": "time_ring_all_ports(p=7, m=3, ts=1, tw=0.5) returned ",
     "runs_the_simulator": "time_ring_all_ports uses the library's `simulated_time_of`",
     "crashes": "time_all_ports(6, 4, 2.0, 0.25) raised IndexError",
 }
+
+LIBRARY_CHECKS = ("crashes", "runs_the_simulator")
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
                               written={"explain_ring": "A written answer."})
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
-    {student: f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
+    {student: start if student in LIBRARY_CHECKS else f"AssertionError: {start}"
+     for student, start in CAUGHT_BY_VALIDATE.items()})
 
