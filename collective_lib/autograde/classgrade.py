@@ -10,13 +10,16 @@ Run in the course directory (``exercises/`` or a copy)::
 
 What it does, and why so:
 
-* **One task per student, each an ordinary ``nbgrader autograde``.** A task runs
-  ``nbgrader autograde ASSIGNMENT --student=ID --force`` as a subprocess, in the course
-  directory, so every submission takes exactly nbgrader's own path with the course's
-  configuration: ``TrustedVerdict``, its trusted checker and its sandboxed student
-  processes (``exercises/SANDBOX.md``). Nothing is graded in the worker's own
-  process; the grades are those of a sequential run because each is computed by the
-  same command on the same files (the tests compare them cell by cell).
+* **Each task an ordinary ``nbgrader autograde``.** A task runs ``nbgrader autograde
+  ASSIGNMENT --force`` as a subprocess, in the course directory, for one student
+  (``--student=ID``) or a batch of a few (``--student='*'`` with every other student in
+  ``--CourseDirectory.student_id_exclude``), so every submission takes exactly
+  nbgrader's own path with the course's configuration: ``TrustedVerdict``, its trusted
+  checker and its sandboxed student processes (``exercises/SANDBOX.md``). Nothing is
+  graded in the worker's own process; the grades are those of a sequential run because
+  each is computed by the same command on the same files (the tests compare them cell
+  by cell). Batches (:func:`batch_size`, ``--batch``) pay nbgrader's start and the
+  sandbox's template once for several students.
 * **Workers come from an existing engine, Dask distributed.** By default a
   ``LocalCluster`` of worker *processes* (one thread each) on this machine, one per
   core; with ``--scheduler ADDRESS`` the workers of a running Dask cluster: started on
@@ -27,10 +30,11 @@ What it does, and why so:
   workers"). Dask rather than a home-made pool: it already schedules, balances,
   reports worker deaths (a task whose worker dies is retried elsewhere, then reported
   as failed) and runs on the clusters instructors have.
-* **One crash costs one grade.** A task whose ``nbgrader autograde`` exits non-zero,
-  runs past ``--timeout`` (its whole process tree is killed) or whose worker dies is
-  recorded as failed with its reason (the last lines nbgrader printed) and the others
-  go on. The subprocess gets ``PR_SET_PDEATHSIG``, so it dies with its worker and no
+* **One crash costs one grade.** nbgrader goes on with a batch's other students when
+  one fails; the students a failed batch left unfinished are graded again alone. A
+  student whose own ``nbgrader autograde`` exits non-zero, runs past ``--timeout`` (its
+  whole process tree is killed) or whose worker dies is recorded as failed with its
+  reason (the last lines nbgrader printed) and the others go on. The subprocess gets ``PR_SET_PDEATHSIG``, so it dies with its worker and no
   orphan goes on writing to the gradebook after a run was stopped.
 * **Resumption.** A student is skipped (without ``--force``) when the work is already
   done: every notebook of the assignment is in ``autograded/ID/ASSIGNMENT/`` and newer
@@ -85,6 +89,12 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+__all__ = ["main", "run", "dask_client", "default_workers", "batch_size", "plan", "Plan",
+           "grade_batch", "grade_student", "Outcome", "Ledger", "graded_students",
+           "submitted_students", "fingerprint", "course_settings", "worker_db_url",
+           "prepare_gradebook", "SQLITE_BUSY_TIMEOUT", "TASK_TIMEOUT", "LEDGER_DIR",
+           "MAX_BATCH", "REASON_LINES"]
 
 #: Seconds an SQLite writer waits for the lock before it fails (Python's default is 5).
 SQLITE_BUSY_TIMEOUT = 600
@@ -408,9 +418,19 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
 
 
 def batch_size(students: int, workers: int, most: int = MAX_BATCH) -> int:
-    """Students per task: about four tasks per worker (so that the last ones finish
-    together), at most ``most`` (so that a task's failure retries few alone)."""
-    return max(1, min(most, -(-students // (4 * max(1, workers)))))
+    """Students per task: as few tasks as keep every worker busy to the end (a multiple
+    of the workers, of at most ``most`` students each).
+
+    Each ``nbgrader autograde`` run pays nbgrader's start and the sandbox's template
+    once, seconds that are as much as grading a short assignment's submission
+    (``benchmarks/class_grading.py``): one task of 4 students per worker grades 8
+    students on 2 workers faster than 8 tasks of one. ``most`` bounds what a failed
+    batch costs (its unfinished students are graded again alone) and keeps the tasks
+    of a large class small enough to balance.
+    """
+    workers = max(1, workers)
+    tasks = workers * -(-students // (workers * most))
+    return max(1, -(-students // max(1, tasks)))
 
 
 def _worker_count(client) -> int:
@@ -505,8 +525,9 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=TASK_TIMEOUT,
                         help="seconds one student's grading may take (default %(default)s)")
     parser.add_argument("--batch", type=int, default=None, metavar="K",
-                        help="students per nbgrader run (default: about four runs per "
-                        f"worker, at most {MAX_BATCH}; 1: one run each)")
+                        help="students per nbgrader run (default: the class split "
+                        f"evenly over the workers, at most {MAX_BATCH} a run; 1: one "
+                        "run each)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args, extra = parser.parse_known_args(argv)
     extra = [a for a in extra if a != "--"]
