@@ -9,14 +9,25 @@ library's calibration (rejected), and a crashing and an endless function (no mar
 for that cell, and grading still finishes quickly). The timings are synthetic, so
 the grades do not depend on the machine.
 
+Each student's timings hold REPEATS round trips each and come from their own constants and seed
+(collective_lib.autograde.variants): the solution gets full marks under a second id with other
+values, and a fit written for another variant (its REPEATS written in) fails, without any
+message stating the constants or the fit that would pass.
+
 Every typical slip is also handed to ``nbgrader validate`` as a student's saved notebook:
 the Validate button must not say "Success!" for any of them, and it must for the solution.
 """
 from __future__ import annotations
 
+import math
+import re
+
+import numpy as np
 import pytest
 
 import nbgrader_harness as h
+from collective_lib.autograde.variants import variant
+from collective_lib.mpi import fit_ts_tw
 from exercise_submissions import validate_tests, validated_fixture
 
 ASSIGNMENT = "fit_and_predict"
@@ -24,10 +35,35 @@ CELLS = ("fit_tests", "crossover_tests")
 FULL_MARKS = {"fit_tests": 4, "crossover_tests": 3}
 WRITTEN_CELLS = {"explain_crossover": 0, "explain_crossover_rubric": 0}   # graded by hand later
 
+SOLUTION_IDS = ("alice",)              # REPEATS 5 ("solution": 4), other constants and seed
+COPIER = "copier"                      # REPEATS 8; copies the fit of "solution", REPEATS 4 in it
+
+
+def _copied_fit(source):
+    """The solution with another student's REPEATS written in as a number."""
+    return h.replace_solution(source, "fit_solution", f'''
+m = np.asarray(words, dtype=float)
+t = np.asarray(round_trips, dtype=float) / (2 * {variant(ASSIGNMENT, "solution").repeats})
+design = np.column_stack([np.ones_like(m), m]) / t[:, None]
+(ts, tw), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
+return float(ts), float(tw)
+''')
+
+
+def _right_fit(student):
+    """The fit of ``student``'s own timings (what their visible check wants) and the constants."""
+    chosen = variant(ASSIGNMENT, student)
+    ts, tw = chosen.ts_us * 1e-6, chosen.tw_ns * 1e-9
+    words = [2 ** j for j in range(21)]
+    rng = np.random.default_rng(chosen.seed)
+    one_way = ts + tw * np.asarray(words, dtype=float)
+    timings = 2 * chosen.repeats * one_way * np.exp(0.05 * rng.standard_normal(len(words)))
+    return fit_ts_tw(words, timings / (2 * chosen.repeats)), (ts, tw)
+
 
 FIT_NOT_HALVED = '''
 m = np.asarray(words, dtype=float)
-t = np.asarray(round_trips, dtype=float)               # the whole round trip
+t = np.asarray(round_trips, dtype=float) / 2           # as if each timing were one round trip
 design = np.column_stack([np.ones_like(m), m]) / t[:, None]
 (ts, tw), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
 return float(ts), float(tw)
@@ -35,14 +71,14 @@ return float(ts), float(tw)
 
 FIT_PLAIN_LEAST_SQUARES = '''
 m = np.asarray(words, dtype=float)
-t = np.asarray(round_trips, dtype=float) / 2
+t = np.asarray(round_trips, dtype=float) / (2 * REPEATS)
 (ts, tw), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(m), m]), t, rcond=None)
 return float(ts), float(tw)
 '''
 
 FIT_CALLS_THE_LIBRARY = '''
 from collective_lib.mpi import fit_ts_tw
-return fit_ts_tw(words, np.asarray(round_trips) / 2)
+return fit_ts_tw(words, np.asarray(round_trips) / (2 * REPEATS))
 '''
 
 FIT_SPINS = '''
@@ -70,7 +106,7 @@ return levels * ts / (tw * (levels - 2 * (p - 1) / p))
 
 
 def build_submissions(source):
-    return h.submissions(source, {
+    built = h.submissions(source, {
         "fit_not_halved": ("fit_solution", FIT_NOT_HALVED),
         "fit_plain_least_squares": ("fit_solution", FIT_PLAIN_LEAST_SQUARES),
         "fit_calls_library": ("fit_solution", FIT_CALLS_THE_LIBRARY),
@@ -79,6 +115,9 @@ def build_submissions(source):
         "crossover_none_for_never": ("crossover_solution", CROSSOVER_NONE_FOR_NEVER),
         "crossover_divides_by_zero": ("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO),
     })
+    built.update({student: source for student in SOLUTION_IDS})
+    built[COPIER] = _copied_fit(source)
+    return built
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
@@ -96,11 +135,12 @@ def _flat(text):
 VALIDATE = {
     "not_halved_without_factor_2": (
         [("fit_solution", FIT_NOT_HALVED), ("crossover_solution", CROSSOVER_WITHOUT_FACTOR_2)],
-        ["Is each round trip halved", "at m* the two closed forms should take the same time"]),
+        ["Is each timing divided by the 2 REPEATS messages it holds", "at m* the two closed forms should take the same time"]),
     "plain_least_squares_none_for_never": (
         [("fit_solution", FIT_PLAIN_LEAST_SQUARES),
          ("crossover_solution", CROSSOVER_NONE_FOR_NEVER)],
-        ["more than 10% off", "crossover(ts=2e-06, tw=5e-10, p=1) returned None; it must return"]),
+        ["your fit gives ts = ", "are the residuals relative, and is the pair in the order (ts, tw)?",
+         "crossover(ts=2e-06, tw=5e-10, p=1) returned None; it must return"]),
     "spins_divides_by_zero": (
         [("fit_solution", FIT_SPINS), ("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO)],
         ["WallClockLimitExceeded: fit_ping_pong(", "raised ZeroDivisionError"]),
@@ -120,7 +160,9 @@ def test_release_hides_solution_and_hidden_tests(graded):
         "_reference", "_timings", "forbid_library_calls(", "Model answer", "Rubric",
         "9600", "L - 2(p-1)/p"],
         shows=["def fit_ping_pong(words, round_trips):", "def crossover(ts, tw, p):",
-               "YOUR ANSWER HERE", "def synthetic_ping_pong(words, ts, tw, noise, seed):"],
+               "YOUR ANSWER HERE",
+               "def synthetic_ping_pong(words, ts, tw, noise, seed, repeats):",
+               'VARIANT = variant("fit_and_predict")', "REPEATS = VARIANT.repeats"],
         unanswered=2)
 
 
@@ -129,8 +171,9 @@ def test_solution_gets_full_marks(graded):
 
 
 @pytest.mark.parametrize("student, cell, message", [
-    ("fit_not_halved", "fit_tests", "Is each round trip halved"),
-    ("fit_plain_least_squares", "fit_tests", "more than 10% off"),
+    ("fit_not_halved", "fit_tests", "Is each timing divided by the 2 REPEATS messages it holds"),
+    ("fit_not_halved", "fit_tests", "more than 20% off the constants that made the data"),
+    ("fit_plain_least_squares", "fit_tests", "is not the least-squares fit with relative residuals"),
     ("fit_calls_library", "fit_tests", "uses the library's `fit_ts_tw`"),
     ("fit_spins", "fit_tests", "did not return within 5 s of real time"),
     ("crossover_without_factor_2", "crossover_tests",
@@ -168,3 +211,48 @@ def test_no_message_answers_a_written_question(graded):
         for answer in ("they are equal at m* =", "2(p-1)/p", "log2 p", "per word it pays",
                        "the least-squares fit with relative residuals is ts ="):
             assert answer not in text, (student, answer)
+
+
+def test_the_solution_gets_full_marks_in_another_variant(graded):
+    _, results = graded
+    values = {tuple(variant(ASSIGNMENT, s).values()) for s in ("solution", *SOLUTION_IDS)}
+    assert len({v[2] for v in values}) == len(values) == 1 + len(SOLUTION_IDS)   # REPEATS differ
+    for student in SOLUTION_IDS:
+        h.assert_full_marks(results[student])
+
+
+def _numbers(text):
+    return [float(x) for x in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)]
+
+
+def test_a_fit_copied_from_another_variant_fails_without_the_right_values(graded):
+    _, results = graded
+    result = results[COPIER]
+    assert variant(ASSIGNMENT, COPIER).repeats != variant(ASSIGNMENT, "solution").repeats
+    assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "fit_tests": 0}, result.messages()
+    text = _failure_message(result, "fit_tests")
+    assert "your fit gives ts = " in text, text
+    # neither the fit of the copier's timings nor the constants that made them, to 2 digits
+    for right in (*_right_fit(COPIER)[0], *_right_fit(COPIER)[1]):
+        for number in _numbers(text):
+            assert not math.isclose(number, right, rel_tol=0.01), (right, text)
+
+
+def _failure_message(result, grade_id):
+    """What the failed check of cell ``grade_id`` says (its exception's message), flattened."""
+    return _flat(" ".join(out.get("evalue", "") for out in result.cell(grade_id).get("outputs", [])
+                          if out.get("output_type") == "error"))
+
+
+def test_no_message_states_the_constants_of_the_data(graded):
+    _, results = graded
+    for student, result in results.items():
+        text = _flat(result.messages())
+        assert "the data were made with" not in text and "made with ts =" not in text, student
+        if student in ("solution", *SOLUTION_IDS):
+            continue
+        text = _failure_message(result, "fit_tests")
+        (fit_ts, fit_tw), (true_ts, true_tw) = _right_fit(student)
+        for right in (fit_ts, fit_tw, true_ts, true_tw):
+            assert not any(math.isclose(n, right, rel_tol=0.01) for n in _numbers(text)), (
+                student, right)
