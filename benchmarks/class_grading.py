@@ -1,0 +1,131 @@
+"""Grading a whole class in parallel against one sequential nbgrader run (issue 26).
+
+Generates a class of ``--students`` submissions of one assignment (the instructor's
+solution and a wrong answer, alternately) in a fresh copy of the course, then grades
+it twice from the same state:
+
+* sequentially: one ``nbgrader autograde ASSIGNMENT --force`` for the whole class
+  (one process, one sandbox template), as an instructor would without classgrade;
+* in parallel: ``python -m collective_lib.autograde.classgrade ASSIGNMENT --force
+  --workers N`` (a Dask LocalCluster of N worker processes), once per ``--batch``
+  setting (``auto``: the command's default, a few students per nbgrader run;
+  ``1``: one nbgrader run per student).
+
+It prints each run's wall time, the time per submission, the speed-up over the
+sequential run and the goal (0.8 N), and checks that every run gave the same
+grades. Grading needs root (the sandbox); the script says so and exits with 2
+when it cannot grade. It never fails on speed.
+
+    python benchmarks/class_grading.py                       # cycles_crossover, 8 students
+    python benchmarks/class_grading.py --assignment gray_codes --students 12 --workers 2
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))          # the harness that drives nbgrader
+if str(REPO) not in sys.path:
+    sys.path.insert(1, str(REPO))
+
+import nbgrader_harness as h  # noqa: E402
+
+#: A wrong answer for the first solution cell: the submission still runs every check.
+WRONG = "raise ValueError('not done')"
+
+
+def make_class(course: Path, assignment: str, students: int) -> list[str]:
+    """Release ``assignment`` in ``course`` and hand in ``students`` submissions."""
+    h.generate_assignment(course, assignment)
+    name = f"{assignment}.ipynb"
+    source = h.source_notebook(course, assignment, name)
+    release = course / "release" / assignment / name
+    nb = h.nbformat.read(source, as_version=4)
+    first = next(c.metadata["nbgrader"]["grade_id"] for c in nb.cells
+                 if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
+    regions = h.find_cell(nb, first).source.count("### BEGIN SOLUTION")
+    wrong = h.replace_solution(source, first, WRONG, region=0 if regions > 1 else None)
+    ids = [f"s{i:03d}" for i in range(students)]
+    for i, student in enumerate(ids):
+        folder = course / "submitted" / student / assignment
+        folder.mkdir(parents=True)
+        h.nbformat.write(h.answered_release(release, source if i % 2 == 0 else wrong),
+                         folder / name)
+    return ids
+
+
+def grades(course: Path, assignment: str, students) -> dict:
+    return {s: h.read_scores(course, assignment, assignment, s)[0] for s in students}
+
+
+def _timed(cmd, course: Path) -> float:
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
+                                                 os.environ.get("PATH", "")]),
+               PYTHONPATH=str(REPO))
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=course, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout}")
+    return seconds
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--assignment", default="cycles_crossover")
+    parser.add_argument("--students", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--batch", action="append", default=None,
+                        help="classgrade's --batch settings to time (auto or K; repeatable; "
+                        "default: auto and 1)")
+    args = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        print("grading needs root (the sandbox); nothing measured", file=sys.stderr)
+        return 2
+    batches = args.batch or ["auto", "1"]
+    scratch = Path(tempfile.mkdtemp(prefix="class-grading-"))
+    try:
+        course = h.copy_course(scratch / "course")
+        students = make_class(course, args.assignment, args.students)
+        print(f"{args.assignment}: {args.students} submissions, {args.workers} workers, "
+              f"{os.cpu_count()} cores (load average before: "
+              f"{os.getloadavg()[0]:.2f})")
+        print(f"{'run':34s} {'wall s':>8s} {'s/submission':>13s} {'speed-up':>9s}")
+        sequential = _timed([sys.executable, "-m", "nbgrader", "autograde", args.assignment,
+                             "--force"], course)
+        reference = grades(course, args.assignment, students)
+        print(f"{'nbgrader autograde (sequential)':34s} {sequential:8.1f} "
+              f"{sequential / args.students:13.2f} {1.0:9.2f}")
+        results = []
+        for batch in batches:
+            cmd = [sys.executable, "-m", "collective_lib.autograde.classgrade",
+                   args.assignment, "--force", "--no-progress", "--workers", str(args.workers)]
+            if batch != "auto":
+                cmd += ["--batch", str(batch)]
+            seconds = _timed(cmd, course)
+            same = grades(course, args.assignment, students) == reference
+            speedup = sequential / seconds
+            results.append(speedup)
+            print(f"{f'classgrade --batch {batch}':34s} {seconds:8.1f} "
+                  f"{seconds / args.students:13.2f} {speedup:9.2f}"
+                  + ("" if same else "   GRADES DIFFER"))
+            if not same:
+                return 1
+        goal = 0.8 * args.workers
+        print(f"goal: speed-up >= {goal:.1f} (0.8 x {args.workers} workers); best "
+              f"{max(results):.2f}: {'met' if max(results) >= goal else 'missed'}")
+        return 0
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
