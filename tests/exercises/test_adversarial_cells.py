@@ -133,8 +133,10 @@ def test_a_lost_setup_cell_is_put_back_and_said(graded):
 def test_forged_setup_names_earn_nothing(graded, student):
     result = graded[student]
     assert result.scores["fit_tests"] == 0, (student, result.scores, result.messages())
-    assert "the data were made with ts = 2e-06" in result.messages("fit_tests"), (
-        "the instructor's own data, not the forged one, must be in the message")
+    # the forged TRUE_TS = TRUE_TW = 1.0 would let the fit (1.0, 1.0) pass this check
+    assert "your fit gives ts = 1, tw = 1: more than 20% off the constants that made the data" in (
+        " ".join(result.messages("fit_tests").split())), (
+        "the instructor's own data, not the forged one, must decide the check")
 
 
 def test_every_instructor_cell_is_there_once_in_its_place(graded):
