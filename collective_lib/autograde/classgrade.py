@@ -82,6 +82,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -106,6 +107,9 @@ LEDGER_DIR = "classgrade"
 MAX_BATCH = 8
 #: Lines of nbgrader's output kept as a failure's reason.
 REASON_LINES = 12
+
+# The last line of this form in nbgrader's output names the error (put first in a reason).
+_EXCEPTION = re.compile(r"^\s*[\w.]*(Error|Exception|Exit|Interrupt)\b[^:]*: ")
 
 # The launcher of every task: it asks the kernel to kill nbgrader when the worker that
 # started it dies (PR_SET_PDEATHSIG survives exec), then becomes nbgrader.
@@ -204,8 +208,10 @@ def _autograde(course: str, assignment: str, selection: list, db_url: str, timeo
         code = proc.returncode
         reason = "" if code == 0 else f"nbgrader autograde exited with status {code}"
     if code != 0:
-        tail = [line for line in out.splitlines() if line.strip()][-REASON_LINES:]
-        reason += (":\n" + "\n".join(tail)) if tail else ""
+        lines = [line for line in out.splitlines() if line.strip()]
+        errors = [line.strip() for line in lines if _EXCEPTION.match(line)]
+        reason += (f" ({errors[-1]})" if errors else "") + (
+            ":\n" + "\n".join(lines[-REASON_LINES:]) if lines else "")
     return code, reason
 
 
