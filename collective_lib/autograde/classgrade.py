@@ -34,8 +34,12 @@ What it does, and why so:
   one fails; the students a failed batch left unfinished are graded again alone. A
   student whose own ``nbgrader autograde`` exits non-zero, runs past ``--timeout`` (its
   whole process tree is killed) or whose worker dies is recorded as failed with its
-  reason (the last lines nbgrader printed) and the others go on. The subprocess gets ``PR_SET_PDEATHSIG``, so it dies with its worker and no
-  orphan goes on writing to the gradebook after a run was stopped.
+  reason (the error nbgrader raised and its last lines) and the others go on. The
+  subprocess gets ``PR_SET_PDEATHSIG``, so it dies with its worker (and the workers of
+  the local cluster with a killed coordinator): no orphan goes on writing to the
+  gradebook after a run was stopped. A trusted checker and sandbox host that such an
+  nbgrader had started end by themselves within seconds (seen: under 10 s) and never
+  write the gradebook.
 * **Resumption.** A student is skipped (without ``--force``) when the work is already
   done: every notebook of the assignment is in ``autograded/ID/ASSIGNMENT/`` and newer
   than the submission, and the gradebook holds that submission with a score for every
