@@ -69,10 +69,11 @@ What it does, and why so:
   a student, a submission and its grades (far more often than grading writes) took
   0.9 to 1.0 s per round on average, 3.6 s at most, and met no lock error, with
   Python's 5 s or with 600 s; the 600 s leave room for a busier machine or a slow
-  disk. No lock error either in the tests and ``benchmarks/class_grading.py``. SQLite is for workers on one machine (its locks do
-  not work over NFS); with workers on several machines, use a server database that
-  nbgrader supports, such as PostgreSQL: ``--db-url postgresql://user@host/gradebook``
-  or ``c.CourseDirectory.db_url`` in the course configuration, as for every nbgrader
+  disk. No lock error either in the tests and ``benchmarks/class_grading.py``. SQLite
+  is for workers on one machine (its locks do not work over NFS); with workers on
+  several machines, use a server database that nbgrader supports, such as
+  PostgreSQL: ``--db-url postgresql://user@host/gradebook`` or
+  ``c.CourseDirectory.db_url`` in the course configuration, as for every nbgrader
   command of the course. Its row locks let the writers of different students proceed
   at once.
 * **Progress.** A tqdm bar on stderr: done / failed / left, and tqdm's estimate of the
@@ -327,7 +328,8 @@ def prepare_gradebook(db_url: str, course_id: str, assignment: str) -> None:
         try:
             gb.find_assignment(assignment)
         except MissingEntry:
-            raise SystemExit(f"The gradebook {_safe(db_url)} has no assignment {assignment!r}: "
+            raise SystemExit(f"The gradebook {_safe(db_url)} has no assignment "
+                             f"{assignment!r}: "
                              f"run `nbgrader generate_assignment {assignment}` first.")
 
 
