@@ -25,9 +25,8 @@ Rules
 * A send completes when its transfer ends; a receive when the matching
   message has arrived.  Messages between a pair of PEs match in FIFO order,
   as in MPI.  A ``sendrecv`` or ``multi`` completes when all its parts have.
-* Ports: under ``"full-duplex"`` a PE has one port for sending and one for
-  receiving; under ``"half-duplex"`` a single port for both; under ``"all"``
-  only links limit a PE.
+* Ports: ``"full-duplex"``, one port for sending and one for receiving per PE;
+  ``"half-duplex"``, a single port for both; ``"all"``, only links limit a PE.
 * Every record is checked as it is issued, also one a program built without the
   constructors of :mod:`~collective_lib.ops`: a bad size, time or rank raises a
   ValueError naming the PE, the record and the value.
@@ -159,10 +158,8 @@ def _rank_check(pe: int, role: str, other, p: int):
 def _valid(pe: int, op, rule: Callable, value):
     """``rule(value)`` (:func:`~collective_lib.ops.valid_words` or ``valid_time``) for a
     field of a record PE ``pe`` yielded, or the ValueError naming PE, record and value.
-
-    The loop tests the common case inline (an int size, a float time) and calls this for
-    the rest (a record built without :mod:`~collective_lib.ops`, ``Send(1, x, 1.5)``):
-    a numpy integer passes, NaN, infinities, negatives and bools do not."""
+    The loop tests the common case inline (an int size, a float time), this the rest
+    (``Send(1, x, 1.5)``): a numpy integer passes, NaN, infinities, negatives, bools not."""
     try:
         return rule(value)
     except ValueError as err:
@@ -284,22 +281,6 @@ def _dequeue(queues: dict, channel: int):
     return queue
 
 
-def _queue_or_match(inbox: dict, channel: int, held, message):
-    """Put ``message`` on a channel whose entry ``held`` was just popped from ``inbox``.
-
-    ``held`` is messages not yet received (a tuple, or a deque of them), which the
-    message joins (None is returned); or the slots a ``multi()`` posted there, oldest
-    first (a list): the oldest is returned for the message to fill, the others go back.
-    """
-    if type(held) is list:
-        slot = held.pop(0)
-        inbox[channel] = held if len(held) > 1 else held[0]
-        return slot
-    inbox[channel] = held                   # the messages go back, and this one joins them
-    _enqueue(inbox, channel, message)
-    return None
-
-
 def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
     """One generator per PE: ``program(me, p, inputs[me], **params)``.
 
@@ -349,18 +330,19 @@ class _Engine:
       there with what its last operation gave it, and *issue* what it yields;
     * issuing an operation: its send parts are *claimed* (``claim``: the ports
       and links it holds, its duration ``model.transfer_time(words, hops)``, its
-      trace record) and *delivered* (``deliver``: to the receiver's posted
-      receive, a slot of its ``multi()``, or its inbox); its receive parts take
-      the oldest message of their channel or are posted; when nothing is left
-      to wait for, the PE is queued again on the agenda (*resumed*);
+      trace record) and *delivered*: to the receiver's posted receive, a slot of
+      its ``multi()``, or its inbox (``deliver``: a channel already holding
+      something); its receive parts take the oldest message of their channel or
+      are posted; when nothing is left to wait for, the PE is queued again on
+      the agenda (*resumed*);
     * ``complete``: one part of a blocked PE's operation is done; when the last
       one is, the PE is resumed at the time its last part ended;
     * :meth:`_outcome`: deadlock, unreceived messages, or the :class:`Run`.
 
-    ``sendrecv``, the commonest operation, has a branch of its own that writes out
-    ``claim``, ``deliver`` and ``complete`` (marked there): a call costs about a tenth
-    of a ``sendrecv`` (``benchmarks/scale.py``).  The reference engine of
-    ``tests/core/test_simulator_reference.py`` holds it to the same rules.
+    A call costs about a tenth of a transfer, so each transfer costs at most one:
+    ``claim`` writes out delivering and completing, and ``sendrecv``, the commonest
+    operation, has a branch that writes out all three (each marked).  The reference
+    engine of ``tests/core/test_simulator_reference.py`` holds both to the same rules.
 
     State lives in flat lists indexed by rank or link id, and in dicts keyed by the
     channel ``src * p + dst`` holding only what is live.  The steps are closures over
@@ -369,30 +351,29 @@ class _Engine:
 
     def __init__(self, gens, p, network, model, trace, max_ops):
         self.gens, self.p, self.network, self.model = gens, p, network, model
-        # The trace: a list to fill, a callable to feed, or None.
-        trace = [] if trace is True else trace or None
-        self.messages = trace if type(trace) is list else []
-        self.emit = trace.append if type(trace) is list else trace
+        trace = [] if trace is True else trace or None     # a list, a callable, or None
+        self.messages, self.emit = (trace, trace.append) if type(trace) is list else ([], trace)
         self.max_ops = default_max_ops(p) if max_ops is None else max_ops
-        self.budget = "max_ops" if max_ops is not None else \
-            f"the default budget default_max_ops({p}) = 10,000 + 4p operations per PE"
+        self.budget = "max_ops" if max_ops else f"the default budget default_max_ops({p}) = " \
+            "10,000 + 4p operations per PE"
         self.use_ports = model.ports != "all"      # "all": only links limit a PE
-        # Half-duplex: one port per PE, and a PE receives only while it listens, so a
-        # send waits for the matching receive to be posted.
+        # Half-duplex: one port per PE, which receives only while it listens (see above).
         self.listen_first = model.ports == "half-duplex"
         self.send_free = [0.0] * p          # when each port is free; half-duplex: one port
         self.recv_free = self.send_free if self.listen_first else [0.0] * p
         # Links are resources unless the network is direct and a port already serializes
-        # all a link could carry; then a link is its channel, and only its load counts.
+        # all a link could carry; then a link is its channel, and only its load counts: in a
+        # list while p^2 <= 2^20, else a dict, which keeps link_order (ids by first use) itself.
         self.use_links = not (network.direct and self.use_ports)
-        self.link_order = None              # link ids in the order of their first use
+        links, self.link_order = network.link_count, []
         if not self.use_links:
-            self.link_free, self.link_load = None, defaultdict(int)   # channel -> transfers
-        elif network.link_count <= 8 * p + 65536:
-            self.link_free, self.link_load, self.link_order = [0.0] * network.link_count, \
-                [0] * network.link_count, []
+            self.link_free, self.link_load = None, [0] * (p * p) if p <= 1024 else defaultdict(int)
+            self.link_order = [] if p <= 1024 else deque(maxlen=0)
+        elif links <= 8 * p + 65536:
+            self.link_free, self.link_load = [0.0] * links, [0] * links
         else:                               # e.g. FullyConnected(p) under ports="all"
-            self.link_free, self.link_load = defaultdict(float), defaultdict(int)
+            self.link_free, self.link_load, self.link_order = \
+                defaultdict(float), defaultdict(int), None
         # channel -> its route: the link id of a one-hop route (fewer cache misses than
         # a tuple), else the tuple of link ids; room for two routes per link (16 x 4096 at most).
         self.routes = {}
@@ -416,9 +397,8 @@ class _Engine:
         self.agenda[0.0], self.operations = list(range(p)), 0
 
     def run(self) -> Run:
-        # The run itself makes no reference cycles, so the cyclic garbage collector
-        # would only scan its millions of live objects (generators, messages in
-        # flight, the trace) over and over, finding nothing to free.
+        # The run makes no reference cycles: the cyclic collector would only scan its
+        # millions of live objects (generators, messages, the trace), freeing nothing.
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -445,9 +425,8 @@ class _Engine:
         return route_of
 
     def _duration_step(self):
-        """``duration_of(key)``: ``model.transfer_time(words, hops)`` for ``key`` = words (one
-        hop) or (words, hops), kept in ``durations``, which a claim reads first: a run has
-        few sizes and route lengths, and a lookup costs less than a call."""
+        """``duration_of(key)``: ``model.transfer_time(words, hops)`` for ``key`` = words (one hop)
+        or (words, hops), kept in ``durations``, which a claim reads first (few keys per run)."""
         durations, transfer_time = self.durations, self.model.transfer_time
 
         def duration_of(key):
@@ -458,9 +437,10 @@ class _Engine:
             return duration
         return duration_of
 
-    def _claim_step(self):
-        """``claim(src, dst, channel, payload, words, t)``: claim the resources of a transfer
-        that may start at t and return when it ends.
+    def _claim_step(self, deliver, complete):
+        """``claim(src, dst, channel, payload, words, t, post=True)``: claim the resources
+        of a transfer that may start at t, deliver it unless ``post`` is False (a
+        half-duplex receive takes its payload itself), and return when it ends.
 
         It starts when the sender's port, the receiver's port and every link of its
         route are free, holds them all for ``model.transfer_time(words, hops)``
@@ -468,12 +448,15 @@ class _Engine:
         """
         use_ports, use_links = self.use_ports, self.use_links
         send_free, recv_free = self.send_free, self.recv_free
-        link_free, link_load = self.link_free, self.link_load
+        link_free, link_load, link_order = self.link_free, self.link_load, self.link_order
         routes, route_of = self.routes, self._route_step()
         emit, path_of = self.emit, self.network.path
         durations, duration_of = self.durations, self._duration_step()
+        waiting, resume, inbox, ready_at, outstanding, current, agenda = (
+            self.waiting, self.resume, self.inbox, self.ready_at, self.outstanding,
+            self.current, self.agenda)
 
-        def claim(src, dst, channel, payload, words, t):
+        def claim(src, dst, channel, payload, words, t, post=True):
             start = t
             if use_ports:
                 if send_free[src] > start:
@@ -499,6 +482,8 @@ class _Engine:
             if use_ports:
                 send_free[src] = recv_free[dst] = end
             if not use_links:
+                if not link_load[channel]:
+                    link_order.append(channel)
                 link_load[channel] += 1
             elif key is words:
                 link_free[route] = end
@@ -509,6 +494,28 @@ class _Engine:
                     link_load[link] += 1
             if emit is not None:
                 emit(_new(Message, (src, dst, start, end, words, payload, path_of(src, dst))))
+            if not post:
+                return end
+            # delivering, written out (deliver: a channel that holds something)
+            if waiting[dst] == src:
+                waiting[dst] = _IDLE
+                resume[dst] = payload
+            elif (held := inbox.get(channel)) is None:
+                inbox[channel] = (end, payload)
+                return end
+            elif type(held) is int:             # a slot of dst's multi()
+                del inbox[channel]
+                resume[dst][held] = payload
+            else:                               # messages queue, or several slots wait
+                deliver(dst, channel, end, payload)
+                return end
+            # complete(dst, end), written out
+            if end > ready_at[dst]:
+                ready_at[dst] = end
+            outstanding[dst] -= 1
+            if not outstanding[dst]:
+                current[dst] = None
+                agenda[ready_at[dst]].append(dst)
             return end
         return claim
 
@@ -528,39 +535,38 @@ class _Engine:
         return complete
 
     def _deliver_step(self, complete):
-        """``deliver(src, dst, channel, end, payload)``: a transfer from src that ends at
-        ``end`` hands its payload to dst's posted receive (completing it), to the next
-        slot of dst's ``multi()``, or else to dst's inbox."""
-        waiting, resume, inbox = self.waiting, self.resume, self.inbox
+        """``deliver(dst, channel, end, payload)``: a transfer that ends at ``end`` reaches
+        a channel that holds something: the oldest slot of dst's ``multi()`` posted there
+        takes its payload (completing that part), or it queues behind the messages there.
+        ``claim`` and ``sendrecv``'s branch handle a posted receive and an empty channel."""
+        resume, inbox = self.resume, self.inbox
 
-        def deliver(src, dst, channel, end, payload):
-            if waiting[dst] == src:
-                waiting[dst] = _IDLE
-                resume[dst] = payload
-            elif (held := inbox.pop(channel, None)) is None:
-                inbox[channel] = (end, payload)
+        def deliver(dst, channel, end, payload):
+            slot = inbox.pop(channel)
+            if type(slot) is list:              # slots, oldest first: the others go back
+                held, slot = slot, slot.pop(0)
+                inbox[channel] = held if len(held) > 1 else held[0]
+            elif type(slot) is not int:         # messages: this one joins them
+                inbox[channel] = slot
+                _enqueue(inbox, channel, (end, payload))
                 return
-            elif type(held) is int:             # a slot of dst's multi()
-                resume[dst][held] = payload
-            elif (slot := _queue_or_match(inbox, channel, held, (end, payload))) is None:
-                return
-            else:
-                resume[dst][slot] = payload
+            resume[dst][slot] = payload
             complete(dst, end)
         return deliver
 
     def _loop(self) -> Run:
         """Resume the PEs in the order of the agenda and issue what each yields."""
         p, gens, max_ops, max_words = self.p, self.gens, self.max_ops, MAX_WORDS
-        claim, complete = self._claim_step(), self._complete_step()
+        complete = self._complete_step()
         deliver = self._deliver_step(complete)
+        claim = self._claim_step(deliver, complete)
         # What the written-out claim of a sendrecv reads (see _claim_step), and the rest
-        (use_ports, use_links, send_free, recv_free, link_free, link_load, routes, durations,
-         emit, resume, current, outstanding, ready_at, waiting, finish, inbox, deferred,
-         agenda, times, listen_first) = (getattr(self, name) for name in (
-            "use_ports use_links send_free recv_free link_free link_load routes durations "
-            "emit resume current outstanding ready_at waiting finish inbox deferred agenda "
-            "times listen_first").split())
+        (use_ports, use_links, send_free, recv_free, link_free, link_load, link_order, routes,
+         durations, emit, resume, current, outstanding, ready_at, waiting, finish, inbox,
+         deferred, agenda, times, listen_first) = (getattr(self, name) for name in (
+            "use_ports use_links send_free recv_free link_free link_load link_order routes "
+            "durations emit resume current outstanding ready_at waiting finish inbox deferred "
+            "agenda times listen_first").split())
         route_of, duration_of, path_of = self._route_step(), self._duration_step(), \
             self.network.path
         eager, heappop, ops, now = not listen_first, heapq.heappop, 0, 0.0
@@ -620,6 +626,8 @@ class _Engine:
                         if use_ports:
                             send_free[pe] = recv_free[dst] = end
                         if not use_links:
+                            if not link_load[channel]:
+                                link_order.append(channel)
                             link_load[channel] += 1
                         elif key is words:
                             link_free[route] = end
@@ -631,11 +639,10 @@ class _Engine:
                         if emit is not None:
                             emit(_new(Message, (pe, dst, start, end, words, payload,
                                                 path_of(pe, dst))))
-                        # deliver(pe, dst, channel, end, payload), written out
+                        # delivering and complete(dst, end), written out (see claim)
                         if waiting[dst] == pe:
                             waiting[dst] = _IDLE
                             resume[dst] = payload
-                            # complete(dst, end), written out
                             if end > ready_at[dst]:
                                 ready_at[dst] = end
                             outstanding[dst] -= 1
@@ -645,7 +652,7 @@ class _Engine:
                         elif channel not in inbox:
                             inbox[channel] = (end, payload)
                         else:                           # messages queue, or a multi() waits
-                            deliver(pe, dst, channel, end, payload)
+                            deliver(dst, channel, end, payload)
                         channel = src * p + pe
                         arrived = inbox.pop(channel, None)
                         if arrived is None:             # nothing came: post the receive
@@ -702,7 +709,6 @@ class _Engine:
                         end = claim(pe, dst, channel, payload, words, now)
                         if end > ready:
                             ready = end
-                        deliver(pe, dst, channel, end, payload)
                     for src in sources:
                         if type(src) is not int or src == pe or not 0 <= src < p:
                             _rank_check(pe, "source", src, p)
@@ -719,7 +725,7 @@ class _Engine:
                         elif listen_first and channel in deferred:
                             # A half-duplex sender waits for this receive: its transfer starts.
                             payload, words = _dequeue(deferred, channel)
-                            end = claim(src, pe, channel, payload, words, now)
+                            end = claim(src, pe, channel, payload, words, now, False)
                             box[key] = payload
                             if end > ready:
                                 ready = end
@@ -782,7 +788,8 @@ class _Engine:
             raise UnreceivedMessageError(unreceived)
         link_load, network = self.link_load, self.network
         if not self.use_links:
-            loads = {divmod(channel, p): n for channel, n in link_load.items()}
+            loads = {divmod(channel, p): link_load[channel] for channel in (
+                self.link_order if type(link_load) is list else link_load)}
         elif self.link_order is None:
             loads = {network.link_pair(link): n for link, n in link_load.items()}
         else:
