@@ -7,13 +7,32 @@ BENCHMARK = "catalog_speed"   # benchmarks/catalog_speed.py, loaded by the bench
 
 
 @pytest.mark.parametrize("name", ["all_to_all_bc_ring", "d_cycles_broadcast", "barrier",
-                                  "two_tree_broadcast"])
-def test_the_replay_issues_the_simulation_s_operations_and_returns_its_results(bench, name):
+                                  "two_tree_broadcast", "alltoallv_edge_coloring"])
+@pytest.mark.parametrize("exact", [False, True])
+def test_the_replay_issues_the_simulation_s_operations_and_returns_its_results(bench, name,
+                                                                                exact):
     case = bench.Case(catalog()[name], 8)
-    run, order, received = case.record()
-    results, operations = case.replay(order, received)()
+    run, order, received, fed = case.record()
+    results, operations = case.replay(order, received, fed if exact else False)()
     assert operations == run.operations == len(order) - 8
     assert repr(results) == repr(run.results) == repr(case.simulate().results)
+
+
+def test_the_exact_replay_feeds_what_the_replay_s_own_pes_sent(bench):
+    # Its PEs recognise the size rows they all gathered by identity, and plan once.
+    from collective_lib.algorithms import hrelation
+    case = bench.Case(catalog()["alltoallv_edge_coloring"], 8)
+    run, order, received, fed = case.record()
+    plans = []
+    real = hrelation._steps_plan
+    try:
+        hrelation._steps_plan = lambda *args: plans.append(1) or real(*args)
+        case.replay(order, received, fed)()
+        assert len(plans) == 1
+        case.replay(order, received)()
+        assert len(plans) > 2            # fed the simulation's objects, they plan again
+    finally:
+        hrelation._steps_plan = real
 
 
 def test_the_script_prints_a_line_per_entry_and_the_goals(bench, capsys):
