@@ -18,6 +18,8 @@
 * :mod:`.feedback` — the feedback page's template, which names every question.
 * :mod:`.export` — ``PerQuestionExportPlugin``, the grade export with one column per
   graded cell; :mod:`.report` plots it (run as ``python -m collective_lib.autograde.report``).
+* :mod:`.classgrade` — an assignment graded for the whole class on Dask workers (one
+  machine's cores or a cluster), with progress, resumption and one failure per crash.
 * :mod:`.lms` — the grades as Canvas's and Moodle's gradebook imports read them.
 * :mod:`.misconceptions` — what the class got wrong: the failed checks of an assignment
   grouped by their kind (:mod:`collective_lib.grading.failures`), with counts and examples.
