@@ -79,6 +79,12 @@ class CheckFailed(AssertionError):
         return (type(self), (str(self), self.kind))
 
 
+# A student's notebook (IPython, nbgrader validate) names an exception by its class's
+# __name__: a failed check reads as the AssertionError every failed test is, and its kind
+# rides along for the instructor's report. (Pickling goes by __qualname__, unchanged.)
+CheckFailed.__name__ = "AssertionError"
+
+
 def failure_kind(err: BaseException) -> str:
     """The kind of a failed check's exception: its ``kind``, or ``"other"``."""
     kind = getattr(err, "kind", None) if isinstance(err, CheckFailed) else None
