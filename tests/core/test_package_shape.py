@@ -48,7 +48,7 @@ FLOORS = [
     {"trees", "coloring", "collectives", "packets", "groups", "cm200.schedules"},
     {"simulator", "embeddings"},
     {"catalog", "shared_memory"},
-    {"algorithms", "recording", "summary", "mpi"},
+    {"algorithms", "recording", "summary", "mpi", "selection"},
     {"grading", "viz"},
     {"autograde", "widgets", "cm200"},
 ]
