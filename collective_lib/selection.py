@@ -152,7 +152,7 @@ def _choice(entry, p, m, machine, ports, network, fixed) -> Choice | None:
 
 
 def predict(operation: str, p: int, m: int, model: CostModel | None = None, network=None, *,
-            ports: str = "own", commutative: bool = True, **params) -> list:
+            ports: str = "own", commutative: bool = True, among=None, **params) -> list:
     """Every eligible algorithm of ``operation`` on p PEs and m words, fastest first.
 
     Parameters
@@ -175,6 +175,9 @@ def predict(operation: str, p: int, m: int, model: CostModel | None = None, netw
         Which entries count and on which port model (the module's "Eligibility").
     commutative : bool
         False leaves out the entries that need a commutative operator.
+    among : iterable of str, optional
+        Choose only among these entries of the operation (say, a chapter's own);
+        default: all of the catalog's.
     **params
         Parameters fixed for every entry that takes them (``root=3``, ``k=4``);
         without ``k`` a pipeline gets its optimal number of packets.
@@ -188,18 +191,28 @@ def predict(operation: str, p: int, m: int, model: CostModel | None = None, netw
     Examples
     --------
     >>> from collective_lib import CostModel
-    >>> [(c.name, c.predicted) for c in predict("allreduce", 8, 1024, CostModel(ts=100, tw=1))]
+    >>> CHAPTER_2 = ["hypercube_allreduce", "rabenseifner_allreduce",
+    ...              "reduce_broadcast_allreduce"]
+    >>> [(c.name, c.predicted)
+    ...  for c in predict("allreduce", 8, 1024, CostModel(ts=100, tw=1), among=CHAPTER_2)]
     ... # doctest: +NORMALIZE_WHITESPACE
     [('rabenseifner_allreduce', 2392.0), ('hypercube_allreduce', 3372.0),
      ('reduce_broadcast_allreduce', 6744.0)]
-    >>> predict("allreduce", 6, 4)[0].name       # Rabenseifner needs p a power of two
-    'reduce_broadcast_allreduce'
+    >>> [c.name for c in predict("allreduce", 6, 4, among=CHAPTER_2)]   # p = 6: no hypercube
+    ['reduce_broadcast_allreduce']
     >>> predict("allredcue", 8, 1)
     Traceback (most recent call last):
     ...
     ValueError: unknown operation 'allredcue'; the catalog's operations are [...]
     """
     entries = _check_operation(operation)
+    if among is not None:
+        among = set(among)
+        unknown = sorted(among - {e.name for e in entries})
+        if unknown:
+            raise ValueError(f"among= names {unknown}, which are no algorithms of "
+                             f"{operation!r}; it has {[e.name for e in entries]}")
+        entries = [e for e in entries if e.name in among]
     check_positive_int("p", p)
     m = operations()[operation].check_m(m)
     if ports not in PORT_CHOICES:
@@ -229,9 +242,10 @@ def select(operation: str, p: int, m: int, model: CostModel | None = None, netwo
     >>> slow_start = CostModel(ts=100, tw=1)
     >>> select("broadcast", 16, 1, slow_start).name
     'binomial_broadcast'
-    >>> choice = select("broadcast", 16, 100_000, slow_start)
+    >>> choice = select("broadcast", 16, 100_000, slow_start,
+    ...                 among=["binomial_broadcast", "linear_pipeline_broadcast"])
     >>> choice.name, choice.params["k"]
-    ('two_tree_broadcast', 80)
+    ('linear_pipeline_broadcast', 113)
     """
     choices = predict(operation, p, m, model, network, **options)
     if not choices:
@@ -252,8 +266,11 @@ def simulate_all(operation: str, p: int, m: int, model: CostModel | None = None,
     --------
     >>> from collective_lib import CostModel
     >>> from collective_lib.networks import Ring
+    >>> CHAPTER_2 = ["hypercube_allreduce", "rabenseifner_allreduce",
+    ...              "reduce_broadcast_allreduce"]
     >>> [(c.name, c.predicted, c.simulated)
-    ...  for c in simulate_all("allreduce", 8, 1024, CostModel(ts=100, tw=1), network=Ring)]
+    ...  for c in simulate_all("allreduce", 8, 1024, CostModel(ts=100, tw=1), network=Ring,
+    ...                        among=CHAPTER_2)]
     ... # doctest: +NORMALIZE_WHITESPACE
     [('rabenseifner_allreduce', 2392.0, 5384.0), ('reduce_broadcast_allreduce', 6744.0, 6744.0),
      ('hypercube_allreduce', 3372.0, 12364.0)]
@@ -295,7 +312,9 @@ def winner_map(operation: str, ps, ms, model: CostModel | None = None, network=N
     :func:`~collective_lib.viz.choice_map` draw.
 
     >>> from collective_lib import CostModel
-    >>> winners = winner_map("allreduce", [2, 6, 8], [1, 10_000], CostModel(ts=100, tw=1))
+    >>> winners = winner_map("allreduce", [2, 6, 8], [1, 10_000], CostModel(ts=100, tw=1),
+    ...                      among=["hypercube_allreduce", "rabenseifner_allreduce",
+    ...                             "reduce_broadcast_allreduce"])
     >>> winners[8, 1], winners[8, 10_000], winners[6, 10_000]
     ('hypercube_allreduce', 'rabenseifner_allreduce', 'reduce_broadcast_allreduce')
     """
