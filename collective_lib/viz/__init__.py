@@ -9,6 +9,8 @@ One module per kind of picture; every public name is re-exported here, so
 * :mod:`~collective_lib.viz.costs` -- :func:`cost_curves`, :func:`cost_per_word`,
   :func:`winner_maps`, :func:`mark_value`, :func:`optimal_params`,
   :func:`simulated_time`, :func:`forget_simulated_times`;
+* :mod:`~collective_lib.viz.choice` -- :func:`choice_map` (which algorithm the closed forms
+  and the simulator pick over p and m, beside MPICH's switch points), :func:`mpich_boundaries`;
 * :mod:`~collective_lib.viz.tables` -- :func:`holdings_table`, :func:`values_table`;
 * :mod:`~collective_lib.viz.memory` -- :func:`memory_timeline`, :func:`wait_graph`
   and the data they draw (:func:`memory_spans`, :func:`critical_sections`, ...);
@@ -35,10 +37,11 @@ Nothing is shown or printed.  Recording what each PE holds during a run is not
 a picture: it lives in :mod:`collective_lib.recording`, and the symbolic
 operands "x:y" in :mod:`collective_lib.spans`.
 """
-from . import (costs, cubes, descriptions, graphs, measurements, memory, style, tables, timelines,
+from . import (choice, costs, cubes, descriptions, graphs, measurements, memory, style, tables, timelines,
                topology, trees)
 from .costs import (cost_curves, cost_per_word, forget_simulated_times, mark_value,
                     optimal_params, simulated_time, winner_maps)
+from .choice import choice_map, mpich_boundaries
 from .cubes import CUBE_POSITIONS, draw_cube, draw_cube_path
 from .descriptions import curve_comparison, describe, description, forget_description
 from .graphs import draw_bipartite_multigraph, draw_multigraph_steps
@@ -57,5 +60,5 @@ from .topology import (draw_network, draw_step, draw_steps, link_load_map, paylo
 from .trees import (draw_binomial_run, draw_heap_tree, draw_in_order_run, draw_in_order_tree,
                     draw_mesh_tree)
 
-__all__ = [*descriptions.__all__, *topology.__all__, *timelines.__all__, *costs.__all__, *tables.__all__,
+__all__ = [*descriptions.__all__, *topology.__all__, *timelines.__all__, *costs.__all__, *choice.__all__, *tables.__all__,
            *memory.__all__, *measurements.__all__, *graphs.__all__, *trees.__all__, *cubes.__all__, *style.__all__]

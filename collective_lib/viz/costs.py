@@ -319,7 +319,8 @@ def _span(name, values) -> str:
     return f"{name} = {values[0]:,}{last}"
 
 
-def winner_maps(maps, ps, ms, *, names, operation="algorithm", model=None):
+def winner_maps(maps, ps, ms, *, names, operation="algorithm", model=None, fig=None,
+                judged="the closed forms"):
     """For every p (across) and m (up), the fastest algorithm: one map per panel, stacked.
 
     Every cell carries its winner's letter as well as its colour, so the
@@ -338,6 +339,12 @@ def winner_maps(maps, ps, ms, *, names, operation="algorithm", model=None):
         Named in the titles: "fastest <operation>, <panel> (ts = ..., tw = ...)".
     model : CostModel, optional
         The times the winners were judged by, for the titles and the alt text.
+    fig : matplotlib.figure.Figure, optional
+        The figure to draw in (a widget's, which never touches pyplot); default
+        a new pyplot figure.
+    judged : str or dict
+        What the winners were judged by, for the alt text ("the closed
+        forms"), or ``{panel: that}``, e.g. "simulating every algorithm".
 
     Returns
     -------
@@ -352,13 +359,16 @@ def winner_maps(maps, ps, ms, *, names, operation="algorithm", model=None):
     (['A', 'B'], 'fastest algorithm, all')
     >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
-    import matplotlib.pyplot as plt      # only here: pyplot makes a notebook show the figure
+    if fig is None:
+        import matplotlib.pyplot as plt  # only here: pyplot makes a notebook show the figure
     names = list(names)
     colours = {n: category_style(i)["color"] for i, n in enumerate(names)}
     letters = {n: chr(ord("A") + i) for i, n in enumerate(names)}
     times = "" if model is None else f" (ts = {model.ts:g}, tw = {model.tw:g})"
-    fig, axes = plt.subplots(len(maps), 1, figsize=(min(8.2, TEXT_WIDTH), 3.8 * len(maps)),
-                             constrained_layout=True, squeeze=False)
+    size = (min(8.2, TEXT_WIDTH), 3.8 * len(maps))
+    if fig is None:
+        fig = plt.figure(figsize=size, layout="constrained")
+    axes = fig.subplots(len(maps), 1, squeeze=False)
     for ax, (panel, winner) in zip(axes[:, 0], maps.items()):
         grid = np.array([[names.index(winner[p, m]) for p in ps] for m in ms])
         ax.imshow(grid, cmap=ListedColormap([colours[n] for n in names]), aspect="auto",
@@ -377,7 +387,8 @@ def winner_maps(maps, ps, ms, *, names, operation="algorithm", model=None):
                 for m in ms]
         said = [f"{_span('m', [row[0] for row in g])}: {text}"
                 for text, g in groupby(rows, key=lambda row: row[1])]
-        describe(ax, f"The fastest {operation}, {panel}, by the closed forms{times}, for p "
+        basis = judged.get(panel, "the closed forms") if isinstance(judged, dict) else judged
+        describe(ax, f"The fastest {operation}, {panel}, by {basis}{times}, for p "
                  f"from {ps[0]} to {ps[-1]} across and m from {ms[0]:,} to {ms[-1]:,} "
                  "words up. " + ". ".join(said) + ".")
     used = {n for winner in maps.values() for n in winner.values()}
