@@ -27,7 +27,7 @@ it asks for, and a download link to its student version.  A name that is not
 an assignment of ``exercises/source/`` stops the build.
 
 tests/notebooks/test_assignment_links.py checks that every assignment is named
-by exactly one chapter; tests/notebooks/test_html_offline.py that a built page
+by exactly one chapter; tests/notebooks/test_built_book.py that a built page
 offers the student version and that it holds no solution and no hidden test.
 """
 from __future__ import annotations

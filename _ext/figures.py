@@ -7,9 +7,12 @@ alt text only from the cell's metadata, so without this extension the HTML
 would fall back to the image's file name.  Right after a chapter is read, this
 extension looks up each image's output in the executed notebook (myst-nb names
 an image file by the SHA-256 of its bytes) and gives the image that text.  An
-alt text set in the cell's metadata (``mystnb: image: alt:``) is kept.
+alt text set in the cell's metadata (``mystnb: image: alt:``) is kept.  The
+executed notebook is the one myst-nb writes beside the HTML, or, when the
+outputs come from a Jupyter cache (``execute_notebooks: cache``), the cached one:
+in that mode myst-nb writes the notebook without its outputs.
 
-tests/notebooks/test_html_offline.py checks the alt text and caption of every
+tests/notebooks/test_built_book.py checks the alt text and caption of every
 figure of the pages it builds.
 """
 from __future__ import annotations
@@ -20,15 +23,16 @@ from pathlib import Path
 
 import nbformat
 from docutils import nodes
+from jupyter_cache import get_cache
 
 #: Where myst-nb writes the executed notebooks, beside the HTML output.
 EXECUTED = "jupyter_execute"
 
 
-def alt_texts(notebook: Path) -> dict[str, str]:
+def alt_texts(notebook: nbformat.NotebookNode) -> dict[str, str]:
     """{SHA-256 of a PNG output: the alt text its output metadata carries}."""
     texts = {}
-    for cell in nbformat.read(notebook, as_version=4).cells:
+    for cell in notebook.cells:
         for output in cell.get("outputs", ()):
             png = output.get("data", {}).get("image/png")
             alt = output.get("metadata", {}).get("image/png", {}).get("alt")
@@ -37,11 +41,26 @@ def alt_texts(notebook: Path) -> dict[str, str]:
     return texts
 
 
+def executed_notebook(app, docname: str) -> nbformat.NotebookNode | None:
+    """The chapter ``docname`` with its outputs (None for a page without code)."""
+    if app.config.nb_execution_mode == "cache":
+        source = Path(app.env.doc2path(docname))
+        if source.suffix != ".ipynb":
+            return None
+        cache = get_cache(app.config.nb_execution_cache_path or ".jupyter_cache")
+        try:
+            return cache.merge_match_into_notebook(nbformat.read(source, as_version=4))[1]
+        except KeyError:
+            return None         # not cached: myst-nb reports the failed execution
+    executed = Path(app.outdir).parent / EXECUTED / f"{docname}.ipynb"
+    return nbformat.read(executed, as_version=4) if executed.exists() else None
+
+
 def add_alt_texts(app, doctree) -> None:
-    executed = Path(app.outdir).parent / EXECUTED / f"{app.env.docname}.ipynb"
-    if not executed.exists():
-        return                  # a page without code
-    texts = alt_texts(executed)
+    notebook = executed_notebook(app, app.env.docname)
+    if notebook is None:
+        return
+    texts = alt_texts(notebook)
     for image in doctree.findall(nodes.image):
         text = texts.get(Path(image["uri"]).stem)
         if text and not image.get("alt"):

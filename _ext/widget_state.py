@@ -8,7 +8,7 @@ embedder to draw live views from.  The book loads no embedder
 static fallback, so nothing reads that state.  This extension drops it from
 every page while the embedder is off; myst-nb has no option for that.
 
-tests/notebooks/test_html_offline.py checks that no built page carries widget state.
+tests/notebooks/test_built_book.py checks that no built page carries widget state.
 """
 from myst_nb.core.render import WIDGET_STATE_MIMETYPE
 from myst_nb.sphinx_ import NbMetadataCollector

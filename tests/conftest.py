@@ -18,13 +18,12 @@ if str(TESTS_DIR) not in sys.path:
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 # The longest modules, longest first (test-seconds on the 2-core machine of `make test`:
-# the whole book's build and browser checks about 480, nbval 190, the course rehearsal 180,
-# then the assignments' round trips). `make test` hands out whole files
+# the chapters under nbval, the whole book's build from those runs and its browser and PDF
+# checks about 400, the course rehearsal 160, then the assignments' round trips). `make test` hands out whole files
 # (--dist loadfile --no-loadscope-reorder) in collection order, so these start first and
 # no long file is left running alone at the end while the other worker idles.
 SLOWEST_FIRST = (
     "notebooks/test_built_book.py",
-    "notebooks/test_notebooks.py",
     "exercises/test_course_workflow.py",
     "exercises/test_broken_lock.py",
     "core/test_catalog.py",

@@ -5,7 +5,7 @@ the ``{assignment}`` directive of ``_ext/downloads.py`` (which shows its title a
 links its student version) in the chapter's closing "Exercises" section, and the
 chapter is the one the README's table of assignments gives. No page sends the
 reader to ``exercises/``, which a reader of the book does not have.
-(tests/notebooks/test_html_offline.py checks the built link and the student version.)
+(tests/notebooks/test_built_book.py checks the built link and the student version.)
 """
 from __future__ import annotations
 

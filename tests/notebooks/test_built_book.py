@@ -1,8 +1,16 @@
-"""The whole book, built once as ``make book`` builds it, reads correctly for every reader.
+"""Every chapter runs under nbval, and the whole book, built once from those runs, reads correctly.
 
-The module builds every page of ``_toc.yml`` with the repository's own
-configuration, every chapter executed and every warning an error (about five
-minutes on one core; the suite's only whole-book build). Every page must
+First each chapter of ``_toc.yml`` runs under nbval in lax mode, in its own
+pytest process: every cell must execute without error, and the cells a chapter
+tags ``nbval-check-output`` must reproduce their stored outputs (the kernel is
+the project's virtualenv, ``--nbval-current-env``). Then the module builds every
+page with the repository's own configuration, every warning an error. ``make
+book`` executes each chapter while it builds; here the build takes each chapter's
+outputs from its nbval run instead (``nbval_keep_outputs.py`` writes them, a
+Jupyter cache hands them to myst-nb), so a chapter is executed once, not twice:
+the same fresh kernel in the same folder, about three minutes saved on one core.
+A chapter whose nbval run failed is executed by the build itself, as ``make
+book`` would. This is the suite's only whole-book build. Every page must
 
 * load scripts, stylesheets, fonts and images only from the book itself
   (no ``http:``, ``https:`` or ``//`` address), and every such file must exist;
@@ -26,6 +34,7 @@ minutes on one core; the suite's only whole-book build). Every page must
 """
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -34,13 +43,15 @@ import zipfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import jupyter_cache
 import nbformat
 import pytest
 import yaml
 from bs4 import BeautifulSoup
 
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
 CONFIG = REPO_ROOT / "_config.yml"
 TOC = REPO_ROOT / "_toc.yml"
 TOC_DATA = yaml.safe_load(TOC.read_text(encoding="utf-8"))
@@ -49,6 +60,10 @@ CHAPTERS = tuple(page for page in PAGES if (REPO_ROOT / f"{page}.ipynb").exists(
 #: The chapter with the most math per page.
 MATH_CHAPTER = "book/ch0_machine_model"
 BUILD_TIMEOUT = 1800
+# Per-cell limit of an nbval run, the same as the book build's (execute.timeout in
+# _config.yml), and an upper bound for a whole chapter, so a stuck kernel cannot hang the suite.
+CELL_TIMEOUT = 300
+NOTEBOOK_TIMEOUT = 1800
 
 # Tags and attributes through which a page makes the browser fetch something.
 FETCHING_ATTRIBUTES = {
@@ -145,23 +160,76 @@ def css_references(css: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The HTML output of the whole book, built as ``make book`` builds it."""
+def nbval_runs(tmp_path_factory) -> tuple[dict[str, subprocess.CompletedProcess], Path]:
+    """Each chapter's nbval run, ``{chapter: finished process}``, and the folder of its outputs."""
+    kept = tmp_path_factory.mktemp("executed")
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
+    runs = {}
+    for chapter in CHAPTERS:
+        cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
+               f"--nbval-cell-timeout={CELL_TIMEOUT}", "-p", "no:cacheprovider",
+               "-p", "nbval_keep_outputs", f"--keep-outputs={kept}", "-q",
+               str(REPO_ROOT / f"{chapter}.ipynb")]
+        runs[chapter] = subprocess.run(
+            cmd, cwd=REPO_ROOT / "book", env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=NOTEBOOK_TIMEOUT)
+    return runs, kept
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_runs_under_nbval(nbval_runs, chapter):
+    run = nbval_runs[0][chapter]
+    assert run.returncode == 0, f"nbval failed on {chapter} (exit {run.returncode}):\n{run.stdout}"
+
+
+@pytest.fixture(scope="module")
+def build(nbval_runs, tmp_path_factory) -> tuple[Path, str]:
+    """The HTML output of the whole book and the build's log.
+
+    Built as ``make book`` builds it, except that the configuration's execution
+    mode is ``cache``, with a Jupyter cache holding every chapter nbval ran
+    cleanly: myst-nb takes a chapter's outputs from there when its code is that
+    of the cached notebook, and executes it otherwise.
+    """
     out = tmp_path_factory.mktemp("book")
+    cache = jupyter_cache.get_cache(out / "executed")
+    for notebook in sorted(nbval_runs[1].glob("*.ipynb")):
+        cache.cache_notebook_file(str(notebook), uri=str(REPO_ROOT / "book" / notebook.name))
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    config["execute"].update(execute_notebooks="cache", cache=str(out / "executed"))
+    # Read from another folder, the configuration names its extensions' folders in full.
+    extensions = config["sphinx"]["local_extensions"]
+    extensions.update({name: str(REPO_ROOT / folder) for name, folder in extensions.items()})
+    (out / "_config.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
     cmd = [
         sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
         "build", str(REPO_ROOT), "-W", "--keep-going", "--path-output", str(out),
+        "--config", str(out / "_config.yml"),
     ]
     proc = subprocess.run(
         cmd, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT,
     )
-    html = out / "_build" / "html"
     # Every warning is an error (-W): name them first, then the end of the log.
     warnings = [line for line in proc.stdout.splitlines() if "WARNING" in line or "ERROR" in line]
     assert proc.returncode == 0, (f"jupyter-book build failed (exit {proc.returncode}):\n"
                                   + "\n".join(warnings[:40]) + "\n...\n" + proc.stdout[-3000:])
-    return html
+    return out / "_build" / "html", proc.stdout
+
+
+@pytest.fixture(scope="module")
+def site(build) -> Path:
+    """The HTML output of the whole book."""
+    return build[0]
+
+
+def test_the_build_executes_no_chapter_a_second_time(build):
+    executed_again = [chapter for chapter in CHAPTERS
+                      if f"{REPO_ROOT / chapter}.ipynb: Using cached notebook" not in build[1]]
+    assert not executed_again, (
+        f"the build executed {executed_again} itself: their nbval runs failed (see "
+        "test_chapter_runs_under_nbval) or their outputs did not reach the cache")
 
 
 @pytest.fixture(scope="module")
