@@ -20,6 +20,7 @@ import collective_lib.algorithms
 from collective_lib import CostModel, Ring, catalog, simulate
 from collective_lib.errors import DeadlockError
 from collective_lib.mpi import MPIDeadlockError, find_mpiexec, launch, load_model
+from collective_lib.mpi.thresholds import mpich_choice, mpich_cvars
 
 #: Every "always", "never", "exactly", "at most" ... of chapter 7's prose, and the test that
 #: checks it (tests/notebooks/test_prose_claims.py).
@@ -48,7 +49,6 @@ def send_first_ring(me, p, data, words=1):
     yield send((me + 1) % p, np.zeros(words))   # everybody talks first ...
     return (yield recv((me - 1) % p))            # ... then listens
 '''
-WORD_BYTES = 8
 
 
 def entry(name):
@@ -69,24 +69,6 @@ def alltoall_crossover_factor(p):
     return (p - 1 - d) / denominator if denominator > 0 else math.inf
 
 
-# §7.4
-def mpich_defaults():
-    mpivars = Path(find_mpiexec()).with_name("mpivars")
-    listing = subprocess.run([str(mpivars)], capture_output=True, text=True, timeout=60).stdout
-    return {name: int(value) for name, value in
-            re.findall(r"^\s*(MPIR_CVAR_\w+?)\s*=(-?\d+)\s", listing, flags=re.M)}
-
-
-# §7.5
-def mpich_allgather_choice(cvars, p, words):
-    short = cvars["MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE"]
-    long = cvars["MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE"]
-    total = p * words * WORD_BYTES
-    if total < long and p & (p - 1) == 0:
-        return "recursive doubling"
-    return "Bruck" if total < short else "ring"
-
-
 # §7.5: the rules by which the installed MPICH picks an algorithm, as its library embeds them
 def mpich_selection_rules():
     lib = Path(find_mpiexec()).parent.parent / "lib"
@@ -103,7 +85,7 @@ def mpich_selection_rules():
 
 @pytest.fixture(scope="module")
 def cvars():
-    return mpich_defaults()
+    return mpich_cvars()
 
 
 CLOCKS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
@@ -248,11 +230,11 @@ def test_mpich_alltoall_goes_indirect_for_short_messages_on_8_or_more_processes(
 
 
 def test_mpich_allgather_choices_of_the_chapter(cvars):
-    assert mpich_allgather_choice(cvars, 8, 32768) == "ring"
-    assert mpich_allgather_choice(cvars, 2, 16384) == "recursive doubling"
-    assert mpich_allgather_choice(cvars, 2, 32768) == "ring"       # exactly the long threshold
-    assert mpich_allgather_choice(cvars, 6, 16) == "Bruck"
-    assert mpich_allgather_choice(cvars, 6, 4096) == "ring"
+    assert mpich_choice("allgather", 8, 32768, cvars) == "ring"
+    assert mpich_choice("allgather", 2, 16384, cvars) == "recursive doubling"
+    assert mpich_choice("allgather", 2, 32768, cvars) == "ring"       # exactly the long threshold
+    assert mpich_choice("allgather", 6, 16, cvars) == "Bruck"
+    assert mpich_choice("allgather", 6, 4096, cvars) == "ring"
 
 
 @pytest.mark.parametrize("p", [2, 4, 8, 16, 64])
