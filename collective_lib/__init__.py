@@ -9,16 +9,16 @@ lists every algorithm of the book with its closed-form cost and its source, and
 from .catalog import catalog
 from .errors import (CommunicationError, DeadlockError, OperationLimitError,
                      UnreceivedMessageError)
-from .model import CostModel
-from .networks import FullyConnected, Hypercube, LinearArray, Mesh, Network, Ring
+from .model import CostModel, TwoLevelModel
+from .networks import FullyConnected, Hypercube, LinearArray, Mesh, Network, Ring, TwoLevel
 from .collectives import operations
 from .ops import compute, exchange, multi, recv, send, sendrecv
 from .simulator import Message, Run, simulate
 
 __all__ = [
-    "simulate", "Run", "Message", "CostModel",
+    "simulate", "Run", "Message", "CostModel", "TwoLevelModel",
     "send", "recv", "sendrecv", "exchange", "compute", "multi",
     "DeadlockError", "UnreceivedMessageError", "OperationLimitError", "CommunicationError",
-    "Network", "FullyConnected", "Ring", "LinearArray", "Mesh", "Hypercube",
+    "Network", "FullyConnected", "Ring", "LinearArray", "Mesh", "Hypercube", "TwoLevel",
     "catalog", "operations",
 ]

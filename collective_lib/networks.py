@@ -11,14 +11,16 @@ the simulator keeps the state of the links in flat lists indexed by these ids
 and routes as tuples of ids (:meth:`Network.link_ids`).
 
 PEs of a mesh are numbered row by row: PE ``r * cols + c`` sits in row ``r``,
-column ``c``.
+column ``c``.  A :class:`TwoLevel` network groups the PEs into nodes; its links
+between nodes run from a node's network interface to a switch, vertices
+numbered after the PEs.
 """
 from __future__ import annotations
 
 import math
 from functools import lru_cache
 
-__all__ = ["Network", "FullyConnected", "Ring", "LinearArray", "Mesh", "Hypercube",
+__all__ = ["Network", "FullyConnected", "Ring", "LinearArray", "Mesh", "Hypercube", "TwoLevel",
            "ROUTE_CACHE_SIZE"]
 
 #: Routes each network keeps, least recently used dropped first.  Enough for every
@@ -367,3 +369,113 @@ class Hypercube(Network):
                     y += scale * math.sin(angle)
             pos[u] = (x, y)
         return pos
+
+
+class TwoLevel(Network):
+    """``nodes`` nodes of ``per_node`` PEs each, joined by a switch: a cluster of many-core nodes.
+
+    PE ``r`` lives on node ``r // per_node``.  Inside a node every PE has a link
+    of its own to every other PE of the node (fully connected, as through
+    shared memory).  Between nodes, each node has one external link pair to a
+    switch, the *uplink* (node to switch) and the *downlink* (switch to node);
+    the switch itself joins every uplink to every downlink without contention
+    (a full crossbar).  A message between nodes crosses two links: the uplink
+    of its sender's node and the downlink of its receiver's node.  So every
+    transfer leaving a node shares the node's uplink, and every transfer
+    entering it the downlink: the simulator lets one transfer at a time use
+    each, which is where the contention of a node's external link comes from.
+
+    Vertices: PEs ``0 .. p-1``; node ``n``'s network interface
+    :meth:`gateway` ``(n) = p + n``; the switch :attr:`switch` ``= p + nodes``.
+    A route inside a node has one hop, a route between nodes two; a
+    :class:`~collective_lib.model.TwoLevelModel` gives the two levels their own
+    ``ts``, ``tw`` and port model (:meth:`level` says which applies).
+
+    Parameters
+    ----------
+    nodes : int
+        Number of nodes (at least 1).
+    per_node : int
+        PEs in each node (at least 1).
+
+    Examples
+    --------
+    >>> net = TwoLevel(nodes=3, per_node=4)
+    >>> net.p, net.node_of(5), net.level(4, 7), net.level(3, 4)
+    (12, 1, 0, 1)
+    >>> net.path(4, 7)
+    ((4, 7),)
+    >>> net.path(1, 9)          # uplink of node 0, downlink of node 2
+    ((12, 15), (15, 14))
+    """
+
+    def __init__(self, nodes: int, per_node: int):
+        self.nodes = _check_count("nodes", nodes)
+        self.per_node = _check_count("per_node", per_node)
+        self.p = nodes * per_node
+        self.switch = self.p + nodes
+        self._external = self.p * per_node         # ids below: links inside the nodes
+        super().__init__()
+
+    @classmethod
+    def of_size(cls, p: int, per_node: int) -> "TwoLevel":
+        """The two-level network of ``p`` PEs in nodes of ``per_node``; p must be a multiple."""
+        _check_count("p", p)
+        _check_count("per_node", per_node)
+        if p % per_node:
+            raise ValueError(f"a two-level network of nodes of per_node={per_node} PEs needs p "
+                             f"to be a multiple of {per_node}, got p={p}")
+        return cls(p // per_node, per_node)
+
+    def _key(self):
+        return (self.nodes, self.per_node)
+
+    def node_of(self, pe: int) -> int:
+        """The node PE ``pe`` lives on."""
+        return pe // self.per_node
+
+    def level(self, src: int, dst: int) -> int:
+        """0 for a transfer inside a node, 1 for one between nodes."""
+        return int(src // self.per_node != dst // self.per_node)
+
+    def gateway(self, node: int) -> int:
+        """The vertex of node ``node``'s network interface, where its external links start."""
+        return self.p + node
+
+    def link_ids(self, src, dst):
+        per_node = self.per_node
+        a, b = src // per_node, dst // per_node
+        if a == b:
+            return (src * per_node + dst - b * per_node,)
+        return (self._external + 2 * a, self._external + 2 * b + 1)
+
+    @property
+    def link_count(self):
+        return self._external + 2 * self.nodes
+
+    def link_id(self, u, v):
+        # u * per_node + v's place in its node; then 2 per node: uplink, downlink.
+        if v == self.switch:
+            return self._external + 2 * (u - self.p)
+        if u == self.switch:
+            return self._external + 2 * (v - self.p) + 1
+        return u * self.per_node + v % self.per_node
+
+    def link_pair(self, link):
+        if link < self._external:
+            u, j = divmod(link, self.per_node)
+            return (u, u - u % self.per_node + j)
+        node, down = divmod(link - self._external, 2)
+        return (self.switch, self.p + node) if down else (self.p + node, self.switch)
+
+    def links(self):
+        inside = [(u, v) for u in range(self.p) for v in range(self.p)
+                  if u != v and u // self.per_node == v // self.per_node]
+        if self.nodes == 1:
+            return inside
+        return inside + [pair for node in range(self.nodes) for pair in (
+            (self.p + node, self.switch), (self.switch, self.p + node))]
+
+    def positions(self):
+        # Each node a row of its PEs, the nodes side by side with a gap between them.
+        return {pe: (float(pe + pe // self.per_node), 0.0) for pe in range(self.p)}

@@ -26,7 +26,9 @@ Rules
   message has arrived.  Messages between a pair of PEs match in FIFO order,
   as in MPI.  A ``sendrecv`` or ``multi`` completes when all its parts have.
 * Ports: ``"full-duplex"``, one port for sending and one for receiving per PE;
-  ``"half-duplex"``, a single port for both; ``"all"``, only links limit a PE.
+  ``"half-duplex"``, a single port for both; ``"all"``, only links limit a PE.  Under
+  a :class:`~collective_lib.model.TwoLevelModel` a transfer takes the ports, port
+  model and ``transfer_time`` of its level (inside a node or between nodes).
 * Every record is checked as it is issued, also one a program built without the
   constructors of :mod:`~collective_lib.ops`: a bad size, time or rank raises a
   ValueError naming the PE, the record and the value.
@@ -46,8 +48,8 @@ from typing import Any, Callable, NamedTuple
 
 from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .limits import check_memory, default_max_ops
-from .model import CostModel
-from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network
+from .model import CostModel, TwoLevelModel
+from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network, TwoLevel
 from .ops import (MAX_WORDS, RECORDS, Compute, Multi, Recv, Send, SendRecv, check_operation,
                   shown, valid_rank, valid_time, valid_words)
 from .validate import check_positive_int
@@ -101,15 +103,12 @@ class Run:
     link_load: dict
     p: int
     network: Network
-    model: CostModel
+    model: CostModel | TwoLevelModel
     operations: int = 0
 
     def step_starts(self) -> list:
-        """Distinct start times of the transfers, in increasing order.
-
-        With unit-cost steps (the default model) step ``s`` of a figure in the
-        books is the interval that begins at ``step_starts()[s - 1]``.
-        """
+        """Distinct start times of the transfers, in increasing order: with unit-cost steps
+        (the default model) step ``s`` of a figure in the books begins at ``[s - 1]``."""
         return sorted({m.start for m in self.messages})
 
     def step(self, s: int) -> list:
@@ -182,8 +181,9 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         PE ``i`` gets ``inputs[i]``, or ``inputs(i)`` when callable, or ``None``.
     network : Network, optional
         Defaults to ``FullyConnected(p)``; its ``p`` must equal ``p``.
-    model : CostModel, optional
-        Defaults to ``CostModel(ts=1.0, tw=0.0)``, so that times count steps.
+    model : CostModel or TwoLevelModel, optional
+        Defaults to ``CostModel(ts=1.0, tw=0.0)``, so that times count steps; a
+        :class:`~collective_lib.model.TwoLevelModel` needs a ``TwoLevel`` network.
     trace : bool or callable
         ``True``: record every message in ``Run.messages``.  ``False``: record
         none (for large runs; ``link_load`` is kept).  A callable: stream the
@@ -228,8 +228,10 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
     if network.p != p:
         raise ValueError(f"the network has {network.p} PEs but p={p}")
     model = DEFAULT_MODEL if model is None else model
-    if not isinstance(model, CostModel):
-        raise TypeError(f"model must be a CostModel, got {model!r}")
+    if not isinstance(model, CostModel) and not (isinstance(model, TwoLevelModel) and
+                                                 isinstance(network, TwoLevel)):
+        raise TypeError(f"model must be a CostModel, or a TwoLevelModel on a TwoLevel network; "
+                        f"got model={model!r} on network={network!r}")
     if max_ops is not None:
         check_positive_int("max_ops", max_ops)
     if not (isinstance(trace, bool) or callable(trace)):
@@ -241,12 +243,9 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
 
 
 def schedule_resume(buckets: dict, times: list, pe: int, t: float) -> None:
-    """Queue "resume PE pe at time t": one bucket per distinct time, FIFO within it.
-
-    ``times`` is a heap of the bucket times.  Both simulators of the package
-    keep their events this way, so PEs resumed at the same time run in the
-    order their events were created, as with a heap keyed on (time, sequence).
-    """
+    """Queue "resume PE pe at time t": one bucket per distinct time, FIFO within it, and
+    ``times`` a heap of the bucket times.  Both simulators of the package keep their events
+    this way: PEs resumed at one time run in the order their events were created."""
     bucket = buckets.get(t)
     if bucket is None:
         buckets[t] = [pe]
@@ -268,10 +267,8 @@ def _enqueue(queues: dict, channel: int, item) -> None:
 
 
 def _dequeue(queues: dict, channel: int):
-    """Remove and return the oldest item of ``queues[channel]``, or None if it is empty.
-
-    An emptied queue leaves the dict, so memory follows the channels in use.
-    """
+    """Remove and return the oldest item of ``queues[channel]``, or None if it is empty;
+    an emptied queue leaves the dict, so memory follows the channels in use."""
     queue = queues.pop(channel, None)
     if type(queue) is deque:
         item = queue.popleft()
@@ -282,11 +279,8 @@ def _dequeue(queues: dict, channel: int):
 
 
 def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
-    """One generator per PE: ``program(me, p, inputs[me], **params)``.
-
-    ``inputs`` is a list of length p, a callable of the rank, or None.  Shared
-    by every simulator of the package, so they all accept the same inputs.
-    """
+    """One generator per PE: ``program(me, p, inputs[me], **params)``; ``inputs`` is a list
+    of length p, a callable of the rank, or None (every simulator of the package's)."""
     if inputs is None:
         data = [None] * p
     elif callable(inputs):
@@ -308,12 +302,8 @@ def start_programs(program: Callable, p: int, inputs, params: dict) -> list:
 class _Agenda(dict):
     """The events: ``agenda[t].append(pe)`` resumes PE pe at time t, after the PEs queued
     there before it (a heap keyed on (time, sequence) at a fraction of its cost); a new
-    time gets its bucket here and goes on the heap ``times``."""
+    time gets its bucket here and goes on the heap ``agenda.times``."""
     __slots__ = ("times",)
-
-    def __init__(self, times):
-        super().__init__()
-        self.times = times
 
     def __missing__(self, t):
         heapq.heappush(self.times, t)
@@ -342,7 +332,7 @@ class _Engine:
     A call costs about a tenth of a transfer, so each transfer costs at most one:
     ``claim`` writes out delivering and completing, and ``sendrecv``, the commonest
     operation, has a branch that writes out all three (each marked).  The reference
-    engine of ``tests/core/test_simulator_reference.py`` holds both to the same rules.
+    engine (``tests/reference_engine.py``) holds both to the same rules.
 
     State lives in flat lists indexed by rank or link id, and in dicts keyed by the
     channel ``src * p + dst`` holding only what is live.  The steps are closures over
@@ -356,11 +346,15 @@ class _Engine:
         self.max_ops = default_max_ops(p) if max_ops is None else max_ops
         self.budget = "max_ops" if max_ops else f"the default budget default_max_ops({p}) = " \
             "10,000 + 4p operations per PE"
-        self.use_ports = model.ports != "all"      # "all": only links limit a PE
-        # Half-duplex: one port per PE, which receives only while it listens (see above).
-        self.listen_first = model.ports == "half-duplex"
-        self.send_free = [0.0] * p          # when each port is free; half-duplex: one port
-        self.recv_free = self.send_free if self.listen_first else [0.0] * p
+        levels = self.levels = model.levels if type(model) is TwoLevelModel else None
+        kinds = [level.ports for level in levels or (model,)]   # levels: inside, between
+        self.use_ports = any(kind != "all" for kind in kinds)   # "all": only links limit a PE
+        self.listen_first = "half-duplex" in kinds     # one port, receiving only when listening
+        send_free = [[0.0] * p for _ in kinds]          # when each port is free, per level
+        recv_free = [free if kind == "half-duplex" else [0.0] * p for free, kind in zip(
+            send_free, kinds)]                          # half-duplex: one port
+        self.send_free, self.recv_free = (send_free, recv_free) if levels else (
+            send_free[0], recv_free[0])
         # Links are resources unless the network is direct and a port already serializes
         # all a link could carry; then a link is its channel, and only its load counts: in a
         # list while p^2 <= 2^20, else a dict, which keeps link_order (ids by first use) itself.
@@ -393,7 +387,8 @@ class _Engine:
         self.inbox = {}
         self.deferred = {}                  # channel -> (payload, words): half-duplex senders
         self.times = [0.0]                  # the agenda's times, a heap
-        self.agenda = _Agenda(self.times)
+        self.agenda = _Agenda()
+        self.agenda.times = self.times
         self.agenda[0.0], self.operations = list(range(p)), 0
 
     def run(self) -> Run:
@@ -424,10 +419,10 @@ class _Engine:
             return route
         return route_of
 
-    def _duration_step(self):
+    def _duration_step(self, durations, model):
         """``duration_of(key)``: ``model.transfer_time(words, hops)`` for ``key`` = words (one hop)
         or (words, hops), kept in ``durations``, which a claim reads first (few keys per run)."""
-        durations, transfer_time = self.durations, self.model.transfer_time
+        transfer_time = model.transfer_time
 
         def duration_of(key):
             if len(durations) >= 4096:
@@ -437,21 +432,27 @@ class _Engine:
             return duration
         return duration_of
 
-    def _claim_step(self, deliver, complete):
+    def _claim_step(self, deliver, complete, level=None):
         """``claim(src, dst, channel, payload, words, t, post=True)``: claim the resources
         of a transfer that may start at t, deliver it unless ``post`` is False (a
         half-duplex receive takes its payload itself), and return when it ends.
+        Under a TwoLevelModel: the claim of each transfer's level (``level``: that level's).
 
         It starts when the sender's port, the receiver's port and every link of its
         route are free, holds them all for ``model.transfer_time(words, hops)``
         (``duration_of``), counts it on its links and traces it.
         """
-        use_ports, use_links = self.use_ports, self.use_links
-        send_free, recv_free = self.send_free, self.recv_free
+        if self.levels is not None and level is None:   # the claim of the transfer's level
+            claims = [self._claim_step(deliver, complete, level) for level in (0, 1)]
+            return lambda u, v, *rest: claims[self.network.level(u, v)](u, v, *rest)
+        model = self.model if level is None else self.levels[level]
+        send_free, recv_free, durations = (self.send_free, self.recv_free, self.durations) \
+            if level is None else (self.send_free[level], self.recv_free[level], {})
+        use_ports, use_links = model.ports != "all", self.use_links
         link_free, link_load, link_order = self.link_free, self.link_load, self.link_order
         routes, route_of = self.routes, self._route_step()
         emit, path_of = self.emit, self.network.path
-        durations, duration_of = self.durations, self._duration_step()
+        duration_of = self._duration_step(durations, model)
         waiting, resume, inbox, ready_at, outstanding, current, agenda = (
             self.waiting, self.resume, self.inbox, self.ready_at, self.outstanding,
             self.current, self.agenda)
@@ -559,7 +560,8 @@ class _Engine:
         p, gens, max_ops, max_words = self.p, self.gens, self.max_ops, MAX_WORDS
         complete = self._complete_step()
         deliver = self._deliver_step(complete)
-        claim = self._claim_step(deliver, complete)
+        claim, levels = self._claim_step(deliver, complete), self.levels
+        level_of = levels and self.network.level    # two levels: the level of a transfer
         # What the written-out claim of a sendrecv reads (see _claim_step), and the rest
         (use_ports, use_links, send_free, recv_free, link_free, link_load, link_order, routes,
          durations, emit, resume, current, outstanding, ready_at, waiting, finish, inbox,
@@ -567,9 +569,9 @@ class _Engine:
             "use_ports use_links send_free recv_free link_free link_load link_order routes "
             "durations emit resume current outstanding ready_at waiting finish inbox deferred "
             "agenda times listen_first").split())
-        route_of, duration_of, path_of = self._route_step(), self._duration_step(), \
-            self.network.path
-        eager, heappop, ops, now = not listen_first, heapq.heappop, 0, 0.0
+        route_of, duration_of, path_of = self._route_step(), self._duration_step(
+            durations, self.model), self.network.path
+        eager, heappop, ops, now = not listen_first and levels is None, heapq.heappop, 0, 0.0
         while times:
             now = heappop(times)
             for pe in agenda[now]:                  # the bucket may grow while we run it
@@ -589,9 +591,8 @@ class _Engine:
                 try:
                     kind = type(op)
                     if kind is SendRecv and eager:
-                        # The commonest operation in a branch of its own: the same steps
-                        # as the loops below (its send part, then its receive part)
-                        # without their per-part overhead.
+                        # The commonest operation in a branch of its own: the steps of the
+                        # loops below (send part, then receive part) without their overhead.
                         dst, payload, src, words = op
                         if type(dst) is not int or dst == pe or not 0 <= dst < p:
                             _rank_check(pe, "destination", dst, p)
@@ -701,7 +702,8 @@ class _Engine:
                             words = _valid(pe, op, valid_words, words)
                         channel = pe * p + dst
                         if listen_first and waiting[dst] != pe and \
-                                type(inbox.get(channel)) not in (int, list):
+                                type(inbox.get(channel)) not in (int, list) and (levels is None
+                                or levels[level_of(pe, dst)].ports == "half-duplex"):
                             # dst does not listen for pe yet: the send waits for it
                             _enqueue(deferred, channel, (payload, words))
                             left += 1
@@ -730,8 +732,7 @@ class _Engine:
                             if end > ready:
                                 ready = end
                             if kind is not Multi and not left:
-                                # A single receive completes its PE before the sender's
-                                # send completes, as in the order the parts finish.
+                                # A receive completes its PE before its sender's send
                                 agenda[ready].append(pe)
                                 left = -1
                             complete(src, end)
@@ -754,9 +755,8 @@ class _Engine:
                         ready_at[pe] = ready
                         current[pe] = op
                 except (TypeError, ValueError, IndexError) as exc:
-                    # A statement of this loop failed on the record itself (a Multi whose
-                    # sends are not triples): say what is wrong with it.  What the checks
-                    # it calls raised (a bad rank) says so already.
+                    # A statement of this loop failed on the record itself (a Multi whose sends
+                    # are not triples): say what is wrong.  The checks it calls say so already.
                     if exc.__traceback__.tb_next is None:
                         try:
                             check_operation(op)
