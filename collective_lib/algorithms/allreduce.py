@@ -36,8 +36,10 @@ code: its hidden tests forbid every catalog entry of the operations
 (``forbid_library_calls``, ``forbid_library_execution``), so a submission
 that calls this program, drives its generator for the first p - 1 steps, or
 compiles a copy of its source scores nothing in the cells that grade the
-program and is told which library program it used; a close copy that was
-rewritten is flagged for a human (``grading.review``).  (The chapter says so.)
+program and is told which library program it used.  A copy rewritten by
+hand is not caught that way; the review compares a submission with every
+catalog program and flags a close likeness for a human (``grading.review``).
+Chapter 8 is to state this choice where it builds the ring.
 """
 from __future__ import annotations
 
