@@ -23,6 +23,8 @@ One module per kind of picture; every public name is re-exported here, so
   :func:`draw_binomial_run`,
   :func:`draw_heap_tree`, :func:`draw_mesh_tree`;
 * :mod:`~collective_lib.viz.cubes` -- :func:`draw_cube`, :func:`draw_cube_path`;
+* :mod:`~collective_lib.viz.two_level` -- :func:`draw_two_level` (nodes of PEs, the switch,
+  the load on each node's external links);
 * :mod:`~collective_lib.viz.style` -- the colours, sizes and fonts they all share, and
   :func:`smallest_font`, the smallest text of a figure as the book shows it, and
   :func:`warn_small_text`, the figure hook the chapters set to hold their own figures to it;
@@ -38,7 +40,7 @@ a picture: it lives in :mod:`collective_lib.recording`, and the symbolic
 operands "x:y" in :mod:`collective_lib.spans`.
 """
 from . import (choice, costs, cubes, descriptions, graphs, measurements, memory, style, tables, timelines,
-               topology, trees)
+               topology, trees, two_level)
 from .costs import (cost_curves, cost_per_word, forget_simulated_times, mark_value,
                     optimal_params, simulated_time, winner_maps)
 from .choice import choice_map, mpich_boundaries
@@ -59,6 +61,8 @@ from .topology import (draw_network, draw_step, draw_steps, link_load_map, paylo
                        sources_label)
 from .trees import (draw_binomial_run, draw_heap_tree, draw_in_order_run, draw_in_order_tree,
                     draw_mesh_tree)
+from .two_level import draw_two_level
 
 __all__ = [*descriptions.__all__, *topology.__all__, *timelines.__all__, *costs.__all__, *choice.__all__, *tables.__all__,
-           *memory.__all__, *measurements.__all__, *graphs.__all__, *trees.__all__, *cubes.__all__, *style.__all__]
+           *memory.__all__, *measurements.__all__, *graphs.__all__, *trees.__all__, *cubes.__all__, *style.__all__,
+           *two_level.__all__]

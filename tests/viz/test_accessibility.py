@@ -14,7 +14,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from collective_lib import CostModel, catalog, simulate, viz
+from collective_lib import CostModel, TwoLevel, TwoLevelModel, catalog, simulate, viz
 from collective_lib.algorithms.hrelation import (color_bipartite_multigraph,
                                                  h_relation_multigraph, message_sizes)
 from collective_lib.algorithms.sync import (barrier_demo, binomial_barrier, cas_spin_lock,
@@ -152,6 +152,9 @@ CHAPTER_DRAWINGS = {
         titles=["naive", "binomial"]),
     "ch7 ping_pong_fit": lambda: viz.ping_pong_fit([1, 1000, 10 ** 5], [2e-5, 2.2e-5, 2e-4],
                                                    CostModel(ts=2e-5, tw=2e-9)),
+    "ch8 draw_two_level": lambda: viz.draw_two_level(ALGORITHMS["all_to_all_bc_ring"].simulate(
+        12, network=TwoLevel(3, 4), model=TwoLevelModel(inside=CostModel(ts=1, tw=0.1),
+                                                        between=CostModel(ts=10, tw=1)))),
 }
 
 
