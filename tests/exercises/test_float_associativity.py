@@ -133,6 +133,8 @@ def test_harmless_data_gets_no_data_points(graded):
     assert result.scores == {**FULL, "data_tests": 0}
     assert "they differ by 0.0, but the difference must be at least max(1, half the exact " \
            "sum 120.0) = 60.0" in result.messages("data_tests")
+    # that is the hidden check: the report of what the class got wrong counts a wrong answer
+    assert result.cell("data_tests").metadata["collective_lib"] == {"failure": "wrong_entry"}
     # the visible part measured it with the student's own tree_difference first
     cell = h.find_cell(result.notebook, "data_tests")
     shown = "".join(out.get("text", "") for out in cell.outputs)

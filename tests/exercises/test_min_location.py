@@ -205,6 +205,9 @@ def test_wrong_answers_cost_their_points(graded):
     assert result.scores == {**FULL, "commutative_tests": 0}
     assert "min_loc_is_commutative: try min_loc(a, b) and min_loc(b, a)" in \
         result.messages("commutative_tests")
+    # a hidden check: the report of what the class got wrong counts it as a wrong answer
+    assert result.cell("commutative_tests").metadata["collective_lib"] == {
+        "failure": "wrong_entry"}
     # the visible part says plainly that it does not check the answers
     assert "Whether they are right is not checked here" in _shown(result, "commutative_tests")
 
