@@ -159,27 +159,38 @@ def css_references(css: str) -> list[str]:
     return [match.group(1) or match.group(2) for match in CSS_REFERENCE.finditer(css)]
 
 
+class NbvalRuns:
+    """Each chapter's nbval run, made on first request and kept: ``runs[chapter]`` is the
+    finished process; :attr:`kept` the folder of the outputs of the clean runs."""
+
+    def __init__(self, kept: Path):
+        self.kept = kept
+        self._done: dict[str, subprocess.CompletedProcess] = {}
+
+    def __getitem__(self, chapter: str) -> subprocess.CompletedProcess:
+        if chapter not in self._done:
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
+            cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
+                   f"--nbval-cell-timeout={CELL_TIMEOUT}", "-p", "no:cacheprovider",
+                   "-p", "nbval_keep_outputs", f"--keep-outputs={self.kept}", "-q",
+                   str(REPO_ROOT / f"{chapter}.ipynb")]
+            self._done[chapter] = subprocess.run(
+                cmd, cwd=REPO_ROOT / "book", env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                timeout=NOTEBOOK_TIMEOUT)
+        return self._done[chapter]
+
+
 @pytest.fixture(scope="module")
-def nbval_runs(tmp_path_factory) -> tuple[dict[str, subprocess.CompletedProcess], Path]:
-    """Each chapter's nbval run, ``{chapter: finished process}``, and the folder of its outputs."""
-    kept = tmp_path_factory.mktemp("executed")
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
-    runs = {}
-    for chapter in CHAPTERS:
-        cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
-               f"--nbval-cell-timeout={CELL_TIMEOUT}", "-p", "no:cacheprovider",
-               "-p", "nbval_keep_outputs", f"--keep-outputs={kept}", "-q",
-               str(REPO_ROOT / f"{chapter}.ipynb")]
-        runs[chapter] = subprocess.run(
-            cmd, cwd=REPO_ROOT / "book", env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=NOTEBOOK_TIMEOUT)
-    return runs, kept
+def nbval_runs(tmp_path_factory) -> NbvalRuns:
+    """The chapters' nbval runs (``-k "nbval and ch3"`` runs one chapter alone)."""
+    return NbvalRuns(tmp_path_factory.mktemp("executed"))
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_runs_under_nbval(nbval_runs, chapter):
-    run = nbval_runs[0][chapter]
+    run = nbval_runs[chapter]
     assert run.returncode == 0, f"nbval failed on {chapter} (exit {run.returncode}):\n{run.stdout}"
 
 
@@ -194,7 +205,9 @@ def build(nbval_runs, tmp_path_factory) -> tuple[Path, str]:
     """
     out = tmp_path_factory.mktemp("book")
     cache = jupyter_cache.get_cache(out / "executed")
-    for notebook in sorted(nbval_runs[1].glob("*.ipynb")):
+    for chapter in CHAPTERS:
+        nbval_runs[chapter]             # run now, unless its test ran it already
+    for notebook in sorted(nbval_runs.kept.glob("*.ipynb")):
         cache.cache_notebook_file(str(notebook), uri=str(REPO_ROOT / "book" / notebook.name))
     config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
     config["execute"].update(execute_notebooks="cache", cache=str(out / "executed"))
