@@ -17,6 +17,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Circle, FancyArrowPatch
 
+from ..networks import TwoLevel
 from .style import (ARROW_COLOUR, HOLDER_COLOUR, LINK_COLOUR, MAX_DRAWN_CLIQUE, MAX_LABELLED,
                     MIN_FONT, TEXT_WIDTH)
 
@@ -43,7 +44,15 @@ def _nearest_distances(xy: np.ndarray) -> np.ndarray:
 
 
 def network_layout(network) -> Layout:
-    """Scale the network's own positions so that neighbours sit about one unit apart."""
+    """Scale the network's own positions so that neighbours sit about one unit apart.
+
+    A :class:`~collective_lib.networks.TwoLevel` network has vertices besides its
+    PEs (each node's network interface, the switch), which this layout has no
+    place for: it is refused with a pointer to :func:`~collective_lib.viz.draw_two_level`.
+    """
+    if isinstance(network, TwoLevel):
+        raise ValueError(f"{network!r} has a switch and network interfaces besides its PEs, "
+                         "which this drawing cannot place; draw it with viz.draw_two_level")
     pos = network.positions()
     xy = np.array([pos[i] for i in range(network.p)], dtype=float).reshape(-1, 2)
     if network.p == 1:

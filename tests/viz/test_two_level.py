@@ -73,3 +73,16 @@ def test_only_two_level_networks_are_drawn():
         viz.draw_two_level(Ring(4))
     with pytest.raises(TypeError, match="model must be a TwoLevelModel or a CostModel, got 3"):
         viz.draw_two_level(TwoLevel(2, 2), model=3)
+
+
+@pytest.mark.parametrize("draw", ["network", "step", "link_load_map"])
+def test_the_drawings_of_one_level_refuse_a_two_level_network_by_name(draw):
+    from collective_lib import catalog
+    from collective_lib.viz import draw_network, draw_step, link_load_map
+
+    net = TwoLevel(2, 2)
+    run = catalog()["binomial_broadcast"].simulate(4, network=net)
+    call = {"network": lambda: draw_network(net), "step": lambda: draw_step(run, 1),
+            "link_load_map": lambda: link_load_map(run)}[draw]
+    with pytest.raises(ValueError, match="draw it with viz.draw_two_level"):
+        call()
