@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from .model import CostModel
+from .model import CostModel, TwoLevelModel
 from .networks import FullyConnected, Network
 from .collectives import operations
 from .limits import check_memory, default_max_ops
@@ -258,10 +258,15 @@ def optimal_params(entry, p, m, model) -> dict:
 def entry_model(entry, model):
     """The entry's own port model, with the times (and routing) of ``model`` when given.
 
-    None gives the entry's default model (:meth:`Algorithm.default_model`).
+    None gives the entry's default model (:meth:`Algorithm.default_model`); a
+    :class:`~collective_lib.model.TwoLevelModel` gives each of its levels the
+    entry's port model.
     """
     if model is None:
         return entry.default_model()
+    if isinstance(model, TwoLevelModel):
+        return TwoLevelModel(inside=entry_model(entry, model.inside),
+                             between=entry_model(entry, model.between))
     return CostModel(model.ts, model.tw, model.th, ports=entry.ports, routing=model.routing)
 
 

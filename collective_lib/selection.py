@@ -35,6 +35,11 @@ Without a ``network`` each entry is simulated on the network its closed form is
 stated for (``entry.network(p)``); with one, every entry runs on that network,
 while its prediction stays its closed form: where links are shared (a ring, two
 levels of a cluster) the two may disagree, which is the point of comparing them.
+On a :class:`~collective_lib.networks.TwoLevel` network the model may be a
+:class:`~collective_lib.model.TwoLevelModel`: the closed forms know one level,
+so they are evaluated with its ``between`` level (every transfer priced as one
+between nodes, as a tuner that ignores the nodes would), while the simulation
+prices each transfer by its level.
 A :class:`Choice` says whether its closed form promises to equal the simulated
 time at that point (``exact``): the entry is registered exact, its number of
 packets divides m, and it runs on its own network and port model.
@@ -45,8 +50,8 @@ from dataclasses import dataclass, field, replace
 
 from .catalog import Algorithm, catalog, entry_model, optimal_params
 from .collectives import operations
-from .model import PORTS, CostModel
-from .networks import Network
+from .model import PORTS, CostModel, TwoLevelModel
+from .networks import Network, TwoLevel
 from .validate import check_positive_int
 
 __all__ = ["Choice", "PORT_CHOICES", "predict", "select", "simulate_all", "simulated_winner",
@@ -109,11 +114,17 @@ def _check_operation(operation) -> list:
     return entries
 
 
-def _machine_model(model) -> CostModel:
+def _machine_model(model, network):
+    """The caller's model: a CostModel, or a TwoLevelModel with a TwoLevel network."""
     if model is None:
         return CostModel(ts=1.0, tw=0.0)
+    if isinstance(model, TwoLevelModel):
+        if not isinstance(network, TwoLevel):
+            raise ValueError(f"a TwoLevelModel prices the two levels of a TwoLevel network; "
+                             f"give one as network=, got {network!r}")
+        return model
     if not isinstance(model, CostModel):
-        raise ValueError(f"model must be a CostModel, got {model!r}")
+        raise ValueError(f"model must be a CostModel or a TwoLevelModel, got {model!r}")
     return model
 
 
@@ -132,23 +143,25 @@ def _network_for(network, p):
 
 def _choice(entry, p, m, machine, ports, network, fixed) -> Choice | None:
     """``entry`` at (p, m) as a Choice, or None when it is not eligible."""
+    levels = machine.levels if isinstance(machine, TwoLevelModel) else (machine,)
     if ports == "machine":
-        if PORTS.index(entry.ports) > PORTS.index(machine.ports):
+        if any(PORTS.index(entry.ports) > PORTS.index(level.ports) for level in levels):
             return None
         model = machine
     else:
         model = entry_model(entry, machine)
+    flat = model.between if isinstance(model, TwoLevelModel) else model   # the closed forms'
     if not entry.valid(p):
         return None
     params = {key: value for key, value in fixed.items() if key in entry.params}
     if "k" not in params and entry.accepts(p, m, **params):
-        params.update(optimal_params(entry, p, m, model))
+        params.update(optimal_params(entry, p, m, flat))
     if not entry.accepts(p, m, **params):
         return None
     k = params.get("k", entry.params.get("k", 1))
-    exact = (entry.exact and m % k == 0 and model.ports == entry.ports
+    exact = (entry.exact and m % k == 0 and model is flat and model.ports == entry.ports
              and (network is None or network == entry.network(p)))
-    return Choice(entry.name, entry, entry.predict(p, m, model, **params), params, model, exact)
+    return Choice(entry.name, entry, entry.predict(p, m, flat, **params), params, model, exact)
 
 
 def predict(operation: str, p: int, m: int, model: CostModel | None = None, network=None, *,
@@ -164,9 +177,11 @@ def predict(operation: str, p: int, m: int, model: CostModel | None = None, netw
         Number of PEs.
     m : int
         Message length in words, as the operation counts it.
-    model : CostModel, optional
+    model : CostModel or TwoLevelModel, optional
         The machine's ts, tw, th, routing (and ports, with ``ports="machine"``).
-        Default ``CostModel(ts=1, tw=0)``: times count start-ups.
+        Default ``CostModel(ts=1, tw=0)``: times count start-ups.  A
+        TwoLevelModel needs a TwoLevel ``network``; the closed forms use its
+        ``between`` level (the module's "Eligibility").
     network : Network or callable, optional
         The network to simulate on (a Network of p PEs or ``network(p)``); it
         does not change a prediction, only :attr:`Choice.exact` (see the module's
@@ -217,8 +232,8 @@ def predict(operation: str, p: int, m: int, model: CostModel | None = None, netw
     m = operations()[operation].check_m(m)
     if ports not in PORT_CHOICES:
         raise ValueError(f"ports must be one of {PORT_CHOICES}, got {ports!r}")
-    machine = _machine_model(model)
     net = _network_for(network, p)
+    machine = _machine_model(model, net)
     choices = []
     for entry in entries:
         if not commutative and entry.requires_commutative:

@@ -8,7 +8,7 @@ with ``-s``), not asserted, except that each must involve such an entry.
 """
 import pytest
 
-from collective_lib import CostModel, catalog
+from collective_lib import CostModel, TwoLevel, TwoLevelModel, catalog
 from collective_lib.collectives import operations
 from collective_lib.mpi.thresholds import mpich_choice
 from collective_lib.networks import Ring
@@ -173,3 +173,24 @@ def test_mpich_choice_follows_the_thresholds_it_is_given():
         == ["recursive doubling", "Bruck", "ring", "ring"]
     with pytest.raises(ValueError, match="lack"):
         mpich_choice("allgather", 4, 1, {})
+
+
+def test_on_two_levels_the_closed_forms_miss_the_hierarchical_winner():
+    # Nodes of 4 PEs, a cheap inside and a dear outside: the closed forms (one level, priced
+    # as between nodes) pick a flat algorithm, whose PEs of one node then queue on its
+    # uplink; the simulation finds the all-reduce that crosses the nodes once the fastest.
+    model = TwoLevelModel(inside=CostModel(ts=1, tw=0.01), between=CostModel(ts=20, tw=1))
+    network = TwoLevel(4, 4)
+    choices = simulate_all("allreduce", 16, 1, model, network)
+    picked = min(choices, key=lambda c: c.predicted)
+    assert picked.name != "hierarchical_allreduce" and not picked.exact
+    assert picked.simulated > picked.predicted                    # the uplinks' queues
+    assert choices[0].name == "hierarchical_allreduce"
+    assert choices[0].simulated < picked.simulated / 2
+    assert select("allreduce", 16, 1, model, network).name == picked.name
+
+
+def test_a_two_level_model_needs_a_two_level_network():
+    model = TwoLevelModel(inside=CostModel(ts=1, tw=0), between=CostModel(ts=20, tw=1))
+    with pytest.raises(ValueError, match="give one as network=, got None"):
+        predict("allreduce", 8, 1, model)
