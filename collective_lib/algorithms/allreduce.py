@@ -43,6 +43,7 @@ Chapter 8 is to state this choice where it builds the ring.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from numbers import Integral
 
 from ..catalog import register
@@ -61,7 +62,7 @@ __all__ = [
     "recursive_doubling_allreduce", "recursive_doubling_allreduce_cost",
     "recursive_halving_doubling_allreduce", "recursive_halving_doubling_allreduce_cost",
     "double_binary_tree_allreduce", "double_binary_tree_allreduce_cost",
-    "double_binary_tree_optimal_k",
+    "double_binary_tree_optimal_k", "double_tree_reduction_plan",
     "hierarchical_allreduce", "hierarchical_allreduce_cost",
 ]
 
@@ -408,21 +409,25 @@ def _double_tree_m(p, m, k=2, **_):
 
 
 def double_binary_tree_allreduce_cost(p, m, model, k=2, **_):
-    """(2k + 6H + 2[p odd] + 2)(ts + tw ceil(m/k)): reduction plus broadcast; a bound.
+    """(2k + 4H + 2[p odd])(ts + tw ceil(m/k)): twice the two-tree broadcast; a bound.
 
-    H <= ceil(log2 p) - 1 is the height of the two trees.  The broadcast takes
-    at most k + 2H + [p odd] steps of ts + tw ceil(m/k)
-    (:func:`~collective_lib.algorithms.broadcast.two_tree_broadcast_cost`);
-    the reduction, the broadcast's schedule run backwards, would take as many
-    in lockstep, and the bound allows it 2H + 2 more for the PEs that send out
-    of turn (measured: the tests check it, it is not proven).  With the best k
-    about 2 beta m + 6 alpha log2 p + O(sqrt(alpha beta m log p)).
+    H <= ceil(log2 p) - 1 is the height of the two trees.  The broadcast
+    keeps its schedule, ``two_tree_plan(p).latency + k - 1`` steps of
+    ts + tw ceil(m/k), at most k + 2H + [p odd]
+    (:func:`~collective_lib.algorithms.broadcast.two_tree_broadcast_cost`).
+    The reduction is that schedule run backwards, as many steps, and keeps it
+    too: every PE is busy in every step up to its last send (filler transfers
+    where the schedule leaves it idle), so by induction on the steps every
+    transfer is issued in its own step and finds both ports free (see
+    :func:`double_binary_tree_allreduce`).  Hence 2(latency + k - 1) steps in
+    all, which is at most 2(k + 2H + [p odd]), and equal to it when the
+    schedule's latency reaches its bound 2H + [p odd] + 1.  With the best k
+    about 2 beta m + 4 alpha log2 p + O(sqrt(alpha beta m log p)).
     """
     _check_double_tree_k(k)
     if p == 1:
         return 0.0
-    latency = two_tree_latency_bound(p)               # 2H + [p odd]
-    steps = 2 * (k + latency) + 2 * (latency // 2) + 2
+    steps = 2 * (k + two_tree_latency_bound(p))    # 2H + [p odd] per phase
     return steps * model.transfer_time(packet_words(m, k, allow_empty=True))
 
 
@@ -440,8 +445,73 @@ def _double_tree_held(state):
     return join_packets(packets) if packets else env.get("data")
 
 
+@lru_cache(maxsize=32)
+def double_tree_reduction_plan(p: int, k: int) -> tuple:
+    """The reduction's steps on p PEs for k packets: per PE, ``(step, out, into)`` in order.
+
+    ``out`` and ``into`` are ``(peer, packet)`` or None: what the PE sends and
+    receives in that step.  The real transfers are the broadcast's schedule
+    (:func:`~collective_lib.algorithms.broadcast.two_tree_plan`) run
+    backwards, the broadcast's step s becoming step ``latency + k - 2 - s``;
+    packet j of tree t is ``t * k/2 + j``.  ``packet`` None marks a filler:
+    one packet's worth of words that nobody reads, sent in a step in which
+    the schedule leaves a PE idle before one of its sends, so that every PE
+    is busy in every step from 0 to its last send.  In each such step the
+    idle PEs are paired, one sending a filler to the other; one left over
+    sends to the lowest PE whose receiving port is free in that step (there
+    is one: neither the root nor that PE sends in it, so at most p - 2 PEs
+    receive).  The fillers use only ports the schedule leaves free.
+    Computed once per (p, k) for all PEs (global work O(p (k + latency))).
+
+    >>> plan = double_tree_reduction_plan(4, 2)
+    >>> plan[1]               # PE 1, a leaf of both trees: a filler to PE 0, then its packets
+    ((0, (0, None), None), (1, (2, 0), None), (2, (3, 1), None))
+    >>> plan[0]               # PE 0, the root, receives that filler, then the two sums
+    ((0, None, (1, None)), (2, None, (2, 0)), (3, None, (3, 1)))
+    """
+    check_positive_int("p", p, least=2)
+    half = k // 2
+    tree = two_tree_plan(p)
+    q = p - 1
+    last = tree.latency + k - 2               # the broadcast's last step
+    steps = [{} for _ in range(p)]            # steps[me][s] = [out, into]
+    for me in range(p):
+        v = (me - 1) % p                      # virtual rank of two_tree_plan; PE 0 is q
+        mine = steps[me]
+        if v != q:                            # the two trees' sends never share a step
+            for t in (0, 1):
+                up, top = (tree.parent[t][v] + 1) % p, last - tree.first[t][v]
+                mine.update((top - 2 * j, [(up, t * half + j), None]) for j in range(half))
+        for w, t in tree.children[v]:
+            top = last - tree.first[t][w]
+            for j in range(half):
+                into = ((w + 1) % p, t * half + j)
+                if (both := mine.get(top - 2 * j)) is None:
+                    mine[top - 2 * j] = [None, into]
+                else:
+                    both[1] = into
+    last_send = [-1 if v == q else last - min(tree.first[0][v], tree.first[1][v])
+                 for v in ((me - 1) % p for me in range(p))]
+    idle_in = {}                              # step -> the PEs idle in it before a send
+    for me, mine in enumerate(steps):
+        for s in set(range(last_send[me])).difference(mine):
+            idle_in.setdefault(s, []).append(me)
+    for s in sorted(idle_in):
+        idle = sorted(idle_in[s])
+        for a, b in zip(idle[0::2], idle[1::2]):
+            steps[a][s] = [(b, None), None]
+            steps[b][s] = [None, (a, None)]
+        if len(idle) % 2:                     # the root never sends, nor does a: at most
+            a = idle[-1]                      # p - 2 transfers, so a receiving port is free
+            b = next(me for me in range(p)
+                     if me != a and (s not in steps[me] or steps[me][s][1] is None))
+            steps[a][s] = [(b, None), None]
+            steps[b].setdefault(s, [None, None])[1] = (a, None)
+    return tuple(tuple((s, *mine[s]) for s in sorted(mine)) for mine in steps)
+
+
 @register(operation="allreduce", cost=double_binary_tree_allreduce_cost, exact=False,
-          tex=r"(2k + 6H + 2[p \text{ odd}] + 2)\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
+          tex=r"(2k + 4H + 2[p \text{ odd}])\bigl(t_s + t_w \lceil m/k \rceil\bigr)",
           params={"op": add, "k": 2}, valid_m=_double_tree_m,
           optimal_k=double_binary_tree_optimal_k, requires_commutative=True,
           held=_double_tree_held,
@@ -463,15 +533,28 @@ def double_binary_tree_allreduce(me, p, data, op=add, k=2):
     same idea on trees of all PEs, with the two phases overlapped.
 
     Model: full-duplex ports; any p, an even k >= 2; every packet charged
-    ceil(m/k) words.  The broadcast keeps its schedule exactly.  The reversed
-    schedule of the reduction is a plan, not a guarantee: a PE with nothing to
-    do in the step before a send (a leaf at the start of the pipeline) issues
-    it early, and an early send takes the receiver's port out of turn, so the
-    simulated reduction runs a few steps longer (up to 7 for 16 packets on
-    42 PEs).  The closed form is therefore an upper bound, measured rather
-    than proven: (2k + 6H + 2[p odd] + 2)(ts + tw ceil(m/k)),
-    H <= ceil(log2 p) - 1, about 2 beta m at the best k (the ring's bandwidth
-    term, with a logarithmic latency).  The partial sums are combined in the trees' order,
+    ceil(m/k) words.  Both phases keep their schedules exactly.  For the
+    reduction that takes care: a transfer claims the receiver's port when its
+    sender issues it (collective_lib/simulator.py), and a PE with nothing to
+    do in the step before a send issues that send early (the same trap as in
+    :mod:`~collective_lib.algorithms.two_tree_prefix`).  Run backwards, the
+    schedule leaves such idle steps at the start of the pipeline (a leaf of
+    one tree sends there every other step), and the one PE that is a leaf of
+    both trees only sends, so once early it stays ahead and keeps taking its
+    parents' ports out of turn: the pipeline settled at up to five steps per
+    four packets (p = 16, 25, 27, 41, 48, ...).  So every PE is kept busy in
+    every step up to its last send: where the schedule leaves it idle it
+    sends or receives a filler, one packet's width of words that nobody
+    reads, paired with another idle PE (:func:`double_tree_reduction_plan`).
+    Fillers use only ports the schedule leaves free.  Then, by induction on
+    the steps, every operation is issued exactly in its step (the one before
+    it ends exactly when that step begins) and finds both ports free, since
+    the schedule gives every port at most one transfer per step: the
+    reduction takes ``latency + k - 1`` steps like the broadcast, the whole
+    2(latency + k - 1) steps of ts + tw ceil(m/k), at most
+    (2k + 4H + 2[p odd])(ts + tw ceil(m/k)), H <= ceil(log2 p) - 1, about
+    2 beta m at the best k (the ring's bandwidth term, with a logarithmic
+    latency).  The partial sums are combined in the trees' order,
     not in rank order: ``op`` must be commutative and act word by word.
 
     Examples
@@ -481,46 +564,25 @@ def double_binary_tree_allreduce(me, p, data, op=add, k=2):
     ...                k=4, model=CostModel(ts=1, tw=0))
     >>> run.results[0], run.results[6]
     ([21, 7, 42, 0], [21, 7, 42, 0])
-    >>> run.time <= double_binary_tree_allreduce_cost(7, 4, CostModel(ts=1, tw=0), k=4)
-    True
+    >>> run.time, double_binary_tree_allreduce_cost(7, 4, CostModel(ts=1, tw=0), k=4)
+    (16.0, 18.0)
     """
     op = check_operator(op)
     k = _check_double_tree_k(k)
     if p == 1:
         return data
-    half = k // 2
-    plan = two_tree_plan(p)
-    q = p - 1
-    v = (me - 1) % p                          # virtual rank of two_tree_plan; PE 0 is q
-
-    def pe(u):
-        return (u + 1) % p
-
     packets = cut_evenly(data, k, who="double_binary_tree_allreduce")
     width = packet_words(size_in_words(data), k, allow_empty=True)
-    last = plan.latency + k - 2               # the broadcast's last step
-    # The broadcast's step s becomes step last - s: a child sends its packet up in the step
-    # in which the broadcast would have sent it down.  steps[s] = [send, receive], each
-    # (peer, packet index); packet j of tree t is index t * half + j.
-    steps = {}
-    if v != q:
-        for t in (0, 1):
-            for j in range(half):
-                s = last - (plan.first[t][v] + 2 * j)
-                steps.setdefault(s, [None, None])[0] = (pe(plan.parent[t][v]), t * half + j)
-    for w, t in plan.children[v]:
-        for j in range(half):
-            s = last - (plan.first[t][w] + 2 * j)
-            steps.setdefault(s, [None, None])[1] = (pe(w), t * half + j)
-    for s in sorted(steps):
-        out, into = steps[s]
-        if out is not None and into is not None:
-            theirs = yield sendrecv(out[0], packets[out[1]], into[0], words=width)
-        elif out is not None:
-            yield send(out[0], packets[out[1]], words=width)
+    for _, out, into in double_tree_reduction_plan(p, k)[me]:
+        if out is not None:
+            packet = None if out[1] is None else packets[out[1]]
+            if into is not None:
+                theirs = yield sendrecv(out[0], packet, into[0], words=width)
+            else:
+                yield send(out[0], packet, words=width)
         else:
             theirs = yield recv(into[0])
-        if into is not None:
+        if into is not None and into[1] is not None:
             packets[into[1]] = op(theirs, packets[into[1]])
     total = join_packets(packets) if me == 0 else None
     result = yield from two_tree_broadcast(me, p, total, root=0, k=k)

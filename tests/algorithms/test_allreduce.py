@@ -13,8 +13,9 @@ import pytest
 
 from collective_lib import CostModel, catalog, simulate
 from collective_lib.algorithms.allreduce import (
-    double_binary_tree_allreduce, hierarchical_allreduce, recursive_doubling_allreduce,
-    recursive_halving_doubling_allreduce, ring_allreduce)
+    double_binary_tree_allreduce, double_tree_reduction_plan, hierarchical_allreduce,
+    recursive_doubling_allreduce, recursive_halving_doubling_allreduce, ring_allreduce)
+from collective_lib.algorithms.broadcast import two_tree_plan
 from collective_lib.algorithms.reduce import hypercube_allreduce, rabenseifner_allreduce
 from collective_lib.collectives import add
 from collective_lib.grading import forbid_library_calls, forbid_library_execution
@@ -192,6 +193,75 @@ def test_invalid_parameters_are_refused_with_a_clear_message():
     assert "m >= p'" in entries["recursive_halving_doubling_allreduce"].refusal(12, 7)
     assert "even number of packets" in entries["double_binary_tree_allreduce"].refusal(5, 8, k=3)
     assert "per_node" in entries["hierarchical_allreduce"].refusal(5, 8, per_node=0)
+
+
+# -- the double binary tree keeps its schedule: 2(latency + k - 1) steps, for every p and k ----
+#
+# Every transfer of the entry is ceil(m/k) words (fillers too), so its simulated time is a
+# number of steps times ts + tw ceil(m/k), and so is its closed form: the step count under
+# ts=1, tw=0 with one word per packet decides the bound for every m and model.  An early
+# send that takes a port out of turn shows as steps beyond the schedule, growing with k
+# (it did at p = 16, 25, 27, 41, 48, ...: up to five steps per four packets).
+
+STEPS = CostModel(ts=1.0, tw=0.0)
+SELECTOR_MODELS = [CostModel(ts=10.0, tw=1.0), CostModel(ts=1000.0, tw=1.0)]
+
+
+def _one_word_add(a, b):
+    """add on one-word packets, without elementwise's checks (this test runs ~70 000 of them)."""
+    return [a[0] + b[0]]
+
+
+def _double_tree_ks(p):
+    """Fixed packet counts, small to large, and the optimal k at m = 1e4, 1e5 under both models."""
+    entry = catalog()["double_binary_tree_allreduce"]
+    best = {entry.optimal_k(p, m, model) for m in (10_000, 100_000) for model in SELECTOR_MODELS}
+    return sorted({2, 8, 32, 64, 100, 128} | best)
+
+
+@pytest.mark.parametrize("p", range(2, 65))
+def test_double_tree_keeps_its_schedule_and_its_bound_for_many_k(p):
+    entry = catalog()["double_binary_tree_allreduce"]
+    latency = two_tree_plan(p).latency
+    for k in _double_tree_ks(p):
+        inputs = [[i + 1] * k for i in range(p)]          # one word per packet
+        run = entry.simulate(p, k, inputs=inputs, model=STEPS, k=k, op=_one_word_add,
+                             trace=False)
+        assert run.results == [[p * (p + 1) // 2] * k] * p, f"p={p} k={k}"
+        assert run.time == 2 * (latency + k - 1), \
+            f"p={p} k={k}: {run.time} steps, the two schedules take {2 * (latency + k - 1)}"
+        assert run.time <= entry.predict(p, k, STEPS, k=k), f"p={p} k={k}: above the bound"
+
+
+@pytest.mark.parametrize("p, m, model", [(16, 10_000, CostModel(ts=1.0, tw=0.0)),
+                                         (16, 10_000, CostModel(ts=10.0, tw=1.0)),
+                                         (25, 100_000, CostModel(ts=10.0, tw=1.0)),
+                                         (41, 10_000, CostModel(ts=1000.0, tw=1.0)),
+                                         (7, 1_000, CostModel(ts=0.5, tw=0.25))])
+def test_double_tree_within_its_bound_at_the_selectors_k(p, m, model):
+    # the selector's choice (tests/core/test_selection.py failed at p = 16, m = 1e4, k = 100)
+    entry = catalog()["double_binary_tree_allreduce"]
+    k = 100 if model == STEPS else entry.optimal_k(p, m, model)
+    run = entry.simulate(p, m, model=model, k=k, trace=False)
+    steps = 2 * (two_tree_plan(p).latency + k - 1)
+    width = -(-m // k)
+    assert run.time == pytest.approx(steps * model.transfer_time(width), rel=1e-12)
+    assert run.time <= entry.predict(p, m, model, k=k) + 1e-9
+
+
+@pytest.mark.parametrize("p, k", [(2, 2), (4, 2), (7, 4), (16, 8), (16, 100), (33, 6), (54, 32)])
+def test_double_tree_reduction_keeps_every_pe_busy_up_to_its_last_send(p, k):
+    # the condition under which no send is issued before its step; ports used once per step
+    plan = double_tree_reduction_plan(p, k)
+    for me, mine in enumerate(plan):
+        sends = [s for s, out, _ in mine if out is not None]
+        if sends:
+            assert [s for s, _, _ in mine if s <= sends[-1]] == list(range(sends[-1] + 1)), me
+    for step in {s for mine in plan for s, _, _ in mine}:
+        into = [out[0] for mine in plan for s, out, _ in mine if s == step and out is not None]
+        assert len(into) == len(set(into)), f"step {step}: a port receives twice"
+    real = sum(out is not None and out[1] is not None for mine in plan for _, out, _ in mine)
+    assert real == (p - 1) * k                        # every non-root PE sends each packet once
 
 
 def test_optimal_k_of_the_double_tree_is_even_and_best():
