@@ -23,6 +23,7 @@ CHAPTER_TESTS = {
             "algorithms/test_hrelation_book.py"],
     "ch6": ["cm200/test_cm200_book.py", "cm200/test_figures.py"],
     "ch7": ["mpi/test_mpi_book.py"],
+    "ch8": ["algorithms/test_allreduce_book.py"],
 }
 SOURCE_SLIPS = "notebooks/test_source_slips.py"
 

@@ -31,6 +31,7 @@ NAMED = {
     "sanders2009": r"Speck",
     "casanova2014": r"Casanova\s+et al",
     "casanova2002": r"Casanova and Marchal",
+    "patarasuk2009": r"Patarasuk",
 }
 
 

@@ -152,9 +152,21 @@ CHAPTER_DRAWINGS = {
         titles=["naive", "binomial"]),
     "ch7 ping_pong_fit": lambda: viz.ping_pong_fit([1, 1000, 10 ** 5], [2e-5, 2.2e-5, 2e-4],
                                                    CostModel(ts=2e-5, tw=2e-9)),
-    "ch8 draw_two_level": lambda: viz.draw_two_level(ALGORITHMS["all_to_all_bc_ring"].simulate(
-        12, network=TwoLevel(3, 4), model=TwoLevelModel(inside=CostModel(ts=1, tw=0.1),
-                                                        between=CostModel(ts=10, tw=1)))),
+    "ch8 draw_two_level": lambda: viz.draw_two_level(
+        ALGORITHMS["recursive_doubling_allreduce"].simulate(16, 1000, network=TwoLevel(4, 4),
+                                                            model=MODEL)),
+    "ch8 draw_two_level two models": lambda: viz.draw_two_level(
+        ALGORITHMS["all_to_all_bc_ring"].simulate(
+            12, network=TwoLevel(3, 4), model=TwoLevelModel(inside=CostModel(ts=1, tw=0.1),
+                                                            between=CostModel(ts=10, tw=1)))),
+    "ch8 draw_steps ring all-reduce": lambda: viz.draw_steps(
+        ALGORITHMS["ring_allreduce"].simulate(4, 4, network=Ring(4)), cols=3,
+        label=lambda msg, step: f"{step}: block {(msg.src - step) % 4}"),
+    "ch8 choice_map on nodes": lambda: viz.choice_map(
+        "allreduce", [4, 8, 16, 32, 64], [1, 100, 10_000], MODEL, simulate=True,
+        per_node=4,
+        network=lambda p: TwoLevel.of_size(p, 4),
+        mpich={"MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE": 2048}),
 }
 
 

@@ -1,0 +1,191 @@
+"""Chapter 8's claims about two-level networks, the all-reduce family and the selector
+(book/ch8_todays_machines), against the library.
+"""
+import math
+
+import pytest
+
+from collective_lib import (CostModel, FullyConnected, TwoLevel, TwoLevelModel, catalog,
+                            selection)
+from collective_lib.networks import Ring
+from collective_lib.ops import size_in_words
+from collective_lib.viz import optimal_params
+
+#: Where each claim of the chapter's prose ("never", "at most", "exactly", ...) is checked
+#: (tests/notebooks/test_prose_claims.py).
+PROSE_CLAIMS = {
+    "The simulator agrees\nexactly, on a ring network as on a fully connected one, for any $p$":
+        "test_ring_allreduce_takes_its_closed_form_on_a_ring_and_fully_connected",
+}
+
+MODEL = CostModel(ts=100, tw=1)
+LEVELS = TwoLevelModel(inside=CostModel(ts=10, tw=0.1), between=CostModel(ts=100, tw=1))
+FAMILY = ["ring_allreduce", "recursive_doubling_allreduce",
+          "recursive_halving_doubling_allreduce", "double_binary_tree_allreduce",
+          "hierarchical_allreduce"]
+PS, MS = [4, 8, 16, 32, 64], [1, 100, 10_000]
+
+
+def entry(name):
+    return catalog()[name]
+
+
+def four_per_node(p):
+    return TwoLevel.of_size(p, 4)
+
+
+# -- 8.1: contention on the uplinks ---------------------------------------------------------
+
+@pytest.mark.parametrize("nodes, per_node", [(2, 2), (4, 4), (2, 8), (8, 2), (4, 2), (1, 8)])
+@pytest.mark.parametrize("m", [1, 100, 1000])
+def test_recursive_doubling_queues_at_the_uplinks(nodes, per_node, m):
+    """The steps whose partners share the node cost one; those across nodes per_node."""
+    p = nodes * per_node
+    doubling = entry("recursive_doubling_allreduce")
+    step = MODEL.ts + MODEL.tw * m
+    flat = doubling.simulate(p, m, model=MODEL, network=FullyConnected(p), trace=False)
+    assert flat.time == doubling.predict(p, m, MODEL) == math.log2(p) * step
+    crowded = doubling.simulate(p, m, model=MODEL, network=TwoLevel(nodes, per_node),
+                                trace=False)
+    assert crowded.time == (math.log2(per_node) + per_node * math.log2(nodes)) * step
+
+
+def test_the_contention_numbers_of_the_chapter():
+    doubling = entry("recursive_doubling_allreduce")
+    cluster = TwoLevel(nodes=4, per_node=4)
+    run = doubling.simulate(16, 1000, model=MODEL, network=cluster)
+    assert run.time == 10 * (MODEL.ts + MODEL.tw * 1000)
+    external = {(cluster.gateway(n), cluster.switch) for n in range(4)} | {
+        (cluster.switch, cluster.gateway(n)) for n in range(4)}
+    assert {run.link_load[link] for link in external} == {8}
+    assert sum(cluster.node_of(m.src) != cluster.node_of(m.dst) for m in run.messages) == 32
+    inside = [load for (u, v), load in run.link_load.items() if u < 16 and v < 16]
+    assert max(inside) == 1
+
+
+# -- 8.2: the ring all-reduce ---------------------------------------------------------------
+
+@pytest.mark.parametrize("p", [*range(1, 21), 32, 33])
+@pytest.mark.parametrize("m", [1, 7, 100, 1000])
+def test_ring_allreduce_takes_its_closed_form_on_a_ring_and_fully_connected(p, m):
+    ring = entry("ring_allreduce")
+    cost = ring.predict(p, m, MODEL)
+    assert cost == 2 * (p - 1) * (MODEL.ts + MODEL.tw * math.ceil(m / p))
+    for network in (Ring(p), FullyConnected(p)):
+        run = ring.simulate(p, m, model=MODEL, network=network, trace=False)
+        assert run.time == cost, (p, m, network)
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 7, 16])
+def test_ring_allreduce_sends_one_block_to_the_right_in_every_step(p):
+    m = 3 * p
+    run = entry("ring_allreduce").simulate(p, m, model=MODEL, network=Ring(p))
+    assert all(msg.dst == (msg.src + 1) % p for msg in run.messages)
+    assert all(msg.words == m // p for msg in run.messages)
+    assert len(run.messages) == 2 * (p - 1) * p
+    if p > 2:
+        assert max(run.link_load.values()) == 2 * (p - 1)
+
+
+def test_the_values_table_of_the_chapter():
+    from collective_lib.recording import record_run
+    from collective_lib.spans import span_inputs, span_op
+    from collective_lib.viz import values_table
+    run = record_run("ring_allreduce", 3, inputs=span_inputs(3, m=3), op=span_op)
+    rows = str(values_table(run)).splitlines()
+    # after step 2 (the reduce-scatter) PE i holds block i complete ...
+    assert rows[3].split()[2:] == ["1:2,0", "2,0", "0", "1", "2,0:1", "0:1", "1:2", "2",
+                                   "0:2"]
+    # ... after step 4 every PE holds all three
+    assert rows[5].split()[2:] == ["1:2,0", "2,0:1", "0:2"] * 3
+
+
+def test_short_vectors_pay_the_rings_start_ups():
+    ring, doubling = entry("ring_allreduce"), entry("recursive_doubling_allreduce")
+    t_ring = ring.simulate(64, 1, model=MODEL, trace=False).time
+    t_doubling = doubling.simulate(64, 1, model=MODEL, trace=False).time
+    assert (t_ring, t_doubling) == (2 * 63 * 101, 6 * 101)
+    assert round(t_ring / t_doubling) == 21
+
+
+@pytest.mark.parametrize("name", ["recursive_doubling_allreduce",
+                                  "recursive_halving_doubling_allreduce"])
+def test_far_partners_leave_their_closed_forms_behind_on_a_ring(name):
+    e = entry(name)
+    for m in (16, 10_000):
+        run = e.simulate(16, m, model=MODEL, network=Ring(16), trace=False)
+        assert run.time > 2 * e.predict(16, m, MODEL)
+
+
+# -- 8.3: the family on two levels ----------------------------------------------------------
+
+def _on_nodes(name, m):
+    e = entry(name)
+    params = {**optimal_params(e, 32, m, MODEL),
+              **({"per_node": 8} if name == "hierarchical_allreduce" else {})}
+    run = e.simulate(32, m, model=LEVELS, network=TwoLevel(4, 8), trace=False, **params)
+    return run.time, e.predict(32, m, MODEL, **params)
+
+
+def test_the_two_level_table_of_the_chapter():
+    short = {name: _on_nodes(name, 32) for name in FAMILY}
+    assert min(FAMILY, key=lambda n: short[n][0]) == "hierarchical_allreduce"
+    # the hierarchical closed form, on one level, predicts it slower than recursive doubling
+    assert short["hierarchical_allreduce"][1] > short["recursive_doubling_allreduce"][1]
+    long = {name: _on_nodes(name, 32_000)
+            for name in ("ring_allreduce", "recursive_doubling_allreduce",
+                         "recursive_halving_doubling_allreduce", "hierarchical_allreduce")}
+    assert min(long, key=lambda n: long[n][0]) == "recursive_halving_doubling_allreduce"
+    # the ring runs at the pace of the link between nodes and keeps its closed form
+    assert long["ring_allreduce"][0] == long["ring_allreduce"][1]
+    assert short["ring_allreduce"][0] == short["ring_allreduce"][1]
+    assert long["recursive_doubling_allreduce"][0] > 3 * long["recursive_doubling_allreduce"][1]
+
+
+@pytest.mark.parametrize("nodes, per_node", [(2, 4), (4, 4), (4, 8), (3, 5)])
+@pytest.mark.parametrize("m", [100, 1000])
+def test_each_uplink_carries_one_ring_block_per_step(nodes, per_node, m):
+    p = nodes * per_node
+    ring = entry("ring_allreduce")
+    run = ring.simulate(p, m, model=LEVELS, network=TwoLevel(nodes, per_node))
+    block = math.ceil(m / p)
+    assert run.time == 2 * (p - 1) * LEVELS.transfer_time(block, 2, level=1)
+    one = ring.simulate(p, m, model=MODEL, network=TwoLevel(nodes, per_node), trace=False)
+    assert one.time == ring.predict(p, m, MODEL)
+
+
+# -- 8.4: the selector and the map ----------------------------------------------------------
+
+def test_the_selection_table_of_the_chapter():
+    choices = selection.simulate_all("allreduce", 32, 100, MODEL, network=four_per_node,
+                                     per_node=4)
+    assert selection.select("allreduce", 32, 100, MODEL).name == "hypercube_allreduce"
+    assert selection.simulated_winner("allreduce", 32, 100, MODEL).name == \
+        "hypercube_allreduce"
+    assert choices[0].name == "hierarchical_allreduce"
+    ranked = [c.name for c in sorted(choices, key=lambda c: c.predicted)]
+    assert ranked.index("hierarchical_allreduce") > ranked.index("hypercube_allreduce")
+
+
+def test_the_choice_map_of_the_chapter():
+    forms = selection.winner_map("allreduce", PS, MS, MODEL, four_per_node, per_node=4)
+    runs = selection.winner_map("allreduce", PS, MS, MODEL, four_per_node, per_node=4,
+                                simulate=True)
+    assert len(set(forms.values())) == 2
+    assert all(forms[4, m] == runs[4, m] for m in MS)              # one node
+    for p in PS[1:]:                                               # two nodes and more
+        assert all(runs[p, m] == "hierarchical_allreduce" for m in (1, 100))
+        assert runs[p, 10_000] == "ring_allreduce"
+    assert {"hierarchical_allreduce", "ring_allreduce"}.isdisjoint(forms.values())
+    for p in PS:                                                   # the boundary
+        assert forms[p, 1] == forms[p, 100] == "hypercube_allreduce"
+        assert forms[p, 10_000] == "rabenseifner_allreduce"
+
+
+def test_mpichs_switch_falls_between_100_and_10_000_words():
+    from collective_lib.mpi.thresholds import mpich_choice, mpich_cvars
+    cvars = mpich_cvars()
+    assert cvars["MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE"] // 8 in range(100, 1000)
+    for p in PS:
+        assert mpich_choice("allreduce", p, 100, cvars) == "recursive doubling"
+        assert mpich_choice("allreduce", p, 10_000, cvars) == "reduce-scatter + allgather"
