@@ -81,7 +81,7 @@ class Case:
         self.params = dict(entry.params)
         self.m = next(m for m in (1, 2, p, 2 * p, p * p) if entry.accepts(p, m, **self.params))
         self.inputs = entry.make_inputs(p, self.m, seed=0, **self.params)
-        self.network, self.model = entry.network(p), entry.default_model()
+        self.network, self.model = entry.network_for(p), entry.default_model()
         self.budget = entry.max_ops(p, max(self.m, self.params.get("k", 1), p), **self.params)
 
     def simulate(self, trace=False, program=None):

@@ -216,7 +216,7 @@ def broadcast_memory(log_p):
     """
     p = 1 << log_p
     entry = catalog()["binomial_broadcast"]
-    network, model = entry.network(p), entry.default_model()
+    network, model = entry.network_for(p), entry.default_model()
 
     def data(me):
         return "m" if me == 0 else None

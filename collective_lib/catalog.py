@@ -55,8 +55,9 @@ class Algorithm:
         whenever ``k`` divides ``m``); False when ``cost`` is an upper bound.
     ports : str
         The port model the closed form assumes.
-    network : callable
-        ``network(p)`` builds the network the closed form is stated for.
+    network_for : callable
+        ``network_for(p)`` builds the network the closed form is stated for (a
+        function of p; ``network`` names a network itself, as in :meth:`simulate`).
     valid_p : callable
         ``valid_p(p)`` raises ValueError naming p when the algorithm cannot run on p PEs.
     source : str
@@ -97,7 +98,7 @@ class Algorithm:
     cost: Callable
     exact: bool
     ports: str
-    network: Callable
+    network_for: Callable
     valid_p: Callable
     source: str
     params: dict = field(default_factory=dict)
@@ -189,7 +190,7 @@ class Algorithm:
         # (k packets cut, a block per PE) whatever the inputs hold.
         budget = self.max_ops(p, max(m, params.get("k", 1), p), **params)
         return simulate(self.program, p, inputs,
-                        network=self.network(p) if network is None else network,
+                        network=self.network_for(p) if network is None else network,
                         model=self.default_model() if model is None else model,
                         trace=trace, max_ops=budget, **params)
 
@@ -283,7 +284,7 @@ def entry_params(entry, params, p, m, model) -> dict:
 
 def register(*, operation: str, cost: Callable, source: str, exact: bool,
              tex: str | None = None, ports: str = "full-duplex",
-             network: Callable = FullyConnected,
+             network_for: Callable = FullyConnected,
              valid_p: Callable = _any_p, valid_m: Callable | None = None,
              params: dict | None = None, optimal_k: Callable | None = None,
              name: str | None = None, requires_commutative: bool = False, held=None):
@@ -322,7 +323,7 @@ def register(*, operation: str, cost: Callable, source: str, exact: bool,
         doc = (program.__doc__ or "").strip().splitlines()
         _ALGORITHMS[key] = Algorithm(
             name=key, program=program, operation=operation, cost=cost, exact=exact,
-            ports=ports, network=network, valid_p=check, source=source,
+            ports=ports, network_for=network_for, valid_p=check, source=source,
             params=dict(params or {}), optimal_k=optimal_k, summary=doc[0] if doc else "",
             tex=_check_tex(key, tex), requires_commutative=requires_commutative, valid_m=valid_m,
             held=_check_held(key, held))

@@ -256,7 +256,7 @@ def record_run(algorithm, p: int, m: int = 1, *, inputs=None, model=None, networ
         params = {**entry.params, **params}
         if inputs is None:
             inputs = entry.make_inputs(p, m, seed, **params)
-        network = entry.network(p) if network is None else network
+        network = entry.network_for(p) if network is None else network
         model = entry.default_model() if model is None else model
     if callable(inputs):
         inputs = [inputs(i) for i in range(p)]

@@ -32,7 +32,7 @@ An entry of the operation is eligible on (p, m) when
 3. with ``commutative=False``, it does not require the operator to commute.
 
 Without a ``network`` each entry is simulated on the network its closed form is
-stated for (``entry.network(p)``); with one, every entry runs on that network,
+stated for (``entry.network_for(p)``); with one, every entry runs on that network,
 while its prediction stays its closed form: where links are shared (a ring, two
 levels of a cluster) the two may disagree, which is the point of comparing them.
 On a :class:`~collective_lib.networks.TwoLevel` network the model may be a
@@ -128,17 +128,17 @@ def _machine_model(model, network):
     return model
 
 
-def _network_for(network, p):
+def _check_network(network, p):
     """The network every entry runs on at p (None: each its own), or a ValueError."""
     if network is None:
         return None
-    net = network if isinstance(network, Network) else network(p) if callable(network) else None
-    if not isinstance(net, Network):
-        raise ValueError(f"network must be a Network, a function p -> Network or None, "
-                         f"got {network!r}")
-    if net.p != p:
-        raise ValueError(f"the network {net!r} has {net.p} PEs, but p={p}")
-    return net
+    if not isinstance(network, Network):
+        raise ValueError(f"network must be a Network of p PEs or None, got {network!r}"
+                         + ("; a function of p goes to winner_map's network_for="
+                            if callable(network) else ""))
+    if network.p != p:
+        raise ValueError(f"the network {network!r} has {network.p} PEs, but p={p}")
+    return network
 
 
 def _choice(entry, p, m, machine, ports, network, fixed) -> Choice | None:
@@ -160,7 +160,7 @@ def _choice(entry, p, m, machine, ports, network, fixed) -> Choice | None:
         return None
     k = params.get("k", entry.params.get("k", 1))
     exact = (entry.exact and m % k == 0 and model is flat and model.ports == entry.ports
-             and (network is None or network == entry.network(p)))
+             and (network is None or network == entry.network_for(p)))
     return Choice(entry.name, entry, entry.predict(p, m, flat, **params), params, model, exact)
 
 
@@ -182,8 +182,8 @@ def predict(operation: str, p: int, m: int, model: CostModel | None = None, netw
         Default ``CostModel(ts=1, tw=0)``: times count start-ups.  A
         TwoLevelModel needs a TwoLevel ``network``; the closed forms use its
         ``between`` level (the module's "Eligibility").
-    network : Network or callable, optional
-        The network to simulate on (a Network of p PEs or ``network(p)``); it
+    network : Network, optional
+        The network of p PEs to simulate on; it
         does not change a prediction, only :attr:`Choice.exact` (see the module's
         "Eligibility").
     ports : {"own", "machine"}
@@ -232,7 +232,7 @@ def predict(operation: str, p: int, m: int, model: CostModel | None = None, netw
     m = operations()[operation].check_m(m)
     if ports not in PORT_CHOICES:
         raise ValueError(f"ports must be one of {PORT_CHOICES}, got {ports!r}")
-    net = _network_for(network, p)
+    net = _check_network(network, p)
     machine = _machine_model(model, net)
     choices = []
     for entry in entries:
@@ -284,7 +284,7 @@ def simulate_all(operation: str, p: int, m: int, model: CostModel | None = None,
     >>> CHAPTER_2 = ["hypercube_allreduce", "rabenseifner_allreduce",
     ...              "reduce_broadcast_allreduce"]
     >>> [(c.name, c.predicted, c.simulated)
-    ...  for c in simulate_all("allreduce", 8, 1024, CostModel(ts=100, tw=1), network=Ring,
+    ...  for c in simulate_all("allreduce", 8, 1024, CostModel(ts=100, tw=1), network=Ring(8),
     ...                        among=CHAPTER_2)]
     ... # doctest: +NORMALIZE_WHITESPACE
     [('rabenseifner_allreduce', 2392.0, 5384.0), ('reduce_broadcast_allreduce', 6744.0, 6744.0),
@@ -294,7 +294,7 @@ def simulate_all(operation: str, p: int, m: int, model: CostModel | None = None,
     and simulated last.
     """
     choices = predict(operation, p, m, model, network, **options)
-    net = _network_for(network, p)
+    net = _check_network(network, p)
     done = []
     for c in choices:
         run = c.entry.simulate(p, m, model=c.model, network=net, seed=seed, trace=False,
@@ -317,14 +317,15 @@ def simulated_winner(operation: str, p: int, m: int, model: CostModel | None = N
     return choices[0]
 
 
-def winner_map(operation: str, ps, ms, model: CostModel | None = None, network=None, *,
+def winner_map(operation: str, ps, ms, model: CostModel | None = None, network_for=None, *,
                simulate: bool = False, **options) -> dict:
     """``{(p, m): name}``: the fastest algorithm at every point of the grid.
 
     By the closed forms (:func:`select`), or with ``simulate=True`` by the
-    simulator (:func:`simulated_winner`).  A point where no entry runs is left
-    out.  The map :func:`~collective_lib.viz.winner_maps` and
-    :func:`~collective_lib.viz.choice_map` draw.
+    simulator (:func:`simulated_winner`), each p on ``network_for(p)`` when
+    given (a function of p, e.g. ``Ring``; default: each entry on its own
+    network).  A point where no entry runs is left out.  The map
+    :func:`~collective_lib.viz.winner_maps` and :func:`~collective_lib.viz.choice_map` draw.
 
     >>> from collective_lib import CostModel
     >>> winners = winner_map("allreduce", [2, 6, 8], [1, 10_000], CostModel(ts=100, tw=1),
@@ -337,6 +338,7 @@ def winner_map(operation: str, ps, ms, model: CostModel | None = None, network=N
     _check_operation(operation)
     winners = {}
     for p in ps:
+        network = None if network_for is None else network_for(p)
         for m in ms:
             if predict(operation, p, m, model, network, **options):
                 winners[p, m] = pick(operation, p, m, model, network, **options).name

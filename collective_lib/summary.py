@@ -234,7 +234,7 @@ def _formula(entry) -> str:
 def _network_name(entry, p) -> str:
     # The network the closed form is stated for; at p itself if p is valid, else at a p that is.
     at = p if entry.valid(p) else next(q for q in LABEL_PS if entry.valid(q))
-    return type(entry.network(at)).__name__
+    return type(entry.network_for(at)).__name__
 
 
 def _row(entry, p, m, ts, tw, simulate, seed) -> SummaryRow:

@@ -48,7 +48,8 @@ Catalog order
 -------------
 Entries are listed module by module, in the order of the modules'
 ``CATALOG_POSITION`` (10 broadcast, 20 reduce, 21 two_tree_prefix, 40 gather,
-50 alltoall, 51 personalized, 52 hrelation, 60 cm200, 80 allreduce: chapter order), then the modules
+50 alltoall, 51 personalized, 52 hrelation, 60 cm200, 80 allreduce: chapter order),
+then the modules
 without one in alphabetical order; within a module in the order they are
 registered.  A module that registers nothing (``sync``: locks and barriers on
 shared memory) is imported too, harmlessly.

@@ -103,7 +103,7 @@ def ring_allreduce_cost(p, m, model, **_):
     return 2 * (p - 1) * model.transfer_time(packet_words(m, p, allow_empty=True))
 
 
-@register(operation="allreduce", cost=ring_allreduce_cost, exact=True, network=Ring,
+@register(operation="allreduce", cost=ring_allreduce_cost, exact=True, network_for=Ring,
           tex=r"2(p - 1)\bigl(t_s + t_w \lceil m/p \rceil\bigr)",
           params={"op": add}, requires_commutative=True, held=_glued,
           source="Patarasuk, Yuan 2009, §3 (ring all-reduce, bandwidth optimal); "
@@ -437,12 +437,13 @@ def double_binary_tree_optimal_k(p, m, model, **_):
 
 
 def _double_tree_held(state):
-    """The packets combined (or received) so far, glued; the PE's own message before."""
+    """The packets combined (or received) so far, glued (those not yet there left out); the
+    PE's own message before."""
     env = state.locals
     if "result" in env:
         return env.get("result")
-    packets = env.get("packets")
-    return join_packets(packets) if packets else env.get("data")
+    present = [packet for packet in env.get("packets") or () if packet is not None]
+    return join_packets(present) if present else env.get("data")
 
 
 @lru_cache(maxsize=32)

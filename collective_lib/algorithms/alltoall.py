@@ -61,7 +61,7 @@ def ring_cost(p, m, model, **_):
     return (p - 1) * model.transfer_time(m)
 
 
-@register(operation="allgather", cost=ring_cost, exact=True, network=Ring,
+@register(operation="allgather", cost=ring_cost, exact=True, network_for=Ring,
           tex=r"(t_s + t_w m)(p - 1)",
           source="Grama et al. 2003, §4.2.1, Algorithm 4.4, Fig. 4.9, Eq. 4.2")
 def all_to_all_bc_ring(me, p, data):
@@ -109,7 +109,7 @@ def mesh_cost(p, m, model, **_):
 _MESH_TEX = r"2 t_s (\sqrt{p} - 1) + t_w m (p - 1)"
 
 
-@register(operation="allgather", cost=mesh_cost, exact=True, network=_mesh_network,
+@register(operation="allgather", cost=mesh_cost, exact=True, network_for=_mesh_network,
           tex=_MESH_TEX,
           valid_p=_mesh_p, source="Grama et al. 2003, §4.2.2, Algorithm 4.6, Fig. 4.10, Eq. 4.3")
 def all_to_all_bc_mesh(me, p, data):
@@ -146,7 +146,7 @@ def all_to_all_bc_mesh(me, p, data):
     return [x for collected in rows for x in collected]
 
 
-@register(operation="all_to_all_reduction", cost=mesh_cost, exact=True, network=_mesh_network,
+@register(operation="all_to_all_reduction", cost=mesh_cost, exact=True, network_for=_mesh_network,
           tex=_MESH_TEX,
           valid_p=_mesh_p, params={"op": add}, requires_commutative=True,
           source="Grama et al. 2003, §4.2.2, Problem 4.4 (Algorithm 4.6 reversed, "
@@ -213,7 +213,7 @@ _HCUBE_TEX = r"t_s \log_2 p + t_w m (p - 1)"
 
 @register(operation="allgather", cost=hcube_cost, exact=True,
           tex=_HCUBE_TEX,
-          network=Hypercube.of_size, valid_p=_hcube_p,
+          network_for=Hypercube.of_size, valid_p=_hcube_p,
           source="Grama et al. 2003, §4.2.3, Algorithm 4.7, Fig. 4.11, Eq. 4.4")
 def all_to_all_bc_hcube(me, p, data):
     """All-to-all broadcast on a d-dimensional hypercube: exchange and concatenate per dimension.
@@ -236,7 +236,7 @@ def all_to_all_bc_hcube(me, p, data):
 
 @register(operation="all_to_all_reduction", cost=hcube_cost, exact=True,
           tex=_HCUBE_TEX,
-          network=Hypercube.of_size, valid_p=_hcube_p, params={"op": add},
+          network_for=Hypercube.of_size, valid_p=_hcube_p, params={"op": add},
           requires_commutative=True,
           source="Grama et al. 2003, §4.2.3, Algorithm 4.8, Eq. 4.4")
 def all_to_all_red_hcube(me, p, data, op=add):

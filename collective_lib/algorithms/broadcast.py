@@ -107,7 +107,7 @@ def _hypercube_p(p):
 
 @register(operation="broadcast", cost=hypercube_broadcast_cost, exact=True,
           tex=r"(t_s + t_w m) \log_2 p",
-          network=Hypercube.of_size, valid_p=_hypercube_p, params={"root": 0},
+          network_for=Hypercube.of_size, valid_p=_hypercube_p, params={"root": 0},
           source="Grama et al. 2003, §4.1.3, Algorithms 4.1-4.2, Eq. 4.1")
 def hypercube_broadcast(me, p, data, root=0):
     """One-to-all broadcast on a d-dimensional hypercube from any root.

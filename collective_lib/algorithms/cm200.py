@@ -168,7 +168,7 @@ _ONE_CYCLE_TEX = r"(2^d - 1)(t_s + t_w M')"
 
 @register(operation="allgather", cost=one_cycle_cost, exact=True, ports="all",
           tex=_ONE_CYCLE_TEX,
-          network=Hypercube.of_size, valid_p=_valid_cube,
+          network_for=Hypercube.of_size, valid_p=_valid_cube,
           source="Mathur and Johnsson 1993, §4.1, Figs. 5 and 7")
 def one_cycle_broadcast(me, p, data, reorder=True):
     """All-to-all broadcast by 2**d - 1 left cyclic shifts along the Gray code cycle.
@@ -204,7 +204,7 @@ def one_cycle_broadcast(me, p, data, reorder=True):
 
 @register(operation="all_to_all_reduction", cost=one_cycle_cost, exact=True, ports="all",
           tex=_ONE_CYCLE_TEX,
-          network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
+          network_for=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True, source="Mathur and Johnsson 1993, §4.1, Fig. 6")
 def one_cycle_reduce(me, p, data, op=add, history=False):
     """All-to-all reduction by 2**d - 1 right cyclic shifts along the Gray code cycle.
@@ -256,7 +256,7 @@ _D_CYCLES_TEX = r"(2^d - 1)\bigl(t_s + t_w \lceil M'/d \rceil\bigr)"
 
 @register(operation="allgather", cost=d_cycles_cost, exact=True, ports="all",
           tex=_D_CYCLES_TEX,
-          network=Hypercube.of_size, valid_p=_valid_cube,
+          network_for=Hypercube.of_size, valid_p=_valid_cube,
           source="Mathur and Johnsson 1993, §4.2.1, Figs. 8-11 (after Johnsson and Ho 1989)")
 def d_cycles_broadcast(me, p, data, reorder=True):
     """All-to-all broadcast over d edge-disjoint Hamiltonian cycles, all d links at once.
@@ -305,7 +305,7 @@ def d_cycles_broadcast(me, p, data, reorder=True):
 
 @register(operation="all_to_all_reduction", cost=d_cycles_cost, exact=True, ports="all",
           tex=_D_CYCLES_TEX,
-          network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
+          network_for=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True,
           source="Mathur and Johnsson 1993, §4.2.2-4.2.4, Figs. 12-20")
 def d_cycles_reduce(me, p, data, op=add, history=False):
@@ -428,7 +428,7 @@ def reduce_and_spread_cost(p, m, model, **_):
 
 @register(operation="all_to_all_reduction", cost=reduce_and_spread_cost, exact=True,
           tex=r"d\bigl(t_s + t_w \lceil p M'/d \rceil\bigr)",
-          ports="all", network=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
+          ports="all", network_for=Hypercube.of_size, valid_p=_valid_cube, params={"op": add},
           requires_commutative=True,
           source="Mathur and Johnsson 1993, §5 (alternative 4), Fig. 21, §6.2")
 def reduce_and_spread(me, p, data, op=add):
@@ -471,7 +471,7 @@ def _tree_dims(i, d):
 
 @register(operation="allgather", cost=send_and_spread_cost, exact=True, ports="all",
           tex=r"d t_s + (2^d - 1) b t_w + d(t_s + 2^d b t_w),\quad b = \lceil M'/d \rceil",
-          network=Hypercube.of_size, valid_p=_valid_cube,
+          network_for=Hypercube.of_size, valid_p=_valid_cube,
           source="Mathur and Johnsson 1993, §5 (alternative 3); spanning binomial trees "
                  "after Johnsson and Ho 1989")
 def send_and_spread(me, p, data):

@@ -189,7 +189,7 @@ def _hypercube_allgather_p(p):
 
 @register(operation="allgather", cost=hypercube_allgather_cost, exact=True,
           tex=r"t_s \log_2 p + (p - 1) m t_w",
-          network=Hypercube.of_size, valid_p=_hypercube_allgather_p,
+          network_for=Hypercube.of_size, valid_p=_hypercube_allgather_p,
           source="Sanders et al. 2019, §13.5.1, Corollary 13.10, Fig. 13.11")
 def hypercube_allgather(me, p, data):
     """All-gather as the hypercube all-reduce with concatenation as the operator.

@@ -298,7 +298,7 @@ def _dimension_exchange(algorithm, me, p, data, dimensions, tr=0.0):
 
 @register(operation="alltoall", cost=hypercube_indirect_cost, exact=True,
           tex=_HYPERCUBE_INDIRECT_TEX,
-          network=Hypercube.of_size, valid_p=_power_of_two("alltoall_hypercube"),
+          network_for=Hypercube.of_size, valid_p=_power_of_two("alltoall_hypercube"),
           source="Sanders et al. 2019, §13.6.2, Eq. 13.4, Fig. 13.14")
 def alltoall_hypercube(me, p, data):
     """All-to-all with indirect delivery through the hypercube, highest dimension first.
@@ -319,7 +319,7 @@ def alltoall_hypercube(me, p, data):
 
 @register(operation="alltoall", cost=hypercube_indirect_cost, exact=True,
           tex=_HYPERCUBE_INDIRECT_TEX,
-          network=Hypercube.of_size, valid_p=_power_of_two("all_to_all_personal_hcube"),
+          network_for=Hypercube.of_size, valid_p=_power_of_two("all_to_all_personal_hcube"),
           params={"tr": 0.0}, source="Grama et al. 2003, §4.5.3, Fig. 4.20, Eq. 4.9")
 def all_to_all_personal_hcube(me, p, data, tr=0.0):
     """All-to-all personalized on a hypercube: the mesh procedure extended to log p dimensions.
@@ -349,7 +349,7 @@ def ecube_cost(p, m, model, **_):
     return sum(model.transfer_time(m, hops=bin(j).count("1")) for j in range(1, p))
 
 
-@register(operation="alltoall", cost=ecube_cost, exact=True, network=Hypercube.of_size,
+@register(operation="alltoall", cost=ecube_cost, exact=True, network_for=Hypercube.of_size,
           tex=r"(t_s + t_w m)(p - 1) + t_h \frac{p}{2} \log_2 p",
           valid_p=_power_of_two("all_to_all_personal_hcube_ecube"),
           source="Grama et al. 2003, §4.5.3, Algorithm 4.10, Fig. 4.21, Eq. 4.10")
@@ -423,7 +423,7 @@ def personal_ring_cost(p, m, model, **_):
     return sum(model.transfer_time(m * (p - i)) for i in range(1, p))
 
 
-@register(operation="alltoall", cost=personal_ring_cost, exact=True, network=Ring,
+@register(operation="alltoall", cost=personal_ring_cost, exact=True, network_for=Ring,
           tex=r"(t_s + t_w m p/2)(p - 1)",
           source="Grama et al. 2003, §4.5.1, Fig. 4.18, Eq. 4.7")
 def all_to_all_personal_ring(me, p, data):
@@ -459,7 +459,7 @@ def personal_ring_bidirectional_cost(p, m, model, **_):
 
 @register(operation="alltoall", cost=personal_ring_bidirectional_cost, exact=True,
           tex=r"(p - 1) t_s + t_w m \lfloor p^2/4 \rfloor",
-          network=Ring, source="Grama et al. 2003, §4.5.1, the remark after Fig. 4.18 "
+          network_for=Ring, source="Grama et al. 2003, §4.5.1, the remark after Fig. 4.18 "
                                "(half of the messages each way halves the t_w term)")
 def all_to_all_personal_ring_bidirectional(me, p, data):
     """All-to-all personalized on a ring, half of the packets going each way.
@@ -535,7 +535,7 @@ def personal_mesh_cost(p, m, model, tr=0.0, **_):
     return 2 * phase + _check_tr(tr) * rearranged_words_mesh(p, m)
 
 
-@register(operation="alltoall", cost=personal_mesh_cost, exact=True, network=_mesh_network,
+@register(operation="alltoall", cost=personal_mesh_cost, exact=True, network_for=_mesh_network,
           tex=r"(2 t_s + t_w m p)(\sqrt{p} - 1)",
           valid_p=_mesh_p, params={"tr": 0.0},
           source="Grama et al. 2003, §4.5.2, Fig. 4.19, Eq. 4.8")

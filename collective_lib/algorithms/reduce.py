@@ -285,7 +285,7 @@ def _hypercube_allreduce_p(p):
 
 @register(operation="allreduce", cost=hypercube_allreduce_cost, exact=True,
           tex=r"(t_s + t_w m) \log_2 p",
-          network=Hypercube.of_size, valid_p=_hypercube_allreduce_p, params={"op": add}, held="m",
+          network_for=Hypercube.of_size, valid_p=_hypercube_allreduce_p, params={"op": add}, held="m",
           source="Sanders et al. 2019, §13.2.1, Fig. 13.7 (bottom values); Grama et al. 2003, "
                  "§4.3 (all-reduce on the all-to-all broadcast pattern, Fig. 4.11)")
 def hypercube_allreduce(me, p, data, op=add):
@@ -343,7 +343,7 @@ def _rabenseifner_p(p):
 
 @register(operation="allreduce", cost=rabenseifner_allreduce_cost, exact=True,
           tex=r"2 t_s \log_2 p + 2 t_w (p - 1) \lceil m/p \rceil",
-          network=Hypercube.of_size, valid_p=_rabenseifner_p, valid_m=_check_rabenseifner_m,
+          network_for=Hypercube.of_size, valid_p=_rabenseifner_p, valid_m=_check_rabenseifner_m,
           params={"op": add}, held="vector",
           source="Rabenseifner, ICCS 2004 (reduce-scatter + all-gather); "
                  "Grama et al. 2003, §4.2.3, Algorithm 4.8 (ALL_TO_ALL_RED_HCUBE); "
@@ -436,7 +436,7 @@ def _hypercube_prefix_p(p):
 
 @register(operation="prefix_sum_and_total", cost=hypercube_prefix_sum_cost, exact=True,
           tex=r"(t_s + t_w m) \log_2 p",
-          network=Hypercube.of_size, valid_p=_hypercube_prefix_p,
+          network_for=Hypercube.of_size, valid_p=_hypercube_prefix_p,
           params={"op": add, "exclusive": False}, held={"x": "x", "m": "m"},
           source="Sanders et al. 2019, §13.3, Theorem 13.6, Fig. 13.7; Grama et al. 2003, "
                  "§4.3 (prefix sums on the all-to-all broadcast pattern)")

@@ -485,7 +485,7 @@ def check_enough_finished(program: Callable, finished: Iterable[int], tried: Ite
 
 def check_collective_program(program: Callable, cases: Iterable, *, make_inputs: Callable,
                              expected: Callable | None, model: CostModel | None = None,
-                             network: Callable | None = None,
+                             network_for: Callable | None = None,
                              expected_time: Callable | None = None,
                              time_bound: Callable | None = None,
                              time_label: str = "the expected time",
@@ -517,8 +517,9 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
         (when another test grades the results: one bug, one deduction).
     model : CostModel, optional
         Defaults to ``CostModel(ts=1, tw=0)`` (time counts steps).
-    network : callable, optional
-        ``network(p)``, e.g. ``Ring``; defaults to a fully connected network.
+    network_for : callable, optional
+        ``network_for(p)`` builds the network of each case, e.g. ``Ring``; defaults to a
+        fully connected network.
     expected_time, time_bound : callable, optional
         ``f(p, **params)``: the time the program must take exactly (up to
         ``rel_tol``), or must not exceed.
@@ -556,7 +557,7 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
     ...     return [sum(row[j] for row in inputs) for j in range(len(inputs))]
     >>> cube = catalog()["all_to_all_red_hcube"].program
     >>> check_collective_program(cube, [1, 2, 4, 8, 16], make_inputs=inputs, expected=sums,
-    ...                          network=Hypercube.of_size,
+    ...                          network_for=Hypercube.of_size,
     ...                          expected_time=lambda p: p.bit_length() - 1)
     >>> def keep(me, p, data):
     ...     return data[me]
@@ -578,7 +579,7 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
             original = copy.deepcopy(inputs)
             run = run_program(program if payload_words is None else _copying_messages(program),
                               p, inputs, model=model,
-                              network=None if network is None else network(p),
+                              network=None if network_for is None else network_for(p),
                               max_ops=max_ops, time_limit_s=time_limit_s, context=context,
                               **params)
             pe = None if want is None else _first_wrong_pe(run.results, want)
@@ -594,13 +595,13 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
 
 def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Callable,
                        expected: Callable, model: CostModel | None = None,
-                       network: Callable | None = None, item: str = "item", hint: str = "",
+                       network_for: Callable | None = None, item: str = "item", hint: str = "",
                        time_limit_s: float = 10.0, max_ops: int | None = None,
                        seed: int = 0) -> None:
     """Check that each PE knows only its own data and the messages it received.
 
     Runs the cases like :func:`check_collective_program` (same ``cases``,
-    ``make_inputs``, ``expected``, ``model``, ``network``, ...) but with each PE
+    ``make_inputs``, ``expected``, ``model``, ``network_for``, ...) but with each PE
     in a process of its own (:func:`~collective_lib.isolation.isolated`), so
     PEs that share Python globals instead of sending messages see none of each
     other's writes.  When a PE's result is wrong there, or a PE fails, the same
@@ -617,7 +618,7 @@ def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Calla
     ----------
     program : generator function
         The student's SPMD program.
-    cases, make_inputs, expected, model, network, item, hint, time_limit_s, max_ops, seed :
+    cases, make_inputs, expected, model, network_for, item, hint, time_limit_s, max_ops, seed :
         As for :func:`check_collective_program`; ``time_limit_s`` also bounds
         the real time a PE may take between two operations.
 
@@ -665,7 +666,7 @@ def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Calla
         """``(results, None)`` of one run, or ``(None, the AssertionError)``."""
         try:
             run = run_program(runner, p, copy.deepcopy(inputs), model=model,
-                              network=None if network is None else network(p),
+                              network=None if network_for is None else network_for(p),
                               max_ops=max_ops, time_limit_s=time_limit_s, context=context,
                               **params)
             return run.results, None

@@ -131,7 +131,7 @@ def check_operator_in_reductions(op: Callable, algorithms: Iterable[str], ps: It
                     inputs = make_inputs(p, rng)
                     expected = entry.expected(inputs, **{**run_params, "op": reference_op})
                     run = run_program(entry.program, p, inputs, model=entry.default_model(),
-                                      network=entry.network(p), time_limit_s=time_limit_s,
+                                      network=entry.network_for(p), time_limit_s=time_limit_s,
                                       context=context, op=op, **run_params)
                     for pe, (got, want) in enumerate(zip(run.results, expected)):
                         if same_value(got, want):

@@ -15,7 +15,7 @@ from matplotlib.patheffects import withStroke
 
 from ..catalog import catalog
 from ..model import CostModel
-from ..mpi.thresholds import MPICH_RULES, WORD_BYTES, mpich_choice, mpich_cvars
+from ..mpi.thresholds import MPICH_RULES, mpich_choice, mpich_cvars
 from ..selection import winner_map
 from .costs import winner_maps
 from .descriptions import describe
@@ -78,7 +78,7 @@ def _mpich_text(operation, choices, cvars) -> str:
     return f"Dashed lines: MPICH's switches ({names}): {_regions(choices)}."
 
 
-def choice_map(operation: str, ps, ms, model: CostModel | None = None, *, network=None,
+def choice_map(operation: str, ps, ms, model: CostModel | None = None, *, network_for=None,
                simulate: bool = False, mpich: bool | dict = True, among=None, fig=None,
                **options):
     """The fastest algorithm of ``operation`` at every p (across) and m (up), and MPICH's rule.
@@ -92,8 +92,8 @@ def choice_map(operation: str, ps, ms, model: CostModel | None = None, *, networ
     model : CostModel, optional
         The machine's times (default ts = 1, tw = 0); see
         :func:`~collective_lib.selection.predict` for how each entry uses it.
-    network : Network or callable, optional
-        Simulate on this network instead of each entry's own.
+    network_for : callable, optional
+        ``network_for(p)``: simulate on this network instead of each entry's own.
     simulate : bool
         Add a second panel, the fastest by simulating every eligible algorithm
         (:func:`~collective_lib.selection.simulated_winner`); its alt text
@@ -130,10 +130,10 @@ def choice_map(operation: str, ps, ms, model: CostModel | None = None, *, networ
     >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
     ps, ms = [int(p) for p in ps], [int(m) for m in ms]
-    maps = {"closed forms": winner_map(operation, ps, ms, model, network, among=among,
+    maps = {"closed forms": winner_map(operation, ps, ms, model, network_for, among=among,
                                        **options)}
     if simulate:
-        maps["simulated"] = winner_map(operation, ps, ms, model, network, simulate=True,
+        maps["simulated"] = winner_map(operation, ps, ms, model, network_for, simulate=True,
                                        among=among, **options)
     missing = [(p, m) for p in ps for m in ms if (p, m) not in maps["closed forms"]]
     if missing:

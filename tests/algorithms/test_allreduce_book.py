@@ -157,7 +157,7 @@ def test_each_uplink_carries_one_ring_block_per_step(nodes, per_node, m):
 # -- 8.4: the selector and the map ----------------------------------------------------------
 
 def test_the_selection_table_of_the_chapter():
-    choices = selection.simulate_all("allreduce", 32, 100, MODEL, network=four_per_node,
+    choices = selection.simulate_all("allreduce", 32, 100, MODEL, network=four_per_node(32),
                                      per_node=4)
     assert selection.select("allreduce", 32, 100, MODEL).name == "hypercube_allreduce"
     assert selection.simulated_winner("allreduce", 32, 100, MODEL).name == \

@@ -35,9 +35,9 @@ def test_operations_networks_and_flags():
         assert entry(name).operation == "all_to_all_reduction"
         assert entry(name).requires_commutative
         assert entry(name).params == {"op": entry(name).params["op"]}
-    assert entry("all_to_all_bc_ring").network(6) == Ring(6)
-    assert entry("all_to_all_red_mesh").network(9) == Mesh(3, 3, wrap=True)
-    assert entry("all_to_all_bc_hcube").network(16) == Hypercube(4)
+    assert entry("all_to_all_bc_ring").network_for(6) == Ring(6)
+    assert entry("all_to_all_red_mesh").network_for(9) == Mesh(3, 3, wrap=True)
+    assert entry("all_to_all_bc_hcube").network_for(16) == Hypercube(4)
 
 
 def test_valid_p():
@@ -194,7 +194,7 @@ def test_invalid_p_is_rejected_naming_p(name, p):
     with pytest.raises(ValueError, match=f"p={p}"):
         e.predict(p, 1)
     with pytest.raises(ValueError, match=f"p={p}"):
-        e.network(p)
+        e.network_for(p)
     data = [[1]] * p if "bc" in name else [[[1]] * p] * p
     with pytest.raises(ValueError, match=f"p={p}"):
         simulate(e.program, p, data)

@@ -87,12 +87,12 @@ def test_catalog_entries_networks_and_valid_p():
         assert entry(name).operation == "alltoall"
         assert entry(name).exact
         assert entry(name).ports == "full-duplex"
-    assert entry("all_to_all_personal_ring").network(6) == Ring(6)
-    assert entry("all_to_all_personal_ring_bidirectional").network(7) == Ring(7)
-    assert entry("all_to_all_personal_mesh").network(9) == Mesh(3, 3, wrap=True)
-    assert entry("all_to_all_personal_hcube_ecube").network(8) == Hypercube(3)
-    assert entry("alltoall_hypercube").network(16) == Hypercube(4)
-    assert entry("alltoall_direct_xor").network(8) == FullyConnected(8)
+    assert entry("all_to_all_personal_ring").network_for(6) == Ring(6)
+    assert entry("all_to_all_personal_ring_bidirectional").network_for(7) == Ring(7)
+    assert entry("all_to_all_personal_mesh").network_for(9) == Mesh(3, 3, wrap=True)
+    assert entry("all_to_all_personal_hcube_ecube").network_for(8) == Hypercube(3)
+    assert entry("alltoall_hypercube").network_for(16) == Hypercube(4)
+    assert entry("alltoall_direct_xor").network_for(8) == FullyConnected(8)
     for name in ["alltoall_cyclic", "alltoall_one_factor", "all_to_all_personal_ring",
                  "all_to_all_personal_ring_bidirectional", "bruck_alltoall"]:
         assert valid_ps(name) == list(range(1, 65))
@@ -118,8 +118,8 @@ def test_invalid_p_is_rejected_naming_p(name, p):
     assert not e.valid(p)
     calls = [lambda: e.simulate(p, 1), lambda: e.predict(p, 1),
              lambda: simulate(e.program, p, [[[1]] * p] * p)]
-    if e.network is not FullyConnected:
-        calls.append(lambda: e.network(p))
+    if e.network_for is not FullyConnected:
+        calls.append(lambda: e.network_for(p))
     for call in calls:
         with pytest.raises(ValueError, match=f"p={p}"):
             call()

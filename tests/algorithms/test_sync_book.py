@@ -207,7 +207,7 @@ def test_an_allreduce_cannot_finish_before_every_input_is_in(name):
             continue
         inputs = entry.make_inputs(p, 8, seed=p)
         for late in {0, p // 2, p - 1}:
-            run = simulate(late_start, p, inputs, network=entry.network(p),
+            run = simulate(late_start, p, inputs, network=entry.network_for(p),
                            model=entry.default_model(), late=late, work=work,
                            algorithm=entry.program, **entry.params)
             assert run.results == entry.expected(inputs)

@@ -28,7 +28,7 @@ def run(program, d, inputs, model=UNIT, **params):
 @pytest.mark.parametrize("name", NAMES)
 def test_registered_on_the_all_port_hypercube(name):
     entry = catalog()[name]
-    assert entry.ports == "all" and entry.network(8) == Hypercube(3)
+    assert entry.ports == "all" and entry.network_for(8) == Hypercube(3)
     assert "Mathur and Johnsson 1993" in entry.source
     for p in (3, 6, 12):
         with pytest.raises(ValueError, match=f"p={p}"):

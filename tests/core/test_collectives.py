@@ -273,4 +273,4 @@ def test_catalog_order_is_the_modules_position_then_registration():
     assert len(positions) == len(set(positions))           # each module's entries together
     modules = [key[2].rsplit(".", 1)[1] for key in positions]
     assert modules == ["broadcast", "reduce", "two_tree_prefix", "gather", "alltoall",
-                       "personalized", "hrelation", "cm200"]
+                       "personalized", "hrelation", "cm200", "allreduce"]

@@ -79,14 +79,14 @@ def test_the_selector_agrees_with_brute_force_simulation_where_the_closed_forms_
 def test_on_a_ring_the_closed_forms_and_the_simulation_disagree_about_the_winner():
     model = CostModel(ts=100, tw=1)
     assert select("allreduce", 8, 1024, model, among=CHAPTER_2).name == "rabenseifner_allreduce"
-    on_ring = simulate_all("allreduce", 8, 1024, model, network=Ring, among=CHAPTER_2)
+    on_ring = simulate_all("allreduce", 8, 1024, model, network=Ring(8), among=CHAPTER_2)
     times = {c.name: (c.predicted, c.simulated, c.exact) for c in on_ring}
     # Recursive doubling's far partners share the ring's links: second by its closed form,
     # last in the simulation, behind the reduce-then-broadcast it beats on paper.
     assert times["hypercube_allreduce"] == (3372.0, 12364.0, False)
     # Its closed form is stated for a fully connected machine: no promise on a ring.
     assert times["reduce_broadcast_allreduce"] == (6744.0, 6744.0, False)
-    assert simulated_winner("allreduce", 8, 1024, model, network=Ring,
+    assert simulated_winner("allreduce", 8, 1024, model, network=Ring(8),
                             among=CHAPTER_2).name == "rabenseifner_allreduce"
     assert [c.name for c in on_ring][1:] == ["reduce_broadcast_allreduce", "hypercube_allreduce"]
 

@@ -41,7 +41,7 @@ def board_ring_strict(me, p, data, op=add):
 
 
 def check(program, cases=(3, 4, 8), **kwargs):
-    check_pe_isolation(program, cases, make_inputs=vectors, expected=reduced, network=Ring,
+    check_pe_isolation(program, cases, make_inputs=vectors, expected=reduced, network_for=Ring,
                        item="word", seed=7, **kwargs)
 
 
@@ -59,7 +59,7 @@ def test_an_honest_program_passes():
 
 def test_shared_globals_pass_in_one_process_but_not_here():
     check_collective_program(board_ring, range(1, 9), make_inputs=vectors, expected=reduced,
-                             network=Ring, expected_time=lambda p: p - 1)
+                             network_for=Ring, expected_time=lambda p: p - 1)
     with pytest.raises(AssertionError) as err:
         check(board_ring)
     text = str(err.value)
@@ -88,7 +88,7 @@ def test_a_program_wrong_in_any_process_gets_the_usual_message():
         check(rightwards, hint="Hint: send to the left.")
     with pytest.raises(AssertionError) as usual_err:
         check_collective_program(rightwards, [3], make_inputs=vectors, expected=reduced,
-                                 network=Ring, item="word", seed=7, hint="Hint: send to the left.")
+                                 network_for=Ring, item="word", seed=7, hint="Hint: send to the left.")
     assert str(isolated_err.value) == str(usual_err.value)
     assert str(usual_err.value).startswith("wrong result of rightwards for p=3: PE 0 returned")
 

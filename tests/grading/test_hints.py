@@ -100,7 +100,7 @@ def _expected(inputs, op=add, **_):
 def test_ring_deadlock_hint_names_the_cycle_not_a_tree():
     with pytest.raises(AssertionError) as err:
         check_collective_program(ring_receives_first, [4], make_inputs=_vectors,
-                                 expected=_expected, network=Ring, time_limit_s=10)
+                                 expected=_expected, network_for=Ring, time_limit_s=10)
     text = str(err.value)
     assert "deadlock in ring_receives_first for p=4" in text
     assert CYCLE_HINT in text and "sendrecv" in text

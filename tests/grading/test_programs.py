@@ -282,19 +282,19 @@ def test_simulated_time_matches_the_closed_forms():
 def test_a_correct_program_passes_with_the_exact_time():
     for model, m in [(CostModel(ts=1.0, tw=0.0), 2), (CostModel(ts=2.0, tw=0.5), 2)]:
         check_collective_program(own_ring, range(1, 20), make_inputs=vectors, expected=reduced,
-                                 network=Ring, model=model,
+                                 network_for=Ring, model=model,
                                  expected_time=lambda p: (model.ts + model.tw * m) * (p - 1))
     check_collective_program(REFERENCE_RING, [(p, {"op": operator.or_}) for p in range(1, 9)],
                              make_inputs=lambda p, rng, **_: [[frozenset({(i, j)})
                                                               for j in range(p)]
                                                              for i in range(p)],
-                             expected=reduced, network=Ring)
+                             expected=reduced, network_for=Ring)
 
 
 def test_a_wrong_result_names_the_case_the_pe_and_the_first_wrong_word():
     with pytest.raises(AssertionError) as err:
         check_collective_program(rightwards, [1, 2, 3], make_inputs=vectors, expected=reduced,
-                                 network=Ring, item="word", hint="Hint: send to the left.")
+                                 network_for=Ring, item="word", hint="Hint: send to the left.")
     text = str(err.value)
     assert text.startswith("wrong result of rightwards for p=3: PE 0 returned [")
     assert "was expected (word 0 is " in text
@@ -307,7 +307,7 @@ def test_params_are_passed_and_named():
 
     with pytest.raises(AssertionError) as err:
         check_collective_program(rightwards, [(4, {"op": maximum})], make_inputs=vectors,
-                                 expected=reduced, network=Ring)
+                                 expected=reduced, network_for=Ring)
     assert "wrong result of rightwards for p=4, op=maximum: PE 0 returned" in str(err.value)
 
 
@@ -315,7 +315,7 @@ def test_an_exact_time_is_enforced_with_the_traffic():
     check_collective_program(direct, range(1, 9), make_inputs=vectors, expected=reduced)
     with pytest.raises(AssertionError) as err:
         check_collective_program(direct, range(1, 9), make_inputs=vectors, expected=reduced,
-                                 network=Ring, expected_time=ring_time,
+                                 network_for=Ring, expected_time=ring_time,
                                  time_label="(ts + tw m)(p - 1)", time_hint="Hint: neighbours.")
     text = str(err.value)
     assert text.startswith("wrong time of direct for p=4, alpha=1, beta=0, ports='full-duplex': "
@@ -331,10 +331,10 @@ def test_a_time_bound_is_enforced():
         return (p - 1) * 3.0
 
     check_collective_program(own_ring, range(1, 9), make_inputs=vectors, expected=reduced,
-                             network=Ring, model=model, time_bound=bound)
+                             network_for=Ring, model=model, time_bound=bound)
     with pytest.raises(AssertionError) as err:
         check_collective_program(all_at_once, range(1, 9), make_inputs=vectors, expected=reduced,
-                                 network=Ring, model=model, time_bound=bound,
+                                 network_for=Ring, model=model, time_bound=bound,
                                  time_label="3(p - 1)")
     # p = 2 passes: its list of two 2-word messages counts as 2 words (one per item)
     assert str(err.value) == ("too slow: all_at_once for p=3, alpha=1, beta=1, "

@@ -53,7 +53,7 @@ def test_the_description_says_who_wins_where_and_where_mpich_switches():
 
 def test_a_simulated_panel_names_where_simulation_and_closed_forms_disagree():
     from collective_lib.networks import Ring
-    fig = viz.choice_map("allreduce", [4, 8], [1, 1024], MODEL, network=Ring, simulate=True,
+    fig = viz.choice_map("allreduce", [4, 8], [1, 1024], MODEL, network_for=Ring, simulate=True,
                          among=CHAPTER_2, mpich=False)
     assert [ax.get_title() for ax in fig.axes[:2]] == [
         "fastest allreduce, closed forms (ts = 100, tw = 1)",
