@@ -46,11 +46,16 @@ def check_packet_count(p: int, m: int, k: int = 1, **_) -> None:
     packet_words(m, k)
 
 
-def split_packets(message: Sequence, k: int) -> list:
-    """Cut ``message`` into ``k`` contiguous, non-empty packets.
+def split_packets(message: Sequence, k: int, allow_empty: bool = False) -> list:
+    """Cut ``message`` into ``k`` contiguous packets, the first ``n mod k`` one word longer.
+
+    Every packet holds a word unless ``allow_empty`` (then a message of fewer than
+    k words leaves the last packets empty; the ring all-reduce's blocks).
 
     >>> split_packets([1, 2, 3, 4, 5], 2)
     [[1, 2, 3], [4, 5]]
+    >>> split_packets([1, 2], 3, allow_empty=True)
+    [[1], [2], []]
     """
     check_positive_int("the number of packets k", k)
     try:
@@ -58,7 +63,7 @@ def split_packets(message: Sequence, k: int) -> list:
     except TypeError:
         raise TypeError(f"a pipelined algorithm needs a sequence (list, array, string) "
                         f"to cut into packets, got {type(message).__name__}") from None
-    if k > n:
+    if k > n and not allow_empty:
         raise ValueError(f"cannot cut a message of {n} words into k={k} packets; choose k <= {n}")
     small, extra = divmod(n, k)
     packets, start = [], 0

@@ -51,7 +51,8 @@ from ..collectives import add
 from ..groups import in_group
 from ..networks import Ring
 from ..ops import exchange, recv, send, sendrecv, size_in_words
-from ..packets import best_packet_count, cut_evenly, join_packets, packet_words
+from ..packets import (best_packet_count, cut_evenly, join_packets, packet_words,
+                       split_packets)
 from ..trees import ceil_log2
 from ..validate import check_operator, check_positive_int
 from .broadcast import binomial_broadcast, two_tree_broadcast, two_tree_latency_bound, two_tree_plan
@@ -71,19 +72,9 @@ CATALOG_POSITION = 80
 
 
 def _blocks(data, count):
-    """``data`` cut into ``count`` contiguous blocks, the first ``m mod count`` one word longer.
-
-    The cut of :func:`~collective_lib.packets.split_packets`, but blocks may be
-    empty (fewer words than blocks).
-    """
-    m = size_in_words(data)
-    small, extra = divmod(m, count)
-    out, start = [], 0
-    for b in range(count):
-        stop = start + small + (b < extra)
-        out.append(data[start:stop])
-        start = stop
-    return out
+    """``data`` cut into ``count`` contiguous blocks, the first ``m mod count`` one word longer
+    (blocks may be empty: fewer words than blocks)."""
+    return split_packets(data, count, allow_empty=True)
 
 
 def _glued(state):
