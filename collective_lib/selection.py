@@ -336,6 +336,9 @@ def winner_map(operation: str, ps, ms, model: CostModel | None = None, network_f
     """
     pick = simulated_winner if simulate else select
     _check_operation(operation)
+    if "network" in options:
+        raise ValueError("a map ranges over p, so it takes network_for=, a function of p "
+                         f"(such as Ring), not network={options['network']!r}")
     winners = {}
     for p in ps:
         network = None if network_for is None else network_for(p)

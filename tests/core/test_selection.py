@@ -194,3 +194,10 @@ def test_a_two_level_model_needs_a_two_level_network():
     model = TwoLevelModel(inside=CostModel(ts=1, tw=0), between=CostModel(ts=20, tw=1))
     with pytest.raises(ValueError, match="give one as network=, got None"):
         predict("allreduce", 8, 1, model)
+
+
+def test_a_map_takes_a_function_of_p_and_says_so_when_given_a_network():
+    with pytest.raises(ValueError, match="takes network_for=, a function of p"):
+        winner_map("allreduce", [4, 8], [1], network=Ring(4))
+    assert winner_map("allreduce", [4], [1], network_for=Ring, among=CHAPTER_2) == {
+        (4, 1): "hypercube_allreduce"}

@@ -165,7 +165,7 @@ CHAPTER_DRAWINGS = {
     "ch8 choice_map on nodes": lambda: viz.choice_map(
         "allreduce", [4, 8, 16, 32, 64], [1, 100, 10_000], MODEL, simulate=True,
         per_node=4,
-        network=lambda p: TwoLevel.of_size(p, 4),
+        network_for=lambda p: TwoLevel.of_size(p, 4),
         mpich={"MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE": 2048}),
 }
 
