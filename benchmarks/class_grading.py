@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -65,17 +66,22 @@ def grades(course: Path, assignment: str, students) -> dict:
     return {s: h.read_scores(course, assignment, assignment, s)[0] for s in students}
 
 
-def _timed(cmd, course: Path) -> float:
+def _timed(cmd, course: Path) -> tuple:
+    """``(wall s, cores busy)``: the run's wall time and the CPU time of its processes
+    (every descendant its parent reaped) per wall second."""
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
                                                  os.environ.get("PATH", "")]),
                PYTHONPATH=str(REPO))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=course, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout}")
-    return seconds
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu / seconds
 
 
 def main(argv=None) -> int:
@@ -98,24 +104,25 @@ def main(argv=None) -> int:
         print(f"{args.assignment}: {args.students} submissions, {args.workers} workers, "
               f"{os.cpu_count()} cores (load average before: "
               f"{os.getloadavg()[0]:.2f})")
-        print(f"{'run':34s} {'wall s':>8s} {'s/submission':>13s} {'speed-up':>9s}")
-        sequential = _timed([sys.executable, "-m", "nbgrader", "autograde", args.assignment,
-                             "--force"], course)
+        print(f"{'run':34s} {'wall s':>8s} {'s/submission':>13s} {'speed-up':>9s} "
+              f"{'cores busy':>11s}")
+        sequential, busy = _timed([sys.executable, "-m", "nbgrader", "autograde",
+                                   args.assignment, "--force"], course)
         reference = grades(course, args.assignment, students)
         print(f"{'nbgrader autograde (sequential)':34s} {sequential:8.1f} "
-              f"{sequential / args.students:13.2f} {1.0:9.2f}")
+              f"{sequential / args.students:13.2f} {1.0:9.2f} {busy:11.2f}")
         results = []
         for batch in batches:
             cmd = [sys.executable, "-m", "collective_lib.autograde.classgrade",
                    args.assignment, "--force", "--no-progress", "--workers", str(args.workers)]
             if batch != "auto":
                 cmd += ["--batch", str(batch)]
-            seconds = _timed(cmd, course)
+            seconds, busy = _timed(cmd, course)
             same = grades(course, args.assignment, students) == reference
             speedup = sequential / seconds
             results.append(speedup)
             print(f"{f'classgrade --batch {batch}':34s} {seconds:8.1f} "
-                  f"{seconds / args.students:13.2f} {speedup:9.2f}"
+                  f"{seconds / args.students:13.2f} {speedup:9.2f} {busy:11.2f}"
                   + ("" if same else "   GRADES DIFFER"))
             if not same:
                 return 1
