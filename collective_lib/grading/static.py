@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import functools
 import textwrap
 
 __all__ = ["definitions", "used_names", "dynamic_lookups", "canonical_labels", "similarity", "node_source",
@@ -198,9 +199,14 @@ class _Canonical(ast.NodeTransformer):
 
 def canonical_labels(source: str) -> list:
     """The canonical tree of ``source`` as a sequence of node labels (empty if it does not parse)."""
+    return list(_labels(source))
+
+
+@functools.lru_cache(maxsize=1024)      # a checker compares each submission with every entry
+def _labels(source: str) -> tuple:
     tree = _parse(source)
     if tree is None:
-        return []
+        return ()
     tree = _Canonical().visit(tree)
     labels = []
     for node in ast.walk(tree):
@@ -209,12 +215,13 @@ def canonical_labels(source: str) -> list:
                  node.attr if isinstance(node, ast.Attribute) else
                  node.arg if isinstance(node, ast.arg) else "")
         labels.append(f"{type(node).__name__}:{label}")
-    return labels
+    return tuple(labels)
 
 
+@functools.lru_cache(maxsize=4096)      # the same lock is checked in several cells
 def similarity(source: str, other: str) -> float:
     """How alike two pieces of code are, from 0 to 1 (1: the same tree up to renaming)."""
-    mine, theirs = canonical_labels(source), canonical_labels(other)
+    mine, theirs = _labels(source), _labels(other)
     if not mine or not theirs:
         return 0.0
     return round(difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio(), 3)
@@ -222,7 +229,7 @@ def similarity(source: str, other: str) -> float:
 
 def likeness(source: str, library_source: str) -> float:
     """:func:`similarity`, or 0.0 when ``source`` is too small to tell (REVIEW_MIN_NODES)."""
-    if len(canonical_labels(source)) < REVIEW_MIN_NODES:
+    if len(_labels(source)) < REVIEW_MIN_NODES:
         return 0.0
     return similarity(source, library_source)
 

@@ -304,7 +304,15 @@ class RecordedLock:
         self.__name__ = getattr(lock, "__name__", type(lock).__name__)
         self.roots: dict = {}
         self.live: dict = {}            # args -> the node the replayer's object is at
+        self.memories: dict = {}        # p -> the cells lock.memory(p) declared
         self.asked = 0
+
+    def memory(self, p):
+        """``lock.memory(p)``, asked once per p (a replay asks it every time)."""
+        if p not in self.memories:
+            self.memories[p] = self.lock.memory(p)
+        cells = self.memories[p]
+        return dict(cells) if isinstance(cells, dict) else cells
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
