@@ -294,10 +294,14 @@ def simulate_all(operation: str, p: int, m: int, model: CostModel | None = None,
     and simulated last.
     """
     choices = predict(operation, p, m, model, network, **options)
-    net = _check_network(network, p)
+    return _simulated(choices, p, m, _check_network(network, p), seed)
+
+
+def _simulated(choices, p, m, network, seed) -> list:
+    """``choices`` (of :func:`predict` at (p, m)), each simulated, fastest simulated first."""
     done = []
     for c in choices:
-        run = c.entry.simulate(p, m, model=c.model, network=net, seed=seed, trace=False,
+        run = c.entry.simulate(p, m, model=c.model, network=network, seed=seed, trace=False,
                                **c.params)
         done.append(replace(c, simulated=run.time))
     return sorted(done, key=lambda c: c.simulated)
@@ -324,7 +328,9 @@ def winner_map(operation: str, ps, ms, model: CostModel | None = None, network_f
     By the closed forms (:func:`select`), or with ``simulate=True`` by the
     simulator (:func:`simulated_winner`), each p on ``network_for(p)`` when
     given (a function of p, e.g. ``Ring``; default: each entry on its own
-    network).  A point where no entry runs is left out.  The map
+    network; ``seed=`` as in :func:`simulate_all`).  Every point is predicted
+    once (:func:`predict`), and with ``simulate=True`` its entries are then
+    simulated.  A point where no entry runs is left out.  The map
     :func:`~collective_lib.viz.winner_maps` and :func:`~collective_lib.viz.choice_map` draw.
 
     >>> from collective_lib import CostModel
@@ -334,15 +340,19 @@ def winner_map(operation: str, ps, ms, model: CostModel | None = None, network_f
     >>> winners[8, 1], winners[8, 10_000], winners[6, 10_000]
     ('hypercube_allreduce', 'rabenseifner_allreduce', 'reduce_broadcast_allreduce')
     """
-    pick = simulated_winner if simulate else select
     _check_operation(operation)
     if "network" in options:
         raise ValueError("a map ranges over p, so it takes network_for=, a function of p "
                          f"(such as Ring), not network={options['network']!r}")
+    seed = options.pop("seed", 0)
     winners = {}
     for p in ps:
         network = None if network_for is None else network_for(p)
         for m in ms:
-            if predict(operation, p, m, model, network, **options):
-                winners[p, m] = pick(operation, p, m, model, network, **options).name
+            # One prediction per point: the closed forms' ranking, or the entries to simulate.
+            choices = predict(operation, p, m, model, network, **options)
+            if choices and simulate:
+                choices = _simulated(choices, p, m, network, seed)
+            if choices:
+                winners[p, m] = choices[0].name
     return winners

@@ -201,3 +201,32 @@ def test_a_map_takes_a_function_of_p_and_says_so_when_given_a_network():
         winner_map("allreduce", [4, 8], [1], network=Ring(4))
     assert winner_map("allreduce", [4], [1], network_for=Ring, among=CHAPTER_2) == {
         (4, 1): "hypercube_allreduce"}
+
+
+def test_a_map_predicts_each_point_once_and_keeps_its_winners(monkeypatch):
+    """winner_map asks predict once per point (it asked twice: once to see whether any
+    entry runs, once more inside select or simulate_all) and finds the same winners as
+    select and simulated_winner point by point."""
+    import collective_lib.selection as selection
+    ps, ms = [3, 4, 6, 8], [1, 100, 4096]
+    model = CostModel(ts=100, tw=1)
+    among = CHAPTER_2 + ["ring_allreduce"]
+    expected = {simulate: {(p, m): (simulated_winner if simulate else select)(
+        "allreduce", p, m, model, Ring(p), among=among).name
+        for p in ps for m in ms if predict("allreduce", p, m, among=among)}
+        for simulate in (False, True)}
+    calls = []
+    real_predict = selection.predict
+
+    def counting_predict(operation, p, m, *args, **kwargs):
+        calls.append((p, m))
+        return real_predict(operation, p, m, *args, **kwargs)
+
+    monkeypatch.setattr(selection, "predict", counting_predict)
+    for simulate in (False, True):
+        calls.clear()
+        winners = winner_map("allreduce", ps, ms, model, Ring, simulate=simulate, among=among)
+        assert winners == expected[simulate]
+        assert sorted(calls) == sorted((p, m) for p in ps for m in ms)
+    assert expected[False] != expected[True]          # the ring's far partners: a real test
+    assert (3, 1) in expected[False]                  # a p only some entries run on
