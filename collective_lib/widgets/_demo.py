@@ -27,10 +27,11 @@ from traitlets import Unicode
 from matplotlib.figure import Figure
 
 from ..catalog import catalog
+from ..viz.descriptions import description
 
 __all__ = ["operation_entries", "PICTURE_DPI", "MAX_PICTURE_HEIGHT", "CONTROLS_WIDTH",
            "png_bytes", "png_size", "Picture", "show_png", "img_tag", "animation_html",
-           "html_text", "play_button", "short_number", "Demo"]
+           "html_text", "play_button", "short_number", "Demo", "PictureDemo"]
 
 
 def operation_entries(operation: str) -> dict:
@@ -286,3 +287,53 @@ class Demo:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/html"] = self.static_note() + self.fallback_html()
         return bundle
+
+
+class PictureDemo(Demo):
+    """A demo of one picture redrawn from its controls: an explorer (costs, choice).
+
+    Every control redraws the whole picture; the caption under it says what it
+    shows.  A subclass sets ``controls``, then calls :meth:`_start`, and defines
+    ``_figure`` (a new :class:`~matplotlib.figure.Figure` of the current
+    settings) and ``_caption_text`` (asked after ``_figure``, so it may say what
+    drawing found); ``no_description`` is the alt text of a figure that
+    describes nothing, ``TIGHT`` whether its PNG is cut to its drawing
+    (:func:`png_bytes`).  Attributes besides :class:`Demo`'s: ``image``,
+    ``caption``, ``alt_text``.
+    """
+
+    no_description = "A picture."
+    TIGHT = True
+
+    def _figure(self) -> Figure:
+        raise NotImplementedError
+
+    def _caption_text(self) -> str:
+        raise NotImplementedError
+
+    def _start(self) -> None:
+        """The picture, its caption and the busy indicator beside ``controls``, each of
+        which redraws; then the first drawing."""
+        self._busy = False
+        self.caption = W.HTML()
+        self.image = Picture(format="png")
+        self.status = self._status_label()
+        for control in self.controls.values():
+            control.observe(self._on_setup, names="value")
+        self.widget = self._layout(list(self.controls.values()), self.image, self.caption)
+        with self._computing():
+            self._redraw()
+
+    def _resimulate(self) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        fig = self._figure()
+        self.caption.value = self._caption_text()
+        self.alt_text = description(fig) or self.no_description
+        show_png(self.image, png_bytes(fig, tight=self.TIGHT), self.alt_text)
+
+    def fallback_html(self) -> str:
+        """The caption and a PNG of the current picture."""
+        # The image widget already holds the PNG of the current settings.
+        return f"<p>{self.caption.value}</p>" + img_tag(self.image.value, self.alt_text)

@@ -7,8 +7,7 @@ from matplotlib.figure import Figure
 from ..model import CostModel
 from ..selection import predict, selectable_operations
 from ..viz.choice import choice_map
-from ..viz.descriptions import description
-from ._demo import Demo, Picture, img_tag, png_bytes, short_number, show_png
+from ._demo import PictureDemo, short_number
 
 __all__ = ["choice_explorer", "ChoiceExplorer", "CHOICE_PS"]
 
@@ -16,20 +15,21 @@ __all__ = ["choice_explorer", "ChoiceExplorer", "CHOICE_PS"]
 CHOICE_PS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 
 
-class ChoiceExplorer(Demo):
+class ChoiceExplorer(PictureDemo):
     """The fastest algorithm of an operation over p and m; see :func:`choice_explorer`.
 
     Attributes: ``widget``, ``controls`` (``"operation"``, ``"ts"``, ``"tw"``,
     ``"m_max"``, ``"mpich"``), ``image``, ``caption``, ``status``, ``alt_text``.
     """
 
+    no_description = "A map of the fastest algorithm."
+
     def __init__(self, operation="allreduce", *, ts=1000.0, tw=1.0, m_max=100_000, mpich=True):
         operations = selectable_operations()
         if operation not in operations:
             raise ValueError(f"unknown operation {operation!r}; the catalog's operations are "
                              f"{operations}")
-        self._busy = False
-        c = self.controls = {
+        self.controls = {
             "operation": W.Dropdown(options=operations, value=operation,
                                     description="operation"),
             "ts": W.FloatLogSlider(value=ts, base=10, min=-2, max=4, step=0.25,
@@ -41,14 +41,7 @@ class ChoiceExplorer(Demo):
                                        layout=W.Layout(width="auto")),
             "mpich": W.Checkbox(value=mpich, description="MPICH's switch points"),
         }
-        self.caption = W.HTML()
-        self.image = Picture(format="png")
-        self.status = self._status_label()
-        for control in c.values():
-            control.observe(self._on_setup, names="value")
-        self.widget = self._layout(list(c.values()), self.image, self.caption)
-        with self._computing():
-            self._redraw()
+        self._start()
 
     def _settings(self) -> dict:
         c = self.controls
@@ -64,6 +57,7 @@ class ChoiceExplorer(Demo):
                 if all(predict(s["operation"], p, m, s["model"]) for m in s["ms"])]
 
     def _figure(self) -> Figure:
+        self.mpich_note = ""
         s = self._settings()
         ps = self._ps(s)
         fig = Figure(figsize=(7.0, 4.4), layout="constrained")
@@ -84,20 +78,6 @@ class ChoiceExplorer(Demo):
                 "packets; a letter in every cell names the winner."
                 + (" Dashed lines: where the installed MPICH's thresholds switch algorithm."
                    if s["mpich"] else "") + self.mpich_note)
-
-    def _resimulate(self) -> None:
-        self._redraw()
-
-    def _redraw(self) -> None:
-        self.mpich_note = ""
-        fig = self._figure()
-        self.caption.value = self._caption_text()
-        self.alt_text = description(fig) or "A map of the fastest algorithm."
-        show_png(self.image, png_bytes(fig), self.alt_text)
-
-    def fallback_html(self) -> str:
-        """The caption and a PNG of the current map."""
-        return f"<p>{self.caption.value}</p>" + img_tag(self.image.value, self.alt_text)
 
 
 def choice_explorer(operation="allreduce", *, ts=1000.0, tw=1.0, m_max=100_000, mpich=True):

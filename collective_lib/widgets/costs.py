@@ -11,8 +11,7 @@ from ..catalog import entry_model, entry_params, optimal_params
 from ..model import CostModel
 from ..collectives import operations
 from ..viz.costs import cost_curves, simulated_time
-from ..viz.descriptions import description
-from ._demo import Demo, operation_entries, short_number, img_tag, Picture, png_bytes, show_png
+from ._demo import PictureDemo, operation_entries, short_number
 
 __all__ = ["cost_explorer", "CostExplorer", "MAX_SIMULATED_WORDS", "MAX_SIMULATED_PACKETS",
            "MAX_SIMULATED_P", "SIMULATION_BUDGET"]
@@ -86,7 +85,7 @@ def _estimate(last, p: int, m: int) -> float:
     return seconds * (p / p0) ** 2 * (m / m0) ** 2
 
 
-class CostExplorer(Demo):
+class CostExplorer(PictureDemo):
     """Closed forms and simulated times of every algorithm of one operation.
 
     See :func:`cost_explorer`.  Attributes: ``widget``, ``controls`` (``"ts"``,
@@ -94,6 +93,9 @@ class CostExplorer(Demo):
     ``caption``, ``status`` (says "computing..." during a redraw) and
     ``simulated`` (the (algorithm, p, m) of the dots drawn).
     """
+
+    #: Fixed margins (see ``_figure``): one drawing per PNG instead of two.
+    TIGHT = False
 
     def __init__(self, operation="broadcast", *, vary="p", p=32, m=1024, ts=1.0, tw=0.01,
                  simulation_budget=SIMULATION_BUDGET):
@@ -104,12 +106,12 @@ class CostExplorer(Demo):
                              f"got {simulation_budget!r}")
         self.entries = operation_entries(operation)
         self.operation = operation
+        self.no_description = f"Cost curves of {operation}."
         self.simulation_budget = simulation_budget
         self.simulated = set()
         self._optimal = {}
-        self._busy = False
         # Sliders report only where they are let go: every value on the way would redraw.
-        c = self.controls = {
+        self.controls = {
             "ts": W.FloatLogSlider(value=ts, base=10, min=-2, max=3, step=0.1, description="ts",
                                    continuous_update=False),
             "tw": W.FloatLogSlider(value=tw, base=10, min=-4, max=2, step=0.1, description="tw",
@@ -121,14 +123,7 @@ class CostExplorer(Demo):
                                     style={"button_width": "90px"}),
             "simulate": W.Checkbox(value=True, description="simulated points"),
         }
-        self.caption = W.HTML()
-        self.image = Picture(format="png")
-        self.status = self._status_label()
-        for control in c.values():
-            control.observe(self._on_setup, names="value")
-        self.widget = self._layout(list(c.values()), self.image, self.caption)
-        with self._computing():
-            self._redraw()
+        self._start()
 
     def _settings(self) -> dict:
         c = self.controls
@@ -234,20 +229,6 @@ class CostExplorer(Demo):
                 "formula is an upper bound. Pipelined algorithms use their optimal number of "
                 "packets k at every point; each algorithm keeps its own port model."
                 + dots)
-
-    def _resimulate(self) -> None:
-        self._redraw()
-
-    def _redraw(self) -> None:
-        self.caption.value = self._caption_text()
-        fig = self._figure()
-        self.alt_text = description(fig) or f"Cost curves of {self.operation}."
-        show_png(self.image, png_bytes(fig, tight=False), self.alt_text)
-
-    def fallback_html(self) -> str:
-        """The caption and a PNG of the current curves."""
-        # The image widget already holds the PNG of the current settings.
-        return f"<p>{self.caption.value}</p>" + img_tag(self.image.value, self.alt_text)
 
 
 def cost_explorer(operation="broadcast", *, vary="p", p=32, m=1024, ts=1.0, tw=0.01,

@@ -43,3 +43,13 @@ def test_unknown_operation_lists_the_known_ones():
     with pytest.raises(ValueError, match=r"unknown operation 'broadcats'; the catalog's "
                                          r"operations are \['broadcast'"):
         choice_explorer("broadcats")
+
+
+def test_the_choice_and_cost_explorers_share_one_picture_demo():
+    """The set-up, redraw and static page of a one-picture explorer live in
+    widgets._demo.PictureDemo; the explorers only draw and caption."""
+    from collective_lib.widgets import ChoiceExplorer, CostExplorer
+    from collective_lib.widgets._demo import PictureDemo
+    for explorer in (ChoiceExplorer, CostExplorer):
+        assert issubclass(explorer, PictureDemo)
+        assert not {"_start", "_redraw", "_resimulate", "fallback_html"} & set(vars(explorer))
