@@ -5,6 +5,8 @@ The drawings are made as the chapters make them (``grep -o "viz\\.[a-z_]*(" book
 and chapter 6's ``drawings.*_figure()``), each at its own default size: the chapters draw at
 ``BOOK_DPI`` into a text column ``TEXT_COLUMN_PX`` wide.
 """
+import functools
+
 import matplotlib
 import matplotlib.pyplot as plt
 import networkx as nx
@@ -23,6 +25,7 @@ from collective_lib.cm200 import drawings
 from collective_lib.embeddings import h_tree
 from collective_lib.networks import Hypercube, LinearArray, Mesh, Ring
 from collective_lib.ops import recv, send
+from collective_lib.selection import winner_map
 from collective_lib.shared_memory import simulate_shared
 
 ALGORITHMS = catalog()
@@ -58,6 +61,24 @@ def _timings():
             viz.Timings("pipeline model", words, [2e-5, 3e-5, 6e-5, 3e-4], "model", "C1"),
             viz.Timings("pipeline measured", words, [4e-5, 6e-5, 1e-4, 6e-4], "measured", "C1"),
             viz.Timings("MPI_Bcast", words, [2e-5, 3e-5, 9e-5, 4e-4], "reference", "k")]
+
+
+#: Chapter 8's maps of the selector: its grid, and the machine of its second map.
+CH8_GRID = ([4, 8, 16, 32, 64], [1, 100, 1000, 10_000])
+CH8_LEVELS = TwoLevelModel(inside=CostModel(ts=10, tw=0.1), between=MODEL)
+
+
+def _four_per_node(p):
+    return TwoLevel.of_size(p, 4)
+
+
+@functools.cache
+def _ch8_maps(model):
+    """The winners of chapter 8's maps on nodes of 4 PEs, simulated once for the three
+    tests that draw each map (as the chapter glues its numbers from the maps it draws)."""
+    options = dict(network_for=_four_per_node, per_node=4)
+    return {"closed forms": winner_map("allreduce", *CH8_GRID, model, **options),
+            "simulated": winner_map("allreduce", *CH8_GRID, model, simulate=True, **options)}
 
 
 def _figure(drawn):
@@ -163,9 +184,12 @@ CHAPTER_DRAWINGS = {
         ALGORITHMS["ring_allreduce"].simulate(4, 4, network=Ring(4)), cols=3,
         label=lambda msg, step: f"{step}: block {(msg.src - step) % 4}"),
     "ch8 choice_map on nodes": lambda: viz.choice_map(
-        "allreduce", [4, 8, 16, 32, 64], [1, 100, 10_000], MODEL, simulate=True,
-        per_node=4,
-        network_for=lambda p: TwoLevel.of_size(p, 4),
+        "allreduce", *CH8_GRID, MODEL, simulate=True, per_node=4,
+        winners=_ch8_maps(MODEL), network_for=_four_per_node,
+        mpich={"MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE": 2048}),
+    "ch8 choice_map on two levels": lambda: viz.choice_map(
+        "allreduce", *CH8_GRID, CH8_LEVELS, simulate=True, per_node=4,
+        winners=_ch8_maps(CH8_LEVELS), network_for=_four_per_node,
         mpich={"MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE": 2048}),
 }
 

@@ -1,4 +1,6 @@
 """choice_map: the selector's winner over p and m, the simulation's, and MPICH's switch points."""
+import re
+
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
@@ -60,7 +62,7 @@ def test_a_simulated_panel_names_where_simulation_and_closed_forms_disagree():
         "fastest allreduce, simulated (ts = 100, tw = 1)"]
     text = viz.description(fig)
     assert "by simulating every algorithm" in text
-    assert "The simulation picks another algorithm than the closed forms at" in text
+    assert "The simulation disagrees with the closed forms at" in text
 
 
 def test_without_mpich_nothing_is_dashed_and_an_operation_mpich_lacks_draws_none():
@@ -99,3 +101,88 @@ def test_readable_at_its_size_and_no_colour_alone():
     assert all(h.get_marker().startswith("$") for h in winners.legend_handles)
     assert [t.get_text() for t in mpich.get_texts()] == ["MPICH switches algorithm"]
     assert len(viz.description(fig)) <= 700
+
+
+def _panel_texts(fig):
+    return [viz.descriptions._SENTENCES[ax] for ax in fig.axes
+            if ax in viz.descriptions._SENTENCES]
+
+
+def test_the_disagreements_are_said_by_pair_of_algorithms_and_range():
+    ps, ms = [4, 8, 16], [1, 100, 10_000]
+    forms = {(p, m): "hypercube_allreduce" if m < 10_000 else "rabenseifner_allreduce"
+             for p in ps for m in ms}
+    runs = {**forms, (8, 1): "ring_allreduce", (16, 1): "ring_allreduce",
+            (16, 100): "ring_allreduce", (16, 10_000): "hierarchical_allreduce"}
+    fig = viz.choice_map("allreduce", ps, ms, MODEL, simulate=True, mpich=False,
+                         winners={"closed forms": forms, "simulated": runs})
+    # The disagreements are said in full; the winners, most points first, as far as the
+    # room of one panel's text allows.
+    assert _panel_texts(fig)[1] == (
+        "Below, by simulating every algorithm; points won: hypercube_allreduce 3 "
+        "(p 4-8, m 1-100); ring_allreduce 3 (p 8-16, m 1-100); 2 more algorithms at 3 "
+        "points. The simulation disagrees with the closed forms at 4 of 9 points: "
+        "ring_allreduce, not hypercube_allreduce, at 3 (p 8-16, m 1-100); "
+        "hierarchical_allreduce, not rabenseifner_allreduce, at 1 (p 16, m 10,000).")
+
+
+def test_the_alt_text_of_a_large_map_stays_short_and_still_says_the_disagreements():
+    # Every broadcast of the catalog wins somewhere, in both panels, and the two disagree
+    # almost everywhere: 11 x 8 points said in words of bounded length.
+    import random
+    from collective_lib import catalog
+    from collective_lib.wording import LONG
+    ps = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
+    ms = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000]
+    names = [name for name, e in catalog().items() if e.operation == "broadcast"]
+    rng = random.Random(1)
+    forms = {(p, m): rng.choice(names) for p in ps for m in ms}
+    runs = {(p, m): rng.choice(names) for p in ps for m in ms}
+    differ = sum(forms[point] != runs[point] for point in forms)
+    fig = viz.choice_map("broadcast", ps, ms, MODEL, simulate=True, mpich=CVARS | {
+        "MPIR_CVAR_BCAST_SHORT_MSG_SIZE": 12288, "MPIR_CVAR_BCAST_LONG_MSG_SIZE": 524288,
+        "MPIR_CVAR_BCAST_MIN_PROCS": 8}, winners={"closed forms": forms, "simulated": runs})
+    texts = _panel_texts(fig)
+    assert len(texts) == 2 and all(len(text) <= LONG for text in texts), texts
+    assert "Dashed lines: MPICH's switches" in texts[0]
+    assert f"The simulation disagrees with the closed forms at {differ} of 88 points: " \
+        in texts[1]
+    pairs = {}
+    for point in forms:
+        if forms[point] != runs[point]:
+            pairs[runs[point], forms[point]] = pairs.get((runs[point], forms[point]), 0) + 1
+    (top_run, top_form), top = max(pairs.items(), key=lambda item: item[1])
+    assert f"{top_run}, not {top_form}, at {top} (p " in texts[1]     # the most points first
+    assert re.search(r"; (\d+) more pairs of algorithms at (\d+) points\.$", texts[1])
+
+
+def test_winners_given_are_drawn_and_must_match_the_panels():
+    forms = {(2, 1): "hypercube_allreduce", (4, 1): "hypercube_allreduce"}
+    fig = viz.choice_map("allreduce", [2, 4], [1], MODEL, mpich=False,
+                         winners={"closed forms": forms})
+    assert [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "letter"] == ["B", "B"]
+    with pytest.raises(ValueError, match=r"winners= holds the maps \['closed forms'\], but "
+                                         r"simulate=True draws"):
+        viz.choice_map("allreduce", [2, 4], [1], MODEL, simulate=True,
+                       winners={"closed forms": forms})
+    with pytest.raises(ValueError, match=r"\(p, m\) = \[\(8, 1\)\] \(in the map 'closed "
+                                         r"forms' of winners=\)"):
+        viz.choice_map("allreduce", [2, 4, 8], [1], MODEL, winners={"closed forms": forms})
+
+
+def test_on_two_levels_the_titles_and_text_name_each_levels_times():
+    from collective_lib import TwoLevel, TwoLevelModel
+    levels = TwoLevelModel(inside=CostModel(ts=10, tw=0.1), between=MODEL)
+    ps, ms = [4, 8], [1]
+    forms = {(4, 1): "hypercube_allreduce", (8, 1): "hypercube_allreduce"}
+    runs = {(4, 1): "hypercube_allreduce", (8, 1): "hierarchical_allreduce"}
+    fig = viz.choice_map("allreduce", ps, ms, levels, network_for=lambda p: TwoLevel.of_size(
+        p, 4), simulate=True, mpich=False, winners={"closed forms": forms, "simulated": runs})
+    assert [ax.get_title() for ax in fig.axes[:2]] == [
+        "fastest allreduce, closed forms (between nodes: ts = 100, tw = 1)",
+        "fastest allreduce, simulated (inside: ts = 10, tw = 0.1; between: ts = 100, tw = 1)"]
+    first, second = _panel_texts(fig)
+    assert first.startswith("Fastest allreduce by the closed forms, priced between nodes, "
+                            "ts = 100, tw = 1, p 4-8 across")
+    assert second.startswith("Below, by simulating every algorithm, ts = 10, tw = 0.1 inside "
+                             "a node; points won:")
