@@ -301,14 +301,19 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
         "message_size": (1, "without_words"), "time_limit": (1, "spins"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
         "uses_library": (1, "calls_library")}
-    # the tree is compared by the test cell's own assert
-    assert causes["tree_tests"]["other"][0] == 5
-    assert causes["tree_tests"]["too_few_finished"] == (1, "crashes")
+    # the tree is compared by the test cell's own checks, the visible one (p = 6) first: a
+    # wrong tree (the library's binomial tree too) is a wrong form, and a program that does
+    # not end on two p is told so with the kind of its endless loop
+    assert causes["tree_tests"] == {
+        "wrong_form": (3, "binomial_tree"), "time_limit": (1, "spins"),
+        "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes")}
+    assert results["larger_half_away"].cell("tree_tests").metadata["collective_lib"] == {
+        "failure": "wrong_form"}
     text = failures_text(ASSIGNMENT, list(cells.values()))
     assert "correctness_tests (4 points): failed in 7 of 11 submissions (64%)" in text
     assert ("e.g. (without_words) halving_scatter for p=8, root=0: the message from PE 0 to "
             "PE 4 carries 12 words of data but is sent as 4 words") in text
     # the kind is kept beside the message in the autograded notebook, and only there
     assert results["spins"].cell("tree_tests").metadata["collective_lib"] == {
-        "failure": "other"}
+        "failure": "time_limit"}
     assert "collective_lib" not in results["solution"].cell("time_tests").metadata
