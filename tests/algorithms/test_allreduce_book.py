@@ -1,6 +1,7 @@
 """Chapter 8's claims about two-level networks, the all-reduce family and the selector
 (book/ch8_todays_machines), against the library.
 """
+import functools
 import math
 
 import pytest
@@ -23,7 +24,7 @@ LEVELS = TwoLevelModel(inside=CostModel(ts=10, tw=0.1), between=CostModel(ts=100
 FAMILY = ["ring_allreduce", "recursive_doubling_allreduce",
           "recursive_halving_doubling_allreduce", "double_binary_tree_allreduce",
           "hierarchical_allreduce"]
-PS, MS = [4, 8, 16, 32, 64], [1, 100, 10_000]
+PS, MS = [4, 8, 16, 32, 64], [1, 100, 1000, 10_000]
 
 
 def entry(name):
@@ -167,11 +168,18 @@ def test_the_selection_table_of_the_chapter():
     assert ranked.index("hierarchical_allreduce") > ranked.index("hypercube_allreduce")
 
 
+@functools.cache
+def choice_maps(machine):
+    """The chapter's maps on nodes of 4 PEs, (by the closed forms, by simulating), each
+    computed once for the tests that read it."""
+    return tuple(selection.winner_map("allreduce", PS, MS, machine, four_per_node,
+                                      per_node=4, simulate=simulate)
+                 for simulate in (False, True))
+
+
 def test_the_choice_map_of_the_chapter():
-    forms = selection.winner_map("allreduce", PS, MS, MODEL, four_per_node, per_node=4)
-    runs = selection.winner_map("allreduce", PS, MS, MODEL, four_per_node, per_node=4,
-                                simulate=True)
-    assert len(set(forms.values())) == 2
+    forms, runs = choice_maps(MODEL)
+    assert len(set(forms.values())) == 2 and len(set(runs.values())) == 4
     assert all(forms[4, m] == runs[4, m] for m in MS)              # one node
     for p in PS[1:]:                                               # two nodes and more
         assert all(runs[p, m] == "hierarchical_allreduce" for m in (1, 100))
@@ -179,13 +187,62 @@ def test_the_choice_map_of_the_chapter():
     assert {"hierarchical_allreduce", "ring_allreduce"}.isdisjoint(forms.values())
     for p in PS:                                                   # the boundary
         assert forms[p, 1] == forms[p, 100] == "hypercube_allreduce"
-        assert forms[p, 10_000] == "rabenseifner_allreduce"
+        assert forms[p, 1000] == forms[p, 10_000] == "rabenseifner_allreduce"
+    # the row of 1000 words: the ring on 2 and 4 nodes, Rabenseifner's from 8 nodes on
+    assert [runs[p, 1000] for p in PS[1:]] == ["ring_allreduce"] * 2 + [
+        "rabenseifner_allreduce"] * 2
 
 
-def test_mpichs_switch_falls_between_100_and_10_000_words():
+def test_the_choice_map_on_two_levels_of_the_chapter():
+    """Closed forms priced between nodes draw the one-level map again; the simulation on
+    two levels disagrees from two nodes on up to 1000 words, always for the hierarchical
+    all-reduce, and agrees on Rabenseifner's algorithm for 10^4 words, where on one level
+    it chose the ring."""
+    forms, runs = choice_maps(LEVELS)
+    one_forms, one_runs = choice_maps(MODEL)
+    assert forms == one_forms
+    differ = {point for point in forms if forms[point] != runs[point]}
+    assert differ == {(p, m) for p in PS[1:] for m in (1, 100, 1000)}
+    assert {runs[point] for point in differ} == {"hierarchical_allreduce"}
+    assert max(m for (p, m), name in runs.items() if name == "hierarchical_allreduce") == 1000
+    for p in PS[1:]:
+        assert runs[p, 10_000] == forms[p, 10_000] == "rabenseifner_allreduce"
+        assert one_runs[p, 10_000] == "ring_allreduce"
+
+
+def test_the_two_level_point_the_chapter_quotes():
+    """On 32 PEs and 100 words the closed forms rank the hierarchical all-reduce behind
+    recursive doubling; on two levels it is faster than predicted and recursive doubling,
+    queueing at the uplinks, slower."""
+    choices = {c.name: c for c in selection.simulate_all(
+        "allreduce", 32, 100, LEVELS, network=four_per_node(32), per_node=4)}
+    doubling, hierarchical = choices["hypercube_allreduce"], choices["hierarchical_allreduce"]
+    assert doubling.predicted < hierarchical.predicted
+    assert hierarchical.simulated < hierarchical.predicted
+    assert doubling.simulated > doubling.predicted
+    assert hierarchical.simulated < doubling.simulated
+
+
+@pytest.mark.parametrize("p", [8, 16, 64])
+def test_rabenseifners_largest_exchanges_stay_on_the_node(p):
+    """Nodes of 4: the half and the quarter of the vector go to partners on the same node,
+    only smaller blocks cross the uplinks."""
+    m = 10_000
+    network = four_per_node(p)
+    run = entry("rabenseifner_allreduce").simulate(p, m, model=LEVELS, network=network)
+    inside = {msg.words for msg in run.messages
+              if network.node_of(msg.src) == network.node_of(msg.dst)}
+    between = {msg.words for msg in run.messages
+               if network.node_of(msg.src) != network.node_of(msg.dst)}
+    # a half and a quarter, in blocks of ceil(m/p) words
+    assert len(inside) == 2 and min(inside) >= m // 4 and max(inside) >= m // 2
+    assert max(between) < min(inside)
+
+
+def test_mpichs_switch_falls_between_100_and_1000_words():
     from collective_lib.mpi.thresholds import mpich_choice, mpich_cvars
     cvars = mpich_cvars()
     assert cvars["MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE"] // 8 in range(100, 1000)
     for p in PS:
         assert mpich_choice("allreduce", p, 100, cvars) == "recursive doubling"
-        assert mpich_choice("allreduce", p, 10_000, cvars) == "reduce-scatter + allgather"
+        assert mpich_choice("allreduce", p, 1000, cvars) == "reduce-scatter + allgather"
