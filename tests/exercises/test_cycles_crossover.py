@@ -202,3 +202,14 @@ def test_an_answer_copied_from_another_variant_fails_without_the_right_values(gr
         want = _reference(d, index, _blocks(COPIER))
         rest = text[found.end():].split("crossover(")[0].replace(f"= {2 * d * _blocks(COPIER)}", "")
         assert want is None or not re.search(rf"\b{want}\b", rest), (want, rest)
+
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("every_size", "search_tests", "wrong_result"),
+    ("sign", "predict_tests", "wrong_result"),
+])
+def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+    # a check in the part of a test cell students see fails with its cause too (not "other"),
+    # which the class report (python -m collective_lib.autograde.misconceptions) counts
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
