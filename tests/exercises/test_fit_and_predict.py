@@ -256,3 +256,14 @@ def test_no_message_states_the_constants_of_the_data(graded):
         for right in (fit_ts, fit_tw, true_ts, true_tw):
             assert not any(math.isclose(n, right, rel_tol=0.01) for n in _numbers(text)), (
                 student, right)
+
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("fit_not_halved", "fit_tests", "wrong_result"),
+    ("crossover_none_for_never", "crossover_tests", "wrong_form"),
+])
+def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+    # a check in the part of a test cell students see fails with its cause too (not "other"),
+    # which the class report (python -m collective_lib.autograde.misconceptions) counts
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
