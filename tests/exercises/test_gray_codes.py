@@ -165,3 +165,14 @@ def test_no_message_states_a_code_or_index_that_was_expected(graded):
         text = results[student].messages()
         assert "expected" not in text and "differ in bit" not in text.replace(
             "do not differ in bit", ""), (student, text)
+
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("wrong_gray", "gray_tests", "wrong_result"),
+    ("off_by_one", "transitions_tests", "wrong_result"),
+])
+def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+    # a check in the part of a test cell students see fails with its cause too (not "other"),
+    # which the class report (python -m collective_lib.autograde.misconceptions) counts
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
