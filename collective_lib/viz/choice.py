@@ -6,7 +6,10 @@ and, if asked, by simulating every algorithm, and draws the maps with
 :func:`~collective_lib.viz.winner_maps` (a letter in every cell).  Dashed lines
 mark where the installed MPICH's thresholds switch algorithm
 (:func:`~collective_lib.mpi.thresholds.mpich_choice`), read from MPICH itself as
-chapter 7 reads them.
+chapter 7 reads them.  Its alt text stays within
+:data:`~collective_lib.wording.LONG` characters per panel on a map of any size:
+who wins where, MPICH's choices and the points where simulation and closed forms
+disagree, each most points first, then how many more.
 """
 from __future__ import annotations
 
@@ -179,9 +182,12 @@ def choice_map(operation: str, ps, ms, model: CostModel | None = None, *, networ
         An operation of the catalog (:func:`~collective_lib.selection.selectable_operations`).
     ps, ms : sequence of int
         The columns (numbers of PEs) and rows (words) of the map.
-    model : CostModel, optional
+    model : CostModel or TwoLevelModel, optional
         The machine's times (default ts = 1, tw = 0); see
-        :func:`~collective_lib.selection.predict` for how each entry uses it.
+        :func:`~collective_lib.selection.predict` for how each entry uses it.  A
+        TwoLevelModel (with ``network_for`` building TwoLevel networks) prices
+        the closed forms between nodes and the simulation by level; the titles
+        and the text name both levels' times.
     network_for : callable, optional
         ``network_for(p)``: simulate on this network instead of each entry's own.
     simulate : bool
