@@ -68,6 +68,12 @@ DECLARED = {
     "cycles_crossover": {
         "blocks": (1, 2, 3, 4, 5, 6),       # the sizes searched are multiples of 2d * blocks
     },
+    "allreduce_switch_point": {             # the two-level machine of part (ii): dyadic
+        "ts_inside": (1, 2, 3),             # costs, so that ties between the two
+        "tw_inside": (0.125, 0.25),         # algorithms are exact in floating point
+        "ts_between": (8, 12, 16),
+        "tw_between": (1, 2),
+    },
 }
 
 _STUDENT = {"id": None}

@@ -1,0 +1,324 @@
+"""nbgrader round trip of `allreduce_switch_point` (chapter 8; Thakur, Rabenseifner, Gropp 2005).
+
+Part (i) derives, from the catalog's closed forms of the ring all-reduce and recursive
+doubling, the smallest m at which the ring is strictly faster on one level; part (ii) finds
+it by simulating the two catalog entries on a two-level machine, each student's own
+(collective_lib.autograde.variants); part (iii) is written. The source notebook is released
+(the release must hide solutions and hidden tests), then the solution under two student ids
+with different machines, an answer copied from another student's machine, and wrong,
+crashing, endless and library-calling submissions are autograded in one nbgrader run.
+
+To stay cheap, every wrong submission carries at most one bug per graded cell (the two cells
+are independent: part (ii) never calls part (i)), the endless one runs into one time limit
+(3 s), and Validate sees two of the bugs' notebooks, none of them endless.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import nbgrader_harness as h
+from collective_lib import CostModel, TwoLevel, TwoLevelModel, catalog
+from collective_lib.autograde.variants import variant
+from exercise_submissions import validate_tests, validated_fixture
+
+ASSIGNMENT = "allreduce_switch_point"
+CELLS = ("derive_tests", "simulate_tests")
+
+#: The solution is graded under these ids (besides "solution"), whose machines differ.
+SOLUTION_IDS = ("alice",)
+COPIER = "copier"
+
+RING = catalog()["ring_allreduce"]
+DOUBLING = catalog()["recursive_doubling_allreduce"]
+
+
+def _machine(student):
+    v = variant(ASSIGNMENT, student)
+    return TwoLevelModel(inside=CostModel(ts=v.ts_inside, tw=v.tw_inside),
+                         between=CostModel(ts=v.ts_between, tw=v.tw_between))
+
+
+def _other(student):
+    """A student whose machine differs from ``student``'s (the one a copier copies from)."""
+    return next(s for s in ("solution", "alice", "bob", "carol")
+                if _machine(s) != _machine(student))
+
+
+def _copied_solution(source):
+    """The solution of part (ii) as another student wrote it, their machine written in."""
+    model = _machine(_other(COPIER))
+    return h.replace_solution(source, "simulate_solution", f"""
+machine = TwoLevelModel(inside=CostModel(ts={model.inside.ts}, tw={model.inside.tw}),
+                        between=CostModel(ts={model.between.ts}, tw={model.between.tw}))
+p = nodes * per_node
+network = TwoLevel(nodes, per_node)
+for m in range(p, m_max + 1):
+    ring_time = ring.simulate(p, m, model=machine, network=network, trace=False).time
+    doubling_time = doubling.simulate(p, m, model=machine, network=network,
+                                      trace=False).time
+    if ring_time < doubling_time:
+        return m
+return None
+""")
+
+
+def _two_level_reference(nodes, per_node, m_max, model):
+    """Every m from p to m_max, in order, until the simulated ring is strictly faster."""
+    p, network = nodes * per_node, TwoLevel(nodes, per_node)
+    for m in range(p, m_max + 1):
+        if (RING.simulate(p, m, model=model, network=network, trace=False).time
+                < DOUBLING.simulate(p, m, model=model, network=network, trace=False).time):
+            return m
+    return None
+
+
+# -- the typical bugs of part (i) ---------------------------------------------------------
+
+OFF_BY_ONE = '''
+log_p = p.bit_length() - 1
+slope = (log_p * p - 2 * (p - 1)) * tw
+if slope <= 0:
+    return None
+c = math.floor((2 * (p - 1) - log_p) * ts / slope) + 1
+x = (2 * (p - 1) * (ts + tw * c) - log_p * ts) / (log_p * tw)
+return max((c - 1) * p + 1, math.floor(x))        # the last m where the ring still loses
+'''
+
+NO_CEILING = '''
+log_p = p.bit_length() - 1
+slope = log_p - 2 * (p - 1) / p                   # the ring's words as m (p - 1) / p exactly
+if slope <= 0:
+    return None
+return math.floor((2 * (p - 1) - log_p) * ts / (slope * tw)) + 1
+'''
+
+AT_LEAST = '''
+log_p = p.bit_length() - 1
+slope = (log_p * p - 2 * (p - 1)) * tw
+if slope <= 0:
+    return None
+c = math.ceil((2 * (p - 1) - log_p) * ts / slope)   # the ring at least as fast
+x = (2 * (p - 1) * (ts + tw * c) - log_p * ts) / (log_p * tw)
+return max((c - 1) * p + 1, math.ceil(x))
+'''
+
+NATURAL_LOG = '''
+log_p = math.log(p)                               # ln p, not log2 p
+slope = (log_p * p - 2 * (p - 1)) * tw
+if slope <= 0:
+    return None
+c = math.floor((2 * (p - 1) - log_p) * ts / slope) + 1
+x = (2 * (p - 1) * (ts + tw * c) - log_p * ts) / (log_p * tw)
+return max((c - 1) * p + 1, math.floor(x) + 1)
+'''
+
+DERIVE_WITH_THE_LIBRARY = '''
+from collective_lib import selection
+for m in range(1, 5000):                          # right on the visible checks' machines
+    times = {c.name: c.predicted for c in selection.predict(
+        "allreduce", p, m, CostModel(ts=ts, tw=tw),
+        among=["ring_allreduce", "recursive_doubling_allreduce"])}
+    if times["ring_allreduce"] < times["recursive_doubling_allreduce"]:
+        return m
+return None
+'''
+
+# -- the typical bugs of part (ii) --------------------------------------------------------
+
+WITHOUT_THE_BOUND = '''
+p = nodes * per_node
+network = TwoLevel(nodes, per_node)
+m = p
+while True:                                       # never stops where the ring never wins
+    ring_time = ring.simulate(p, m, model=MACHINE, network=network, trace=False).time
+    doubling_time = doubling.simulate(p, m, model=MACHINE, network=network,
+                                      trace=False).time
+    if ring_time < doubling_time:
+        return m
+    m += 1
+'''
+
+WITHOUT_THE_NETWORK = '''
+p = nodes * per_node
+for m in range(p, m_max + 1):                     # a TwoLevelModel needs a TwoLevel network
+    ring_time = ring.simulate(p, m, model=MACHINE, trace=False).time
+    doubling_time = doubling.simulate(p, m, model=MACHINE, trace=False).time
+    if ring_time < doubling_time:
+        return m
+return None
+'''
+
+ONE_LEVEL = '''
+p = nodes * per_node
+for m in range(p, m_max + 1):                     # the nodes ignored: one level, costs between
+    ring_time = ring.simulate(p, m, model=MACHINE.between, trace=False).time
+    doubling_time = doubling.simulate(p, m, model=MACHINE.between, trace=False).time
+    if ring_time < doubling_time:
+        return m
+return None
+'''
+
+SIMULATE_WITH_THE_LIBRARY = '''
+from collective_lib.selection import simulated_winner
+p = nodes * per_node
+for m in range(p, m_max + 1):
+    best = simulated_winner("allreduce", p, m, MACHINE, TwoLevel(nodes, per_node),
+                            among=["ring_allreduce", "recursive_doubling_allreduce"])
+    if best.name == "ring_allreduce":
+        return m
+return None
+'''
+
+#: ``{student: changes}``: one bug per graded cell; the cells are independent.
+WRONG = {
+    "off_by_one": [("derive_solution", OFF_BY_ONE), ("simulate_solution", WITHOUT_THE_BOUND)],
+    "no_ceiling": [("derive_solution", NO_CEILING), ("simulate_solution", WITHOUT_THE_NETWORK)],
+    "at_least": [("derive_solution", AT_LEAST), ("simulate_solution", ONE_LEVEL)],
+    "natural_log": [("derive_solution", NATURAL_LOG),
+                    ("simulate_solution", SIMULATE_WITH_THE_LIBRARY)],
+    "library": [("derive_solution", DERIVE_WITH_THE_LIBRARY)],
+}
+
+
+def build_submissions(source):
+    built = h.submissions(source, WRONG)
+    built.update({student: source for student in SOLUTION_IDS})
+    built[COPIER] = _copied_solution(source)
+    return built
+
+
+graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+
+
+def _flat(text):
+    """``text`` with every run of white space made one blank (messages break their lines)."""
+    return " ".join(text.split())
+
+
+# Validate: a bug in each part as a student's saved notebook, with the messages Validate
+# must show. Neither is endless (one time limit in the whole module is enough), and each
+# fails a visible check on every machine of the variants (an off-by-one m lands on a tie).
+VALIDATE = {
+    "off_by_one_and_no_network": (
+        [("derive_solution", OFF_BY_ONE), ("simulate_solution", WITHOUT_THE_NETWORK)],
+        ["the ring is not strictly faster",
+         "two_level_switch_point(2, 2, 512) raised TypeError"]),
+}
+
+validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
+    source, {student: changes for student, (changes, _) in VALIDATE.items()}), [*VALIDATE],
+    written={"why_answer": "On two nodes the uplinks are shared ..."})
+
+
+def test_release_hides_solution_and_hidden_tests(graded):
+    course, _ = graded
+    h.assert_release_hides(course, ASSIGNMENT, [
+        "math.floor(x) + 1", "slope = (log_p", "_reference", "_CASES", "forbid_library_calls",
+        "for m in range(p, m_max + 1)", "moves **down**"],
+        shows=["def switch_point(p, ts, tw):",
+               "def two_level_switch_point(nodes, per_node, m_max=M_MAX):",
+               'VARIANT = variant("allreduce_switch_point")'], unanswered=2)
+
+
+def test_solution_gets_full_marks(graded):
+    h.assert_solution_full_marks(graded, ASSIGNMENT, set(CELLS), 10, by_hand={"why_answer": 2})
+
+
+def test_the_solution_gets_full_marks_on_every_machine(graded):
+    _, results = graded
+    assert len({_machine(s) for s in ("solution", *SOLUTION_IDS)}) == 1 + len(SOLUTION_IDS)
+    for student in SOLUTION_IDS:
+        h.assert_full_marks(results[student])
+
+
+@pytest.mark.parametrize("student, scores, messages", [
+    ("off_by_one", {"derive_tests": 0, "simulate_tests": 0},
+     {"derive_tests": "the ring is not strictly faster",
+      "simulate_tests": "two_level_switch_point(1, 2, 64) did not return within 3 s of real "
+                        "time"}),
+    ("no_ceiling", {"derive_tests": 0, "simulate_tests": 0},
+     {"derive_tests": "the ring is not strictly faster",
+      "simulate_tests": "two_level_switch_point(2, 2, 512) raised TypeError: model must be a "
+                        "CostModel, or a TwoLevelModel on a TwoLevel network"}),
+    ("at_least", {"derive_tests": 0, "simulate_tests": 0},
+     {"derive_tests": "the ring is not strictly faster",
+      "simulate_tests": "already strictly faster"}),
+    ("natural_log", {"derive_tests": 0, "simulate_tests": 0},
+     {"derive_tests": "already strictly faster",
+      "simulate_tests": "two_level_switch_point uses the library's `selection`; search by "
+                        "simulating the two catalog entries yourself"}),
+    ("library", {"derive_tests": 0, "simulate_tests": 4},
+     {"derive_tests": "switch_point uses the library's `predict`; derive the switch point "
+                      "from the two closed forms, written yourself"}),
+])
+def test_each_bug_costs_its_cell_with_a_helpful_message(graded, student, scores, messages):
+    _, results = graded
+    result = results[student]
+    assert {cell: result.scores[cell] for cell in CELLS} == scores, result.messages()
+    for cell, message in messages.items():
+        assert message in _flat(result.messages(cell)), result.messages(cell)
+
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("off_by_one", "derive_tests", "wrong_result"),
+    ("off_by_one", "simulate_tests", "time_limit"),
+    ("no_ceiling", "simulate_tests", "exception"),
+    ("natural_log", "simulate_tests", "uses_library"),
+    ("library", "derive_tests", "uses_library"),
+])
+def test_a_failed_check_records_its_kind(graded, student, cell, kind):
+    # the class report (python -m collective_lib.autograde.misconceptions) counts by cause
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
+
+
+def test_a_tie_is_named_as_one(graded):
+    _, results = graded
+    assert "(a tie: the ring must be strictly faster)" in _flat(
+        results["at_least"].messages("derive_tests"))
+
+
+def test_an_answer_copied_from_another_machine_fails_part_ii(graded):
+    # part (i) is general (it takes ts and tw) and passes, as any general answer should;
+    # part (ii) written for another student's machine fails on the copier's own
+    _, results = graded
+    result = results[COPIER]
+    assert {cell: result.scores[cell] for cell in CELLS} == {
+        "derive_tests": 4, "simulate_tests": 0}, result.messages()
+    text = _flat(result.messages("simulate_tests"))
+    found = re.search(r"two_level_switch_point\((\d+), (\d+), (\d+)\) returned (\w+)", text)
+    nodes, per_node, m_max = map(int, found.groups()[:3])
+    want = _two_level_reference(nodes, per_node, m_max, _machine(COPIER))
+    assert want is not None and str(want) != found.group(4)
+    assert not re.search(rf"\b{want}\b", text[found.end():]), (want, text)
+
+
+def test_no_message_gives_an_answer_away(graded):
+    # a failing call's message never states the m it should have returned
+    course, results = graded
+    text = h.released_text(course, ASSIGNMENT)
+    assert "885" not in text.replace("switch_point(8, 100, 1)", "")
+    for student in ("off_by_one", "no_ceiling", "at_least", "natural_log"):
+        message = _flat(results[student].messages("derive_tests"))
+        found = re.search(r"switch_point\((\d+), ([\d.e+-]+), ([\d.e+-]+)\) returned (\d+)",
+                          message)
+        p, ts, tw, got = int(found.group(1)), float(found.group(2)), float(found.group(3)), \
+            int(found.group(4))
+        model = CostModel(ts=ts, tw=tw)
+        want = next(m for m in range(1, 10 * got + 10)
+                    if RING.predict(p, m, model) < DOUBLING.predict(p, m, model))
+        assert want != got and not re.search(rf"\b{want}\b", message[found.end():]), (
+            student, want, message)
+
+
+def test_the_visible_checks_say_what_they_do_not_check(graded):
+    course, _ = graded
+    text = _flat(h.released_text(course, ASSIGNMENT)).replace('\\n" "', " ")
+    assert ("Not checked here (the graded tests check them): that None is right where it is "
+            "returned, that no smaller m wins" in text)
+
+
+test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
+    {student: v[1] for student, v in VALIDATE.items()})
