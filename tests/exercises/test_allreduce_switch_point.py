@@ -8,9 +8,10 @@ it by simulating the two catalog entries on a two-level machine, each student's 
 with different machines, an answer copied from another student's machine, and wrong,
 crashing, endless and library-calling submissions are autograded in one nbgrader run.
 
-To stay cheap, every wrong submission carries at most one bug per graded cell (the two cells
-are independent: part (ii) never calls part (i)), the endless one runs into one time limit
-(3 s), and Validate sees two of the bugs' notebooks, none of them endless.
+To stay cheap (the whole module takes about 45 s on a shared 2-core machine), every wrong
+submission carries at most one bug per graded cell (the two cells are independent: part (ii)
+never calls part (i)), the endless one runs into one time limit (3 s, 4.5 s under the
+checker's scale), and Validate sees one notebook with a bug in each part, not the endless one.
 """
 from __future__ import annotations
 
