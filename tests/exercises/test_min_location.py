@@ -236,3 +236,13 @@ def test_validate_cannot_judge_the_answers_of_iii(validated):
     # that it only checks that they are set (test_wrong_answers_cost_their_points)
     assert validated["wrong_answers"].passed
 
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("runner_on_pe_0", "runner_tests", "wrong_result"),
+    ("no_reduction", "runner_tests", "wrong_form"),
+])
+def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+    # a check in the part of a test cell students see fails with its cause too (not "other"),
+    # which the class report (python -m collective_lib.autograde.misconceptions) counts
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
