@@ -221,3 +221,15 @@ def test_the_closing_cell_says_so():
     text = " ".join(outro.source.split())
     assert "they keep rising with $n$, ever more slowly, and stay below" in text
     assert "$2\\sqrt{3(2L-3)/\\log_2 p}$" in text and "settle at" not in text
+
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("best_k_off_by_one", "best_k_tests", "wrong_result"),
+    ("excess_without_3bn", "excess_tests", "wrong_result"),
+    ("ratios_with_ln", "ratios_tests", "wrong_result"),
+])
+def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+    # a check in the part of a test cell students see fails with its cause too (not "other"),
+    # which the class report (python -m collective_lib.autograde.misconceptions) counts
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
