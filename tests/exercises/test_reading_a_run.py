@@ -256,3 +256,12 @@ validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDAT
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
     {student: f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
 
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("forgets_the_swap", "full_duplex_tests", "wrong_result"),
+])
+def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+    # a check in the part of a test cell students see fails with its cause too (not "other"),
+    # which the class report (python -m collective_lib.autograde.misconceptions) counts
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
