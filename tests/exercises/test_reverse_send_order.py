@@ -344,3 +344,13 @@ def test_a_library_call_through_a_computed_name_is_flagged(graded):
                                   "computed_name").auto_comment
     assert grade.needs_manual_grade
     assert "computed names" in comment and "importlib" in comment
+
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("largest_first", "time_tests", "wrong_form"),
+])
+def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+    # a check in the part of a test cell students see fails with its cause too (not "other"),
+    # which the class report (python -m collective_lib.autograde.misconceptions) counts
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
