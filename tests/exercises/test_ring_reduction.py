@@ -415,3 +415,12 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
             'each PE "\n      "in its own process, and that the program is your own work.")'
             in text)
 
+
+@pytest.mark.parametrize("student, cell, kind", [
+    ("direct", "time_tests", "wrong_time"),
+])
+def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+    # a check in the part of a test cell students see fails with its cause too (not "other"),
+    # which the class report (python -m collective_lib.autograde.misconceptions) counts
+    _, results = graded
+    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
