@@ -41,7 +41,7 @@ def test_source_notebook_has_proper_nbgrader_metadata(path):
     assert len(ids) == len(set(ids)), "grade_ids must be unique"
 
 
-# -- every hidden check that judges the submission says why it failed ----------------------------
+# -- every check of a graded cell that judges the submission says why it failed -----------------
 
 NOTEBOOK_CHECK = "# checks the notebook, not the submission"
 
@@ -58,47 +58,84 @@ def _hidden_regions(source):
     return regions
 
 
-def _plain_hidden_asserts(source):
-    """The first lines of the plain asserts in the cell's hidden tests that are not marked with
+def _plain_asserts(source):
+    """{"hidden": [...], "visible": [...]}: the first lines of the plain asserts of a graded
+    cell, in its hidden tests and in the part students see, that are not marked with
     NOTEBOOK_CHECK (on the assert's first line or on the line right above it)."""
     lines = source.splitlines()
     regions = _hidden_regions(source)
     asserts = sorted((node for node in ast.walk(ast.parse(source))
                       if isinstance(node, ast.Assert)), key=lambda node: node.lineno)
-    return [lines[node.lineno - 1].strip() for node in asserts
-            if any(start < node.lineno < end for start, end in regions)
-            and NOTEBOOK_CHECK not in lines[node.lineno - 1]
-            and lines[node.lineno - 2].strip() != NOTEBOOK_CHECK]
+    found = {"hidden": [], "visible": []}
+    for node in asserts:
+        if (NOTEBOOK_CHECK in lines[node.lineno - 1]
+                or node.lineno > 1 and lines[node.lineno - 2].strip() == NOTEBOOK_CHECK):
+            continue
+        hidden = any(start < node.lineno < end for start, end in regions)
+        found["hidden" if hidden else "visible"].append(lines[node.lineno - 1].strip())
+    return found
+
+
+def _kinds(source):
+    """The kind each CheckFailed(...) of a cell names: a constant, "<caught>.kind" for the kind
+    of an exception it passes on (`kind=err.kind`), or None where it names none (then the
+    failure counts as "other")."""
+    kinds = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "CheckFailed":
+            kind = (node.args[1:2] + [k.value for k in node.keywords if k.arg == "kind"]
+                    or [None])[0]
+            if isinstance(kind, ast.Constant):
+                kinds.append(kind.value)
+            elif isinstance(kind, ast.Attribute) and kind.attr == "kind":
+                kinds.append("<caught>.kind")
+            else:
+                kinds.append(None if kind is None else ast.unparse(kind))
+    return kinds
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_hidden_checks_name_their_kind_of_failure(path):
+def test_graded_checks_name_their_kind_of_failure(path):
     # A plain assert fails as kind "other", and the report of what the class got wrong
-    # (collective_lib.autograde.misconceptions) cannot say why: a hidden check of the
-    # submission raises CheckFailed(message, kind=...) instead. An assert that checks the
-    # instructor's own notebook (not the student's work) may stay, marked with NOTEBOOK_CHECK.
-    nb = nbformat.read(path, as_version=4)
-    plain = {cell.metadata.nbgrader["grade_id"]: found for cell in nb.cells
-             if cell.cell_type == "code" and (found := _plain_hidden_asserts(cell.source))}
-    assert not plain, (
-        f"plain asserts in hidden tests: {plain}\nraise CheckFailed(message, kind=...) "
-        f"(collective_lib.grading.KINDS) instead, or mark an assert that checks the notebook "
-        f"itself with {NOTEBOOK_CHECK!r}")
-    # a misspelt kind would raise ValueError only when a submission fails the check
+    # (collective_lib.autograde.misconceptions) cannot say why: a check of the submission, in
+    # the hidden tests or in the part of a graded cell students see (and run in Validate),
+    # raises CheckFailed(message, kind=...) instead. An assert that checks the instructor's own
+    # notebook (not the student's work) may stay, marked with NOTEBOOK_CHECK.
     from collective_lib.grading import KINDS
 
-    named = {kind.value for cell in nb.cells if cell.cell_type == "code"
-             for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Call)
-             and getattr(node.func, "id", None) == "CheckFailed"
-             for kind in node.args[1:2] + [k.value for k in node.keywords if k.arg == "kind"]
-             if isinstance(kind, ast.Constant)}
-    assert named <= set(KINDS), named - set(KINDS)
+    nb = nbformat.read(path, as_version=4)
+    graded = [cell for cell in nb.cells
+              if cell.cell_type == "code" and cell.metadata.nbgrader.get("grade")]
+    for part in ("hidden", "visible"):
+        plain = {cell.metadata.nbgrader["grade_id"]: found for cell in graded
+                 if (found := _plain_asserts(cell.source)[part])}
+        assert not plain, (
+            f"plain asserts in the {part} part of graded cells: {plain}\nraise "
+            f"CheckFailed(message, kind=...) (collective_lib.grading.KINDS) instead, or mark "
+            f"an assert that checks the notebook itself with {NOTEBOOK_CHECK!r}")
+    # a misspelt kind would raise ValueError only when a submission fails the check, and a
+    # CheckFailed without one counts as "other"
+    named = {cell.metadata.nbgrader["grade_id"]: set(_kinds(cell.source)) for cell in nb.cells
+             if cell.cell_type == "code"}
+    unknown = {gid: kinds - set(KINDS) - {"<caught>.kind"} for gid, kinds in named.items()
+               if kinds - set(KINDS) - {"<caught>.kind"}}
+    assert not unknown, f"CheckFailed with no kind or an unknown one: {unknown}"
 
 
-def test_the_plain_assert_finder_sees_hidden_asserts_only():
+def test_the_plain_assert_finder_tells_hidden_from_visible_asserts():
     source = ("assert visible, 'seen by students'\n### BEGIN HIDDEN TESTS\nfor x in xs:\n"
               "    assert (x ==\n            1), 'hidden'\n"
               f"    {NOTEBOOK_CHECK}\n    assert ok, 'the notebook was changed'\n"
               f"assert also_ok  {NOTEBOOK_CHECK}\n### END HIDDEN TESTS\nassert after\n"
+              f"{NOTEBOOK_CHECK}\nassert visible_but_marked\n"
               "### BEGIN HIDDEN TESTS\nassert second_region\n### END HIDDEN TESTS\n")
-    assert _plain_hidden_asserts(source) == ["assert (x ==", "assert second_region"]
+    assert _plain_asserts(source) == {"hidden": ["assert (x ==", "assert second_region"],
+                                      "visible": ["assert visible, 'seen by students'",
+                                                  "assert after"]}
+
+
+def test_the_kind_finder_sees_constants_caught_kinds_and_missing_ones():
+    source = ("raise CheckFailed('a', kind='wrong_result')\nraise CheckFailed('b', 'deadlock')\n"
+              "raise CheckFailed('c', kind=_err.kind)\nraise CheckFailed('d')\n"
+              "raise CheckFailed('e', kind=pick())\n")
+    assert _kinds(source) == ["wrong_result", "deadlock", "<caught>.kind", None, "pick()"]
