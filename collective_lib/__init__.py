@@ -13,7 +13,8 @@ from .model import CostModel, TwoLevelModel
 from .networks import FullyConnected, Hypercube, LinearArray, Mesh, Network, Ring, TwoLevel
 from .collectives import operations
 from .ops import compute, exchange, multi, recv, send, sendrecv
-from .simulator import Message, Run, simulate
+from .runs import Message, Run
+from .simulator import simulate
 
 __all__ = [
     "simulate", "Run", "Message", "CostModel", "TwoLevelModel",

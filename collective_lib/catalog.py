@@ -22,7 +22,8 @@ from .model import CostModel, TwoLevelModel
 from .networks import FullyConnected, Network
 from .collectives import operations
 from .limits import check_memory, default_max_ops
-from .simulator import Run, simulate
+from .runs import Run
+from .simulator import simulate
 from .validate import check_positive_int
 
 __all__ = ["Algorithm", "catalog", "register", "discover", "resolve_program", "optimal_params",

@@ -334,11 +334,15 @@ class Hypercube(Network):
         return (self.d,)
 
     def link_ids(self, src, dst):
-        ids, u, diff, d = [], src, src ^ dst, self.d
-        for i in range(diff.bit_length()):
-            if diff >> i & 1:
-                ids.append(u * d + i)
-                u ^= 1 << i
+        diff = src ^ dst
+        if not diff & (diff - 1):               # neighbours, as in most programs
+            return (src * self.d + diff.bit_length() - 1,) if diff else ()
+        ids, u, d = [], src, self.d
+        while diff:                             # the lowest differing bit first
+            low = diff & -diff
+            ids.append(u * d + low.bit_length() - 1)
+            u ^= low
+            diff ^= low
         return tuple(ids)
 
     @property

@@ -19,7 +19,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .catalog import resolve_program
-from .simulator import Run, simulate
+from .runs import Run
+from .simulator import simulate
 
 __all__ = ["record_run", "RecordedRun", "PEState"]
 
@@ -44,7 +45,7 @@ class PEState(NamedTuple):
 
 @dataclass
 class RecordedRun(Run):
-    """A :class:`~collective_lib.simulator.Run` with the states of every PE over time.
+    """A :class:`~collective_lib.runs.Run` with the states of every PE over time.
 
     ``states[pe]`` lists :class:`PEState` records in time order: one when the
     PE issued each operation (its state after the previous one completed) and

@@ -43,8 +43,7 @@ import heapq
 import inspect
 import sys
 from collections import defaultdict, deque
-from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Callable
 
 from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .limits import check_memory, default_max_ops
@@ -52,9 +51,10 @@ from .model import CostModel, TwoLevelModel
 from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network, TwoLevel
 from .ops import (MAX_WORDS, RECORDS, Compute, Multi, Recv, Send, SendRecv, check_operation,
                   shown, valid_rank, valid_time, valid_words)
+from .runs import LinkLoad, Message, Run
 from .validate import check_positive_int
 
-__all__ = ["simulate", "Run", "Message", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
+__all__ = ["simulate", "DEFAULT_MODEL", "schedule_resume", "start_programs"]
 
 DEFAULT_MODEL = CostModel(ts=1.0, tw=0.0)
 
@@ -64,78 +64,6 @@ _new = tuple.__new__                    # builds a record without its Python-lev
 _IDLE = -1                              # no receive posted
 _MULTI = -2                             # a multi() posted its receives (in the inbox)
 _LARGEST = sys.float_info.max           # a finite time is at most this
-
-
-class Message(NamedTuple):
-    """One transfer: who sent what to whom, when, and over which links."""
-    src: int
-    dst: int
-    start: float
-    end: float
-    words: int
-    payload: Any
-    path: tuple
-
-
-@dataclass
-class Run:
-    """The outcome of :func:`simulate`.
-
-    Attributes
-    ----------
-    results : list
-        The value each PE's program returned, indexed by rank.
-    time : float
-        The makespan: when the last PE returned.
-    finish_times : list of float
-        When each PE returned.
-    messages : list of Message
-        Every transfer in the order it was issued (empty unless ``trace=True``).
-    link_load : dict
-        ``{(u, v): number of transfers}`` that crossed each directed link.
-    p, network, model :
-        What the run was simulated on.
-    """
-    results: list
-    time: float
-    finish_times: list
-    messages: list
-    link_load: dict
-    p: int
-    network: Network
-    model: CostModel | TwoLevelModel
-    operations: int = 0
-
-    def step_starts(self) -> list:
-        """Distinct start times of the transfers, in increasing order: with unit-cost steps
-        (the default model) step ``s`` of a figure in the books begins at ``[s - 1]``."""
-        return sorted({m.start for m in self.messages})
-
-    def step(self, s: int) -> list:
-        """The messages that start in step ``s`` (counted from 1, as in the figures)."""
-        starts = self.step_starts()
-        if not 1 <= s <= len(starts):
-            raise ValueError(f"step must be in 1..{len(starts)}, got {s!r}")
-        return [m for m in self.messages if m.start == starts[s - 1]]
-
-    def received(self, pe: int, by: float = float("inf")) -> list:
-        """The messages PE ``pe`` had received by time ``by``."""
-        self._check_pe(pe)
-        return [m for m in self.messages if m.dst == pe and m.end <= by]
-
-    def informed(self, by: float) -> list:
-        """For a one-to-all pattern: the PEs that had received something by ``by``, or sent."""
-        knows = {m.src for m in self.messages if m.start < by}
-        knows |= {m.dst for m in self.messages if m.end <= by}
-        return sorted(knows)
-
-    def max_link_load(self) -> int:
-        """The largest number of transfers that crossed one directed link."""
-        return max(self.link_load.values(), default=0)
-
-    def _check_pe(self, pe):
-        if not isinstance(pe, int) or not 0 <= pe < self.p:
-            raise ValueError(f"PE must be in 0..{self.p - 1}, got {pe!r}")
 
 
 def _describe(op) -> str:
@@ -413,11 +341,31 @@ class _Engine:
             if len(routes) >= cap:
                 routes.clear()
             route = link_ids(src, dst)
-            if link_order is not None:      # a link's first use is always a cache miss
-                link_order.extend(link for link in route if not link_load[link])
-            route = routes[channel] = route[0] if len(route) == 1 else route
+            if len(route) == 1:             # as mostly; a link's first use is a cache miss
+                route = route[0]
+                if link_order is not None and not link_load[route]:
+                    link_order.append(route)
+            elif link_order is not None:
+                for link in route:
+                    if not link_load[link]:
+                        link_order.append(link)
+            routes[channel] = route
             return route
         return route_of
+
+    def _path_step(self):
+        """``(paths, path_of(channel, route))``: the links ``(u, v)`` of a traced transfer
+        from its route (None: the direct link), one tuple per channel that its messages
+        share; ``paths`` is read first (emptied when full)."""
+        paths, cap, link_pair, p = {}, self.route_cap, self.network.link_pair, self.p
+
+        def path_of(channel, route):
+            if len(paths) >= cap:
+                paths.clear()
+            path = paths[channel] = (divmod(channel, p),) if route is None else (
+                (link_pair(route),) if type(route) is int else tuple(map(link_pair, route)))
+            return path
+        return paths, path_of
 
     def _duration_step(self, durations, model):
         """``duration_of(key)``: ``model.transfer_time(words, hops)`` for ``key`` = words (one hop)
@@ -451,7 +399,7 @@ class _Engine:
         use_ports, use_links = model.ports != "all", self.use_links
         link_free, link_load, link_order = self.link_free, self.link_load, self.link_order
         routes, route_of = self.routes, self._route_step()
-        emit, path_of = self.emit, self.network.path
+        emit, (paths, path_of) = self.emit, self._path_step()
         duration_of = self._duration_step(durations, model)
         waiting, resume, inbox, ready_at, outstanding, current, agenda = (
             self.waiting, self.resume, self.inbox, self.ready_at, self.outstanding,
@@ -465,7 +413,7 @@ class _Engine:
                 if recv_free[dst] > start:
                     start = recv_free[dst]
             if not use_links:
-                key = words
+                key, route = words, None
             elif type(route := routes.get(channel)) is int or \
                     (route is None and type(route := route_of(channel, src, dst)) is int):
                 key = words                     # one link, as mostly: no loops
@@ -494,7 +442,8 @@ class _Engine:
                     link_free[link] = end
                     link_load[link] += 1
             if emit is not None:
-                emit(_new(Message, (src, dst, start, end, words, payload, path_of(src, dst))))
+                emit(_new(Message, (src, dst, start, end, words, payload,
+                                    paths.get(channel) or path_of(channel, route))))
             if not post:
                 return end
             # delivering, written out (deliver: a channel that holds something)
@@ -569,8 +518,8 @@ class _Engine:
             "use_ports use_links send_free recv_free link_free link_load link_order routes "
             "durations emit resume current outstanding ready_at waiting finish inbox deferred "
             "agenda times listen_first").split())
-        route_of, duration_of, path_of = self._route_step(), self._duration_step(
-            durations, self.model), self.network.path
+        route_of, duration_of, (paths, path_of) = self._route_step(), self._duration_step(
+            durations, self.model), self._path_step()
         eager, heappop, ops, now = not listen_first and levels is None, heapq.heappop, 0, 0.0
         while times:
             now = heappop(times)
@@ -609,7 +558,7 @@ class _Engine:
                             if recv_free[dst] > start:
                                 start = recv_free[dst]
                         if not use_links:
-                            key = words
+                            key, route = words, None
                         elif type(route := routes.get(channel)) is int or (
                                 route is None and type(route := route_of(channel, pe, dst)) is int):
                             key = words
@@ -639,7 +588,7 @@ class _Engine:
                                 link_load[link] += 1
                         if emit is not None:
                             emit(_new(Message, (pe, dst, start, end, words, payload,
-                                                path_of(pe, dst))))
+                                                paths.get(channel) or path_of(channel, route))))
                         # delivering and complete(dst, end), written out (see claim)
                         if waiting[dst] == pe:
                             waiting[dst] = _IDLE
@@ -787,13 +736,12 @@ class _Engine:
         if unreceived:
             raise UnreceivedMessageError(unreceived)
         link_load, network = self.link_load, self.network
-        if not self.use_links:
-            loads = {divmod(channel, p): link_load[channel] for channel in (
-                self.link_order if type(link_load) is list else link_load)}
-        elif self.link_order is None:
-            loads = {network.link_pair(link): n for link, n in link_load.items()}
-        else:
-            loads = {network.link_pair(link): link_load[link] for link in self.link_order}
+        if type(link_load) is list:         # the links by first use, then their counts
+            ids = self.link_order
+            counts = [link_load[link] for link in ids]
+        else:                               # a dict keeps that order itself
+            ids, counts = list(link_load), list(link_load.values())
+        loads = LinkLoad(network if self.use_links else None, ids, counts, p)
         self.link_load = self.link_free = self.routes = None
         return Run(results=self.resume, time=max(finish), finish_times=finish,
                    messages=self.messages, link_load=loads, p=p, network=network,

@@ -21,7 +21,8 @@ import numpy as np
 from ..errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from ..model import CostModel
 from ..ops import RECORDS, mapped, relay
-from ..simulator import DEFAULT_MODEL, Run, simulate
+from ..runs import Run
+from ..simulator import DEFAULT_MODEL, simulate
 from ._advice import explain_exception, format_value, name_of, quiet, root_list, same_value
 from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit

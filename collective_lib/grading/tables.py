@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..simulator import Run
+from ..runs import Run
 from ._advice import format_value, same_value
 from .failures import CheckFailed
 

@@ -17,8 +17,8 @@ from matplotlib.ticker import MaxNLocator
 
 from ..model import CostModel, TwoLevelModel
 from ..networks import TwoLevel
-from ..simulator import Run
-from ..wording import listing, number, plural
+from ..runs import Run
+from ..wording import number, plural
 from .descriptions import describe
 from ._drawing import load_colour_map, new_axes
 from .style import (FONT, LINK_COLOUR, MAX_DRAWN_CLIQUE, MAX_LABELLED, MIN_FONT, NODE_COLOUR,

@@ -16,7 +16,9 @@ def test_route_cache_stays_bounded_after_a_cyclic_all_to_all_on_a_torus():
     assert torus._route.cache_info().currsize == 0     # untraced runs route by link ids
     traced = simulate(alltoall_cyclic, p, data, network=torus, model=model)
     assert traced.link_load == run.link_load and len(traced.messages) == p * (p - 1)
-    info = torus._route.cache_info()         # the traced messages' paths
+    assert torus._route.cache_info().currsize == 0     # traced paths come from the routes
+    assert all(m.path == torus.path(m.src, m.dst) for m in traced.messages)
+    info = torus._route.cache_info()
     assert info.misses > ROUTE_CACHE_SIZE
     assert info.currsize <= ROUTE_CACHE_SIZE
 

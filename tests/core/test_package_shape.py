@@ -45,7 +45,7 @@ def test_package_reexports_exactly_its_modules_names(name):
 FLOORS = [
     {"errors", "validate", "ops", "model", "networks", "limits", "spans", "wording",
      "listing", "cm200.gray"},
-    {"trees", "coloring", "collectives", "packets", "groups", "cm200.schedules"},
+    {"trees", "coloring", "collectives", "packets", "groups", "runs", "cm200.schedules"},
     {"simulator", "embeddings"},
     {"catalog", "shared_memory"},
     {"algorithms", "recording", "summary", "mpi", "selection"},

@@ -25,7 +25,7 @@ from collective_lib.grading import programs
 from collective_lib.networks import FullyConnected
 from collective_lib.ops import Compute, Multi, Recv, Send, SendRecv, shown
 from collective_lib.shared_memory import CAS, FetchAdd, Marker, Pause, Read, Write
-from collective_lib.simulator import Message, Run
+from collective_lib.runs import Message, Run
 
 NAN, INF = float("nan"), float("inf")
 WORDS_RULE = "a message size must be a non-negative integer"
