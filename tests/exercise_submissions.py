@@ -9,7 +9,7 @@ another test module.
 """
 from __future__ import annotations
 
-__all__ = ["SPINS", "YIELDS_FOREVER", "validated_fixture", "validate_tests"]
+__all__ = ["SPINS", "YIELDS_FOREVER", "validated_fixture", "validate_tests", "visible_kind_test"]
 
 SPINS = '''
 while True:                           # never yields, never returns
@@ -76,3 +76,23 @@ def validate_tests(messages: dict) -> tuple:
             assert flat(message) in flat(result.text), (message, result.text)
 
     return test_validate_passes_the_solution, test_validate_reports_each_named_bug
+
+
+def visible_kind_test(cases):
+    """The test that each ``(student, cell, kind)`` of ``cases`` records its kind of failure,
+    for a module with a ``graded`` fixture: a check in the part of a test cell students see
+    fails with its cause too (not "other"), which the class report
+    (``python -m collective_lib.autograde.misconceptions``) counts. Use as::
+
+        test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
+            ("direct", "time_tests", "too_slow"),
+        ])
+    """
+    import pytest
+
+    @pytest.mark.parametrize("student, cell, kind", cases)
+    def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
+        _, results = graded
+        assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
+
+    return test_a_visible_check_records_its_kind_of_failure

@@ -19,7 +19,7 @@ import nbgrader_harness as h
 from collective_lib.algorithms.sync import lock_demo
 from collective_lib.shared_memory import simulate_shared
 from exercise_references import load_reference
-from exercise_submissions import SPINS, validate_tests, validated_fixture
+from exercise_submissions import SPINS, validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "broken_lock"
 
@@ -306,12 +306,7 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
     {student: f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("wrong_schedules", "both_inside_tests", "wrong_entry"),
     ("wrong_schedules", "two_lost_tests", "wrong_entry"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

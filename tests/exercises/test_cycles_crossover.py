@@ -21,7 +21,7 @@ import numpy as np
 import nbgrader_harness as h
 from collective_lib.autograde.variants import variant
 from collective_lib.cm200.models import d_cycles_time, one_cycle_time
-from exercise_submissions import validate_tests, validated_fixture
+from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "cycles_crossover"
 
@@ -148,7 +148,7 @@ def test_solution_gets_full_marks(graded):
 
 @pytest.mark.parametrize("student, scores, cell, message", [
     ("every_size", {"search_tests": 0, "predict_tests": 3}, "search_tests",
-     f"which is not a multiple of 2d BLOCKS = "),
+     "which is not a multiple of 2d BLOCKS = "),
     ("library", {"search_tests": 0, "predict_tests": 3}, "search_tests", "cycles_crossover"),
     ("spins", {"search_tests": 0, "predict_tests": 3}, "search_tests",
      "did not return within 10 s of real time"),
@@ -204,12 +204,7 @@ def test_an_answer_copied_from_another_variant_fails_without_the_right_values(gr
         assert want is None or not re.search(rf"\b{want}\b", rest), (want, rest)
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("every_size", "search_tests", "wrong_result"),
     ("sign", "predict_tests", "wrong_result"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

@@ -28,7 +28,7 @@ import pytest
 import nbgrader_harness as h
 from collective_lib.autograde.variants import variant
 from collective_lib.mpi import fit_ts_tw
-from exercise_submissions import validate_tests, validated_fixture
+from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "fit_and_predict"
 CELLS = ("fit_tests", "crossover_tests")
@@ -258,12 +258,7 @@ def test_no_message_states_the_constants_of_the_data(graded):
                 student, right)
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("fit_not_halved", "fit_tests", "wrong_result"),
     ("crossover_none_for_never", "crossover_tests", "wrong_form"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import validate_tests, validated_fixture
+from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "float_associativity"
 
@@ -164,11 +164,6 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
     {student: f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("signed_difference", "difference_tests", "wrong_result"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import validate_tests, validated_fixture
+from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "gray_codes"
 
@@ -167,12 +167,7 @@ def test_no_message_states_a_code_or_index_that_was_expected(graded):
             "do not differ in bit", ""), (student, text)
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("wrong_gray", "gray_tests", "wrong_result"),
     ("off_by_one", "transitions_tests", "wrong_result"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import SPINS, validate_tests, validated_fixture
+from exercise_submissions import SPINS, validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "grid_alltoall"
 
@@ -221,13 +221,8 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
             in h.released_text(course, ASSIGNMENT))
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("arrival_order", "correctness_tests", "wrong_result"),
     ("direct", "time_tests", "too_slow"),
     ("forgets_words", "time_tests", "message_size"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

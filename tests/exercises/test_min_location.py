@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import validate_tests, validated_fixture
+from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "min_location"
 
@@ -237,12 +237,7 @@ def test_validate_cannot_judge_the_answers_of_iii(validated):
     assert validated["wrong_answers"].passed
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("runner_on_pe_0", "runner_tests", "wrong_result"),
     ("no_reduction", "runner_tests", "wrong_form"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

@@ -21,7 +21,7 @@ from collective_lib import CostModel
 from collective_lib.algorithms.broadcast import sanders_optimal_k
 from collective_lib.grading import pipelined_broadcast_time
 from collective_lib.trees import tree_height
-from exercise_submissions import validate_tests, validated_fixture
+from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "pipelining_theorem_13_3"
 
@@ -223,13 +223,8 @@ def test_the_closing_cell_says_so():
     assert "$2\\sqrt{3(2L-3)/\\log_2 p}$" in text and "settle at" not in text
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("best_k_off_by_one", "best_k_tests", "wrong_result"),
     ("excess_without_3bn", "excess_tests", "wrong_result"),
     ("ratios_with_ln", "ratios_tests", "wrong_result"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

@@ -21,7 +21,7 @@ import pytest
 
 import nbgrader_harness as h
 from collective_lib.autograde.variants import variant
-from exercise_submissions import validate_tests, validated_fixture
+from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
 
 ASSIGNMENT = "reading_a_run"
 
@@ -257,11 +257,6 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
     {student: f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("forgets_the_swap", "full_duplex_tests", "wrong_result"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

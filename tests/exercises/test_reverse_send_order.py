@@ -15,7 +15,8 @@ import pytest
 import nbgrader_harness as h
 from collective_lib import CostModel, catalog, simulate
 from exercise_references import load_reference
-from exercise_submissions import SPINS, YIELDS_FOREVER, validate_tests, validated_fixture
+from exercise_submissions import (SPINS, YIELDS_FOREVER, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "reverse_send_order"
 SOLUTION_CELL = "smallest_first_solution"
@@ -346,11 +347,6 @@ def test_a_library_call_through_a_computed_name_is_flagged(graded):
     assert "computed names" in comment and "importlib" in comment
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("largest_first", "time_tests", "wrong_form"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}

@@ -25,7 +25,8 @@ from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_op
 from collective_lib.viz import values_table
 from exercise_references import load_reference
-from exercise_submissions import SPINS, YIELDS_FOREVER, validate_tests, validated_fixture
+from exercise_submissions import (SPINS, YIELDS_FOREVER, validate_tests, validated_fixture,
+                                  visible_kind_test)
 from traces import trace
 
 ASSIGNMENT = "ring_reduction"
@@ -416,11 +417,6 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
             in text)
 
 
-@pytest.mark.parametrize("student, cell, kind", [
+test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("direct", "time_tests", "wrong_time"),
 ])
-def test_a_visible_check_records_its_kind_of_failure(graded, student, cell, kind):
-    # a check in the part of a test cell students see fails with its cause too (not "other"),
-    # which the class report (python -m collective_lib.autograde.misconceptions) counts
-    _, results = graded
-    assert results[student].cell(cell).metadata["collective_lib"] == {"failure": kind}
