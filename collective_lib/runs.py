@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .model import CostModel, TwoLevelModel
+from .model import CostModel, LogGPModel, TwoLevelModel
 from .networks import Network
 
 __all__ = ["Run", "Message", "LinkLoad"]
@@ -51,7 +51,7 @@ class Run:
     link_load: Mapping
     p: int
     network: Network
-    model: CostModel | TwoLevelModel
+    model: CostModel | TwoLevelModel | LogGPModel
     operations: int = 0
 
     def step_starts(self) -> list:
