@@ -169,7 +169,7 @@ def draw_two_level(network, *, link_load=None, model=None, ax=None, title=None):
                 ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10,
                                              zorder=2, gid="external", **style(load)))
                 if link_load is not None:
-                    ax.text(lx + side * 0.12, (edge + (-0.25 if below else 0.25)) / 2,
+                    ax.text(lx + side * 0.2, (edge + (-0.25 if below else 0.25)) / 2,
                             str(load), ha="right" if up else "left", va="center",
                             fontsize=FONT, gid="load")
     if network.nodes > 1:
