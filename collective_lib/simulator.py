@@ -29,6 +29,8 @@ Rules
   ``"half-duplex"``, a single port for both; ``"all"``, only links limit a PE.  Under
   a :class:`~collective_lib.model.TwoLevelModel` a transfer takes the ports, port
   model and ``transfer_time`` of its level (inside a node or between nodes).
+* Under a :class:`~collective_lib.model.LogGPModel` (on ``FullyConnected(p)`` only) a send
+  completes after the overhead o, before its message arrives (the model's docstring).
 * Every record is checked as it is issued, also one a program built without the
   constructors of :mod:`~collective_lib.ops`: a bad size, time or rank raises a
   ValueError naming the PE, the record and the value.
@@ -47,7 +49,7 @@ from typing import Callable
 
 from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .limits import check_memory, default_max_ops
-from .model import CostModel, TwoLevelModel
+from .model import CostModel, LogGPModel, TwoLevelModel
 from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network, TwoLevel
 from .ops import (MAX_WORDS, RECORDS, Compute, Multi, Recv, Send, SendRecv, check_operation,
                   shown, valid_rank, valid_time, valid_words)
@@ -109,9 +111,10 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
         PE ``i`` gets ``inputs[i]``, or ``inputs(i)`` when callable, or ``None``.
     network : Network, optional
         Defaults to ``FullyConnected(p)``; its ``p`` must equal ``p``.
-    model : CostModel or TwoLevelModel, optional
+    model : CostModel, TwoLevelModel or LogGPModel, optional
         Defaults to ``CostModel(ts=1.0, tw=0.0)``, so that times count steps; a
-        :class:`~collective_lib.model.TwoLevelModel` needs a ``TwoLevel`` network.
+        :class:`~collective_lib.model.TwoLevelModel` needs a ``TwoLevel`` network, a
+        :class:`~collective_lib.model.LogGPModel` a ``FullyConnected`` one.
     trace : bool or callable
         ``True``: record every message in ``Run.messages``.  ``False``: record
         none (for large runs; ``link_load`` is kept).  A callable: stream the
@@ -156,10 +159,13 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
     if network.p != p:
         raise ValueError(f"the network has {network.p} PEs but p={p}")
     model = DEFAULT_MODEL if model is None else model
-    if not isinstance(model, CostModel) and not (isinstance(model, TwoLevelModel) and
-                                                 isinstance(network, TwoLevel)):
+    if type(model) is LogGPModel and not isinstance(network, FullyConnected):
+        raise ValueError(f"a LogGPModel has no links and no levels (L is the latency between "
+                         f"any two PEs): run it on FullyConnected(p), got network={network!r}")
+    if not isinstance(model, (CostModel, LogGPModel)) and not (
+            isinstance(model, TwoLevelModel) and isinstance(network, TwoLevel)):
         raise TypeError(f"model must be a CostModel, or a TwoLevelModel on a TwoLevel network; "
-                        f"got model={model!r} on network={network!r}")
+                        f"got model={model!r} on network={network!r} (or a LogGPModel)")
     if max_ops is not None:
         check_positive_int("max_ops", max_ops)
     if not (isinstance(trace, bool) or callable(trace)):
@@ -277,7 +283,8 @@ class _Engine:
         levels = self.levels = model.levels if type(model) is TwoLevelModel else None
         kinds = [level.ports for level in levels or (model,)]   # levels: inside, between
         self.use_ports = any(kind != "all" for kind in kinds)   # "all": only links limit a PE
-        self.listen_first = "half-duplex" in kinds     # one port, receiving only when listening
+        self.loggp = type(model) is LogGPModel          # its own claim (LogGP sends are eager)
+        self.listen_first = "half-duplex" in kinds and not self.loggp  # receiving when listening
         send_free = [[0.0] * p for _ in kinds]          # when each port is free, per level
         recv_free = [free if kind == "half-duplex" else [0.0] * p for free, kind in zip(
             send_free, kinds)]                          # half-duplex: one port
@@ -370,13 +377,11 @@ class _Engine:
     def _duration_step(self, durations, model):
         """``duration_of(key)``: ``model.transfer_time(words, hops)`` for ``key`` = words (one hop)
         or (words, hops), kept in ``durations``, which a claim reads first (few keys per run)."""
-        transfer_time = model.transfer_time
-
         def duration_of(key):
             if len(durations) >= 4096:
                 durations.clear()
             words, hops = (key, 1) if type(key) is int else key
-            duration = durations[key] = transfer_time(words, hops)
+            duration = durations[key] = model.transfer_time(words, hops)
             return duration
         return duration_of
 
@@ -390,6 +395,8 @@ class _Engine:
         route are free, holds them all for ``model.transfer_time(words, hops)``
         (``duration_of``), counts it on its links and traces it.
         """
+        if self.loggp:
+            return self._loggp_claim_step(deliver, complete)
         if self.levels is not None and level is None:   # the claim of the transfer's level
             claims = [self._claim_step(deliver, complete, level) for level in (0, 1)]
             return lambda u, v, *rest: claims[self.network.level(u, v)](u, v, *rest)
@@ -469,11 +476,49 @@ class _Engine:
             return end
         return claim
 
+    def _loggp_claim_step(self, deliver, complete):
+        """``claim`` under a LogGPModel (its docstring has the rules): a message holds the
+        sender's CPU for o, then its streams (``inject``, ``take``) for ``occupancy``; it is
+        delivered at its arrival, and ``claim`` returns when the sender's CPU is free."""
+        model, p, inf = self.model, self.p, float("inf")
+        o, costs, cpu, inject = model.o, {}, [0.0] * p, [-inf] * p   # costs: words -> its costs
+        take = inject if model.ports == "half-duplex" else [-inf] * p  # one stream, or two
+        link_load, link_order, emit, (paths, path_of) = \
+            self.link_load, self.link_order, self.emit, self._path_step()
+        waiting, resume, inbox = self.waiting, self.resume, self.inbox
+
+        def claim(src, dst, channel, payload, words, t, post=True):
+            if (cost := costs.get(words)) is None:
+                if len(costs) >= 4096:
+                    costs.clear()
+                cost = costs[words] = (model.occupancy(words), o + model.wire(words) + model.L)
+            occupancy, flight = cost
+            start = max(t, cpu[src], inject[src])
+            cpu[src], inject[src] = start + o, start + occupancy
+            end = take[dst] = max(start + flight, take[dst] + occupancy)
+            if not link_load[channel]:
+                link_order.append(channel)
+            link_load[channel] += 1
+            if emit is not None:
+                emit(_new(Message, (src, dst, start, end, words, payload,
+                                    paths.get(channel) or path_of(channel, None))))
+            if waiting[dst] == src:
+                waiting[dst] = _IDLE
+                resume[dst] = payload
+                complete(dst, end)
+            elif channel in inbox:
+                deliver(dst, channel, end, payload)
+            else:
+                inbox[channel] = (end, payload)
+            return cpu[src]
+        return claim
+
     def _complete_step(self):
         """``complete(pe, end)``: a part of the operation PE pe waits on ended at ``end``;
         after its last part the PE is resumed when the latest of them ended."""
         ready_at, outstanding, current, agenda = \
             self.ready_at, self.outstanding, self.current, self.agenda
+        take_in = self.model.o if self.loggp else None
 
         def complete(pe, end):
             if end > ready_at[pe]:
@@ -482,7 +527,10 @@ class _Engine:
             if not outstanding[pe]:
                 current[pe] = None
                 agenda[ready_at[pe]].append(pe)
-        return complete
+
+        def take(pe, arrival):      # LogGP: the CPU takes it in for o once free (ready_at)
+            complete(pe, (arrival if arrival > ready_at[pe] else ready_at[pe]) + take_in)
+        return complete if take_in is None else take
 
     def _deliver_step(self, complete):
         """``deliver(dst, channel, end, payload)``: a transfer that ends at ``end`` reaches
@@ -520,7 +568,8 @@ class _Engine:
             "agenda times listen_first").split())
         route_of, duration_of, (paths, path_of) = self._route_step(), self._duration_step(
             durations, self.model), self._path_step()
-        eager, heappop, ops, now = not listen_first and levels is None, heapq.heappop, 0, 0.0
+        eager = not listen_first and levels is None and not self.loggp
+        heappop, ops, now, take_in = heapq.heappop, 0, 0.0, self.model.o if self.loggp else 0.0
         while times:
             now = heappop(times)
             for pe in agenda[now]:                  # the bucket may grow while we run it
@@ -673,6 +722,7 @@ class _Engine:
                             arrival, box[key] = arrived
                             if arrival > ready:
                                 ready = arrival
+                            ready += take_in    # LogGP's o, after the CPU is free (ready)
                         elif listen_first and channel in deferred:
                             # A half-duplex sender waits for this receive: its transfer starts.
                             payload, words = _dequeue(deferred, channel)

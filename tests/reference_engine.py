@@ -5,15 +5,18 @@ flattened for speed: one function per rule (claim a transfer's resources,
 post a send, post a receive, complete a part), routes as tuples of ``(u, v)``
 links and every queue a deque.  Under a :class:`TwoLevelModel` a transfer
 takes the ports, the port model and the ``transfer_time`` of its level.
+Under a :class:`LogGPModel` a message holds its sender's CPU for ``o`` and its
+streams for ``max(g, (m - 1) G)`` (the model's docstring): each PE's CPU and
+streams are kept here as plain "free from" times, the CPU's also for receives.
 ``tests/core/test_simulator_reference.py`` and ``tests/core/test_two_level.py``
-hold the simulator to it.
+hold the simulator to it, and ``tests/core/test_loggp.py`` under LogGP.
 """
 import heapq
 import random
 from collections import defaultdict, deque
 
-from collective_lib import (DeadlockError, Message, TwoLevelModel, UnreceivedMessageError,
-                            multi, recv, send, sendrecv, compute)
+from collective_lib import (DeadlockError, LogGPModel, Message, TwoLevelModel,
+                            UnreceivedMessageError, multi, recv, send, sendrecv, compute)
 from collective_lib.ops import Compute, Multi, Recv, Send, SendRecv
 from collective_lib.simulator import _describe
 
@@ -21,7 +24,9 @@ from collective_lib.simulator import _describe
 def reference(program, p, inputs, network, model):
     """(results, finish times, messages, link_load items, operations) of one run."""
     gens = [program(me, p, inputs[me]) for me in range(p)]
-    two_level = isinstance(model, TwoLevelModel)
+    two_level, loggp = isinstance(model, TwoLevelModel), isinstance(model, LogGPModel)
+    cpu = [0.0] * p                     # LogGP: when each PE's CPU is free of overheads
+    stream_free = defaultdict(lambda: float("-inf"))    # LogGP: (direction, pe) -> free from
     port_free = defaultdict(float)      # (level, "send" or "recv", pe) -> when it is free
 
     def level_of(src, dst):
@@ -30,7 +35,7 @@ def reference(program, p, inputs, network, model):
         return level, model.level(level) if two_level else model
 
     def listens(src, dst):
-        return level_of(src, dst)[1].ports == "half-duplex"
+        return not loggp and level_of(src, dst)[1].ports == "half-duplex"
 
     def ports(src, dst):
         """The keys of the ports a transfer holds: none under "all", one port per PE
@@ -52,7 +57,33 @@ def reference(program, p, inputs, network, model):
         heapq.heappush(events, (t, seq, pe))
         seq += 1
 
+    def loggp_transfer(src, dst, payload, words, t):
+        """(when the sender's CPU is free again, arrival) of a LogGP message."""
+        out, into = (("inject", src), ("take", dst)) if model.ports == "full-duplex" else \
+            (("stream", src), ("stream", dst))
+        wire = max(words - 1, 0) * model.G
+        held = max(model.g, wire)
+        start = max(t, cpu[src], stream_free[out])
+        cpu[src] = start + model.o
+        stream_free[out] = start + held
+        arrival = max(start + model.o + wire + model.L, stream_free[into] + held)
+        stream_free[into] = arrival
+        path = network.path(src, dst)
+        for link in path:
+            link_load[link] = link_load.get(link, 0) + 1
+        messages.append(Message(src, dst, start, arrival, words, payload, path))
+        return cpu[src], arrival
+
+    def taken(pe, arrival, t):
+        """When a receive part that may end at t ends: LogGP takes the message in."""
+        if not loggp:
+            return max(arrival, t)
+        cpu[pe] = max(arrival, t, cpu[pe]) + model.o
+        return cpu[pe]
+
     def transfer(src, dst, payload, words, t):
+        if loggp:
+            return loggp_transfer(src, dst, payload, words, t)
         path = network.path(src, dst)
         held = ports(src, dst)
         direct = network.direct and held
@@ -66,7 +97,7 @@ def reference(program, p, inputs, network, model):
         for link in path:
             link_load[link] = link_load.get(link, 0) + 1
         messages.append(Message(src, dst, start, end, words, payload, path))
-        return end
+        return end, end
 
     def complete(pe, end, slot=None, payload=None):
         if slot is not None:
@@ -85,23 +116,23 @@ def reference(program, p, inputs, network, model):
     def post_send(src, dst, payload, words, t):
         if waiting[(src, dst)]:
             slot = waiting[(src, dst)].popleft()
-            end = transfer(src, dst, payload, words, t)
-            complete(dst, end, slot, payload)
+            end, arrival = transfer(src, dst, payload, words, t)
+            complete(dst, taken(dst, arrival, t), slot, payload)
             complete(src, end)
         elif listens(src, dst):
             deferred[(src, dst)].append((payload, words))
         else:
-            end = transfer(src, dst, payload, words, t)
-            inbox[(src, dst)].append((end, payload))
+            end, arrival = transfer(src, dst, payload, words, t)
+            inbox[(src, dst)].append((arrival, payload))
             complete(src, end)
 
     def post_recv(pe, src, slot, t):
         if inbox[(src, pe)]:
             end, payload = inbox[(src, pe)].popleft()
-            complete(pe, max(end, t), slot, payload)
+            complete(pe, taken(pe, end, t), slot, payload)
         elif deferred[(src, pe)]:
             payload, words = deferred[(src, pe)].popleft()
-            end = transfer(src, pe, payload, words, t)
+            end, _ = transfer(src, pe, payload, words, t)
             complete(pe, end, slot, payload)
             complete(src, end)
         else:
@@ -118,6 +149,7 @@ def reference(program, p, inputs, network, model):
             continue
         ops += 1
         ready_at[pe] = now
+        cpu[pe] = max(cpu[pe], now)
         current[pe] = op
         if isinstance(op, Compute):
             current[pe] = None
