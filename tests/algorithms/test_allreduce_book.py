@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from collective_lib import (CostModel, FullyConnected, TwoLevel, TwoLevelModel, catalog,
-                            selection)
+from collective_lib import (CostModel, FullyConnected, LogGPModel, TwoLevel, TwoLevelModel,
+                            catalog, selection)
 from collective_lib.networks import Ring
 from collective_lib.ops import size_in_words
 from collective_lib.viz import optimal_params
@@ -15,6 +15,8 @@ from collective_lib.viz import optimal_params
 #: Where each claim of the chapter's prose ("never", "at most", "exactly", ...) is checked
 #: (tests/notebooks/test_prose_claims.py).
 PROSE_CLAIMS = {
+    "A selector priced\nwith $t_s + t_w m$ alone would never choose the flat tree for short messages":
+        "test_loggp_turns_the_choice_of_a_short_broadcast",
     "The simulator agrees\nexactly, on a ring network as on a fully connected one, for any $p$":
         "test_ring_allreduce_takes_its_closed_form_on_a_ring_and_fully_connected",
 }
@@ -246,3 +248,45 @@ def test_mpichs_switch_falls_between_100_and_1000_words():
     for p in PS:
         assert mpich_choice("allreduce", p, 100, cvars) == "recursive doubling"
         assert mpich_choice("allreduce", p, 1000, cvars) == "reduce-scatter + allgather"
+
+
+# -- 8.5: the LogP family ---------------------------------------------------------------------
+
+LOGGP = LogGPModel(L=10, o=0.5, g=1, G=0.25)
+
+
+def _broadcast_time(name, m, model, p=8):
+    return entry(name).simulate(p, m, model=model, network=FullyConnected(p), trace=False).time
+
+
+def test_the_mapping_prices_one_message_alike():
+    flat = LOGGP.as_cost_model()
+    assert (flat.ts, flat.tw) == (2 * LOGGP.o + LOGGP.L - LOGGP.G, LOGGP.G)
+    for m in (1, 2, 7, 1000):
+        one = [_broadcast_time("naive_broadcast", m, model, p=2) for model in (flat, LOGGP)]
+        assert one[0] == one[1] == flat.ts + flat.tw * m
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 8, 13, 16])
+def test_loggp_turns_the_choice_of_a_short_broadcast(p):
+    """Under ts + tw m the binomial tree beats the naive broadcast for one word (from p = 4),
+    under LogGP the naive one wins (the root injects every g, the latencies overlap); with
+    1000 words both models pick the binomial tree; the chapter's figures at p = 8."""
+    flat, o, L, g, G = LOGGP.as_cost_model(), LOGGP.o, LOGGP.L, LOGGP.g, LOGGP.G
+    rounds = math.ceil(math.log2(p))
+    naive = [_broadcast_time("naive_broadcast", 1, model, p) for model in (flat, LOGGP)]
+    binomial = [_broadcast_time("binomial_broadcast", 1, model, p) for model in (flat, LOGGP)]
+    assert naive == [(p - 1) * flat.ts + (p - 1) * flat.tw, (p - 2) * g + 2 * o + L]
+    assert binomial[0] == rounds * (flat.ts + flat.tw)
+    # LogGP: a chain of log2 p forwards of o + L + o; off powers of two a root's later
+    # sends start a gap after its first and may end the broadcast sooner
+    assert binomial[1] == rounds * (2 * o + L) if p & (p - 1) == 0 else \
+        binomial[1] <= rounds * (2 * o + L)
+    if p >= 4:
+        assert binomial[0] < naive[0] and naive[1] < binomial[1]
+    long_naive = [_broadcast_time("naive_broadcast", 1000, model, p) for model in (flat, LOGGP)]
+    long_binomial = [_broadcast_time("binomial_broadcast", 1000, model, p)
+                     for model in (flat, LOGGP)]
+    assert long_naive[1] == (p - 2) * max(g, 999 * G) + 2 * o + 999 * G + L
+    if p >= 4:
+        assert all(b < n for b, n in zip(long_binomial, long_naive))

@@ -32,6 +32,8 @@ NAMED = {
     "casanova2014": r"Casanova\s+et al",
     "casanova2002": r"Casanova and Marchal",
     "patarasuk2009": r"Patarasuk",
+    "culler1993": r"Culler",
+    "alexandrov1995": r"Alexandrov",
 }
 
 
