@@ -205,8 +205,10 @@ def test_the_sqlite_url_of_the_workers_waits_for_the_lock():
 def test_the_batches_keep_every_worker_busy():
     assert classgrade.batch_size(8, 2) == 4             # one nbgrader run per worker
     assert classgrade.batch_size(3, 2) == 2
-    assert classgrade.batch_size(20, 2) == 5            # 4 runs of 5, not 8 + 8 + 4
-    assert classgrade.batch_size(100, 2) == classgrade.MAX_BATCH
+    assert classgrade.batch_size(20, 2) == 10           # 2 runs of 10, not 16 + 4
+    assert classgrade.batch_size(40, 2) == 10           # 4 runs of 10, not 16 + 16 + 8
+    assert classgrade.batch_size(128, 2) == classgrade.MAX_BATCH == 16
+    assert classgrade.batch_size(100, 2) == 13          # 8 runs of at most 13, not 16
     assert classgrade.batch_size(40, 8) == 5
     assert classgrade.batch_size(1, 8) == 1
 
