@@ -13,8 +13,8 @@ import pytest
 
 from collective_lib import CostModel, catalog, simulate
 from collective_lib.algorithms.allreduce import (
-    double_binary_tree_allreduce, double_tree_reduction_plan, hierarchical_allreduce,
-    recursive_doubling_allreduce, recursive_halving_doubling_allreduce, ring_allreduce)
+    double_tree_reduction_plan, hierarchical_allreduce, recursive_doubling_allreduce,
+    recursive_halving_doubling_allreduce, ring_allreduce)
 from collective_lib.algorithms.broadcast import two_tree_plan
 from collective_lib.algorithms.reduce import hypercube_allreduce, rabenseifner_allreduce
 from collective_lib.collectives import add

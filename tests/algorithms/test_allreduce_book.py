@@ -9,7 +9,6 @@ import pytest
 from collective_lib import (CostModel, FullyConnected, LogGPModel, TwoLevel, TwoLevelModel,
                             catalog, selection)
 from collective_lib.networks import Ring
-from collective_lib.ops import size_in_words
 from collective_lib.viz import optimal_params
 
 #: Where each claim of the chapter's prose ("never", "at most", "exactly", ...) is checked
