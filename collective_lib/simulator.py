@@ -164,8 +164,8 @@ def simulate(program: Callable, p: int, inputs=None, *, network: Network | None 
                          f"any two PEs): run it on FullyConnected(p), got network={network!r}")
     if not isinstance(model, (CostModel, LogGPModel)) and not (
             isinstance(model, TwoLevelModel) and isinstance(network, TwoLevel)):
-        raise TypeError(f"model must be a CostModel, or a TwoLevelModel on a TwoLevel network; "
-                        f"got model={model!r} on network={network!r} (or a LogGPModel)")
+        raise TypeError(f"model must be a CostModel, a LogGPModel, or a TwoLevelModel on a "
+                        f"TwoLevel network; got model={model!r} on network={network!r}")
     if max_ops is not None:
         check_positive_int("max_ops", max_ops)
     if not (isinstance(trace, bool) or callable(trace)):

@@ -69,8 +69,9 @@ def test_bad_shapes_and_levels_are_refused_by_name(call, message):
 def test_a_model_per_level_needs_cost_models_and_a_two_level_network():
     with pytest.raises(TypeError, match="TwoLevelModel between must be a CostModel, got 3"):
         TwoLevelModel(inside=CostModel(), between=3)
-    with pytest.raises(TypeError, match=r"model must be a CostModel, or a TwoLevelModel on a "
-                                        r"TwoLevel network; got model=TwoLevelModel\(.*\) on "
+    with pytest.raises(TypeError, match=r"model must be a CostModel, a LogGPModel, or a "
+                                        r"TwoLevelModel on a TwoLevel network; got "
+                                        r"model=TwoLevelModel\(.*\) on "
                                         r"network=Ring\(4\)"):
         simulate(_to_next_node, 4, network=Ring(4), model=TwoLevelModel())
     with pytest.raises(TypeError, match="got model='fast' on network=TwoLevel"):
