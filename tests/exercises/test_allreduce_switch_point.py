@@ -242,7 +242,7 @@ def test_the_solution_gets_full_marks_on_every_machine(graded):
     ("no_ceiling", {"derive_tests": 0, "simulate_tests": 0},
      {"derive_tests": "the ring is not strictly faster",
       "simulate_tests": "two_level_switch_point(2, 2, 512) raised TypeError: model must be a "
-                        "CostModel, or a TwoLevelModel on a TwoLevel network"}),
+                        "CostModel, a LogGPModel, or a TwoLevelModel on a TwoLevel network"}),
     ("at_least", {"derive_tests": 0, "simulate_tests": 0},
      {"derive_tests": "the ring is not strictly faster",
       "simulate_tests": "already strictly faster"}),
