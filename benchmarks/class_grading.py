@@ -13,7 +13,11 @@ it twice from the same state:
 
 It prints each run's wall time, the time per submission, the speed-up over the
 sequential run and the goal (0.8 N), and checks that every run gave the same
-grades. Grading needs root (the sandbox); the script says so and exits with 2
+grades. First it measures what the machine itself gives N processes: the same
+piece of pure-Python work (allocation and interpretation, as grading does) run
+alone and as N copies at once, taking turns (``--ceiling-rounds``); N times
+the time alone over the time together is the most any N workers can reach, and
+each speed-up is also given as a share of it. Grading needs root (the sandbox); the script says so and exits with 2
 when it cannot grade. It never fails on speed.
 
     python benchmarks/class_grading.py                       # cycles_crossover, 8 students
@@ -25,6 +29,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,6 +45,32 @@ import nbgrader_harness as h  # noqa: E402
 
 #: A wrong answer for the first solution cell: the submission still runs every check.
 WRONG = "raise ValueError('not done')"
+
+#: About a second of pure-Python work on one core; prints its own wall time.
+CEILING_WORK = """
+import time
+start = time.perf_counter()
+for _ in range(24):
+    table = {str(i): [i, i * i] for i in range(50_000)}
+    total = sum(v[1] % 7 for v in table.values())
+print(time.perf_counter() - start)
+"""
+
+
+def machine_ceiling(workers: int, rounds: int) -> tuple:
+    """``(ceiling, seconds alone, seconds together)``: :data:`CEILING_WORK` alone and as
+    ``workers`` copies at once, ``rounds`` times each taking turns (medians); the ceiling is
+    ``workers`` times the time alone over the time the slowest copy took together."""
+    def once(copies: int) -> float:
+        procs = [subprocess.Popen([sys.executable, "-c", CEILING_WORK], text=True,
+                                  stdout=subprocess.PIPE) for _ in range(copies)]
+        return max(float(proc.communicate()[0]) for proc in procs)
+    alone, together = [], []
+    for _ in range(rounds):
+        alone.append(once(1))
+        together.append(once(workers))
+    alone, together = statistics.median(alone), statistics.median(together)
+    return workers * alone / together, alone, together
 
 
 def make_class(course: Path, assignment: str, students: int) -> list[str]:
@@ -92,6 +123,9 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", action="append", default=None,
                         help="classgrade's --batch settings to time (auto or K; repeatable; "
                         "default: auto and 1)")
+    parser.add_argument("--ceiling-rounds", type=int, default=3,
+                        help="turns of the machine's own ceiling, alone and together "
+                        "(default 3)")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         print("grading needs root (the sandbox); nothing measured", file=sys.stderr)
@@ -104,6 +138,9 @@ def main(argv=None) -> int:
         print(f"{args.assignment}: {args.students} submissions, {args.workers} workers, "
               f"{os.cpu_count()} cores (load average before: "
               f"{os.getloadavg()[0]:.2f})")
+        ceiling, alone, together = machine_ceiling(args.workers, args.ceiling_rounds)
+        print(f"machine ceiling: {args.workers} copies of the same work take {together:.2f} s "
+              f"against {alone:.2f} s alone: at most {ceiling:.2f} x")
         print(f"{'run':34s} {'wall s':>8s} {'s/submission':>13s} {'speed-up':>9s} "
               f"{'cores busy':>11s}")
         sequential, busy = _timed([sys.executable, "-m", "nbgrader", "autograde",
@@ -128,7 +165,8 @@ def main(argv=None) -> int:
                 return 1
         goal = 0.8 * args.workers
         print(f"goal: speed-up >= {goal:.1f} (0.8 x {args.workers} workers); best "
-              f"{max(results):.2f}: {'met' if max(results) >= goal else 'missed'}")
+              f"{max(results):.2f}: {'met' if max(results) >= goal else 'missed'}, "
+              f"{max(results) / ceiling:.2f} of the machine's ceiling")
         return 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
