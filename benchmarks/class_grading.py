@@ -13,7 +13,8 @@ it twice from the same state:
 
 It prints each run's wall time, the time per submission, the speed-up over the
 sequential run and the goal (0.8 N), and checks that every run gave the same
-grades. First it measures what the machine itself gives N processes: the same
+grades. With ``--rounds R`` the runs take turns R times and the medians count
+(the speed of this machine drifts by a fifth between runs a minute apart). First it measures what the machine itself gives N processes: the same
 piece of pure-Python work (allocation and interpretation, as grading does) run
 alone and as N copies at once, taking turns (``--ceiling-rounds``); N times
 the time alone over the time together is the most any N workers can reach, and
@@ -123,6 +124,9 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", action="append", default=None,
                         help="classgrade's --batch settings to time (auto or K; repeatable; "
                         "default: auto and 1)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="times each run is made, taking turns (medians count; "
+                        "default 1)")
     parser.add_argument("--ceiling-rounds", type=int, default=3,
                         help="turns of the machine's own ceiling, alone and together "
                         "(default 3)")
@@ -142,27 +146,35 @@ def main(argv=None) -> int:
         print(f"machine ceiling: {args.workers} copies of the same work take {together:.2f} s "
               f"against {alone:.2f} s alone: at most {ceiling:.2f} x")
         print(f"{'run':34s} {'wall s':>8s} {'s/submission':>13s} {'speed-up':>9s} "
-              f"{'cores busy':>11s}")
-        sequential, busy = _timed([sys.executable, "-m", "nbgrader", "autograde",
-                                   args.assignment, "--force"], course)
-        reference = grades(course, args.assignment, students)
-        print(f"{'nbgrader autograde (sequential)':34s} {sequential:8.1f} "
-              f"{sequential / args.students:13.2f} {1.0:9.2f} {busy:11.2f}")
-        results = []
+              f"{'cores busy':>11s}" + ("  speed-up per round" if args.rounds > 1 else ""))
+        runs = {"nbgrader autograde (sequential)": [sys.executable, "-m", "nbgrader",
+                                                    "autograde", args.assignment, "--force"]}
         for batch in batches:
-            cmd = [sys.executable, "-m", "collective_lib.autograde.classgrade",
-                   args.assignment, "--force", "--no-progress", "--workers", str(args.workers)]
-            if batch != "auto":
-                cmd += ["--batch", str(batch)]
-            seconds, busy = _timed(cmd, course)
-            same = grades(course, args.assignment, students) == reference
-            speedup = sequential / seconds
-            results.append(speedup)
-            print(f"{f'classgrade --batch {batch}':34s} {seconds:8.1f} "
-                  f"{seconds / args.students:13.2f} {speedup:9.2f} {busy:11.2f}"
-                  + ("" if same else "   GRADES DIFFER"))
-            if not same:
-                return 1
+            runs[f"classgrade --batch {batch}"] = [
+                sys.executable, "-m", "collective_lib.autograde.classgrade", args.assignment,
+                "--force", "--no-progress", "--workers", str(args.workers),
+                *([] if batch == "auto" else ["--batch", str(batch)])]
+        walls, busy, reference = {name: [] for name in runs}, {name: [] for name in runs}, None
+        for _ in range(args.rounds):            # the runs take turns: the machine's speed drifts
+            for name, cmd in runs.items():
+                seconds, cores = _timed(cmd, course)
+                walls[name].append(seconds)
+                busy[name].append(cores)
+                reference = reference or grades(course, args.assignment, students)
+                if grades(course, args.assignment, students) != reference:
+                    print(f"{name}: GRADES DIFFER from the first run")
+                    return 1
+        sequential = walls["nbgrader autograde (sequential)"]
+        results = []
+        for name in runs:
+            wall = statistics.median(walls[name])
+            speedup = statistics.median(sequential) / wall
+            per_round = [s / w for s, w in zip(sequential, walls[name])]
+            if name != "nbgrader autograde (sequential)":
+                results.append(speedup)
+            print(f"{name:34s} {wall:8.1f} {wall / args.students:13.2f} {speedup:9.2f} "
+                  f"{statistics.median(busy[name]):11.2f}"
+                  + (f"  {min(per_round):.2f}-{max(per_round):.2f}" if args.rounds > 1 else ""))
         goal = 0.8 * args.workers
         print(f"goal: speed-up >= {goal:.1f} (0.8 x {args.workers} workers); best "
               f"{max(results):.2f}: {'met' if max(results) >= goal else 'missed'}, "
