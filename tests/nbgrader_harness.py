@@ -134,11 +134,12 @@ def generate_assignment(
 ) -> list[Path]:
     """Run ``nbgrader generate_assignment <assignment> --force``.
 
-    Returns the paths of the released (student) notebooks, sorted.
+    ``assignment`` may be a shell pattern (``"*"``: every assignment, in one nbgrader
+    run, seconds faster than one run each). Returns the paths of the released
+    (student) notebooks, sorted.
     """
     run_nbgrader(course_dir, "generate_assignment", assignment, "--force", *extra_args)
-    release = Path(course_dir) / "release" / assignment
-    return sorted(release.glob("*.ipynb"))
+    return sorted((Path(course_dir) / "release").glob(f"{assignment}/*.ipynb"))
 
 
 @dataclass
