@@ -45,8 +45,6 @@ from functools import lru_cache
 from numbers import Integral
 from typing import NamedTuple
 
-import networkx as nx
-
 from ..catalog import register
 from ..coloring import color_bipartite_multigraph
 from ..collectives import add, combine
@@ -157,6 +155,7 @@ def two_tree_prefix_plan(p: int) -> TwoTreePrefixPlan:
             parent[t][top], low[t][p - 1] = p - 1, top
     edges = [(v, parent[t][v], t) for t in (0, 1) for v in range(p) if parent[t][v] is not None]
     edges += [(u, v, t) for v, u, t in list(edges)]     # up edges, then down edges
+    import networkx as nx     # here, not at the top: see collective_lib.coloring
     graph = nx.MultiGraph()
     graph.add_nodes_from((("s", v) for v in range(p)), bipartite=0)
     graph.add_nodes_from((("r", v) for v in range(p)), bipartite=1)
