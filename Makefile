@@ -71,7 +71,11 @@ pdf: book browser
 # Every core (pytest-xdist); the tests of one file share a worker, so an
 # assignment's nbgrader round trip (a module-scoped fixture) runs once. (Not
 # --dist loadgroup: with pytest 9 it no longer keeps an xdist_group together.)
+# Hundreds of the processes the tests start import the package (a checker per
+# submission, kernels, nbgrader): its bytecode is compiled once first, which saves each
+# about a tenth of a second where Python may not write it (PYTHONDONTWRITEBYTECODE).
 test: $(STAMP) $(TOOLS_JS) browser
+	$(BIN)/python -m compileall -q collective_lib
 	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # JupyterLab for reading the chapters: jupyter_reader/ switches off nbgrader's
