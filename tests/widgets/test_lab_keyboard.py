@@ -102,7 +102,8 @@ def lab(tmp_path_factory):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "from collective_lib import widgets\n"
         "display(widgets.step_player('broadcast', algorithm='binomial_broadcast', p=8))\n"
-        "display(widgets.lock_player('cas_spin_lock', p=3, rounds=1))")],
+        "display(widgets.lock_player('cas_spin_lock', p=3, rounds=1))\n"
+        "display(widgets.choice_explorer('allreduce', ts=100, tw=1, m_max=10_000))")],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}})
     nbformat.write(notebook, root / "demo.ipynb")
@@ -142,7 +143,7 @@ def lab(tmp_path_factory):
         page.press("Enter", SHIFT)                   # run the cell
         try:
             _until(lambda: page.js("document.querySelectorAll('.jp-OutputArea img').length")
-                   >= 2, "both demos' pictures")
+                   >= 3, "the three demos' pictures")
         except AssertionError as failure:
             shot = root / "lab.png"
             shot.write_bytes(base64.b64decode(
@@ -172,7 +173,8 @@ def test_every_control_and_picture_has_a_name(lab):
     unnamed = [kind for kind, name, slider in shown if not (name or slider)]
     assert not unnamed, f"controls without a name for a screen reader: {unnamed} in {shown}"
     pictures = [name for kind, name, _ in shown if kind == "img"]
-    assert all(name.startswith(("Step 1 of", "Memory operations")) for name in pictures), pictures
+    assert all(name.startswith(("Step 1 of", "Memory operations", "Fastest allreduce"))
+               for name in pictures), pictures
 
 
 def test_the_step_slider_moves_with_the_arrow_keys(lab):
@@ -199,3 +201,14 @@ def test_the_play_toggle_plays_from_the_keyboard(lab):
     lab.press(" ")
     _until(lambda: float(lab.js(f"{time_slider}.getAttribute('aria-valuenow')")) > 0,
            "the time slider moving after play")
+
+
+def test_the_choice_explorer_redraws_when_a_key_clears_its_check_box(lab):
+    explorer = "document.querySelectorAll('.jp-OutputArea-output')[2]"
+    picture = f"{explorer}.querySelector('img').title"
+    assert "Dashed lines: MPICH's switches" in lab.js(picture)
+    lab.js(f"{explorer}.querySelector('input[type=checkbox]').focus(); true")
+    assert lab.focused().startswith("INPUT"), lab.focused()
+    lab.press(" ")
+    _until(lambda: "MPICH" not in lab.js(picture), "the picture without MPICH's switches")
+    assert lab.js(picture).startswith("Fastest allreduce by the closed forms, ts = 100, tw = 1")
