@@ -85,7 +85,6 @@ with their reasons), 2 when nothing could be started.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import contextlib
 import fcntl
 import glob
@@ -520,15 +519,6 @@ def run(course: Path, assignment: str, client, *, db_url: str | None = None,
             "outcomes": outcomes}
 
 
-def _grade_class(client, course: Path, args, extra) -> dict:
-    workers = len(client.scheduler_info().get("workers", {}))
-    print(f"{args.assignment}: grading on {workers} Dask workers "
-          f"({client.scheduler.address})", file=sys.stderr)
-    return run(course, args.assignment, client, db_url=args.db_url, students=args.student,
-               force=args.force, retry_failed=args.retry_failed, timeout=args.timeout,
-               extra_args=extra, progress=not args.no_progress, batch=args.batch)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m collective_lib.autograde.classgrade",
@@ -565,13 +555,14 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     started = time.monotonic()
-    # The local workers take about a second to start, and reading the course's
-    # configuration (nbgrader's imports) as long: read it while they start.
-    with concurrent.futures.ThreadPoolExecutor(1) as reader:
-        settings = reader.submit(course_settings, course)
-        with dask_client(args.workers, args.scheduler) as client:
-            settings.result()           # its error, if any, before any grading
-            result = _grade_class(client, course, args, extra)
+    with dask_client(args.workers, args.scheduler) as client:
+        workers = len(client.scheduler_info().get("workers", {}))
+        print(f"{args.assignment}: grading on {workers} Dask workers "
+              f"({client.scheduler.address})", file=sys.stderr)
+        result = run(course, args.assignment, client, db_url=args.db_url,
+                     students=args.student, force=args.force,
+                     retry_failed=args.retry_failed, timeout=args.timeout,
+                     extra_args=extra, progress=not args.no_progress, batch=args.batch)
     seconds = time.monotonic() - started
     print(f"{args.assignment}: {len(result['graded'])} graded, {len(result['failed'])} "
           f"failed, {len(result['skipped'])} already graded, "
