@@ -14,12 +14,14 @@ it twice from the same state:
 It prints each run's wall time, the time per submission, the speed-up over the
 sequential run and the goal (0.8 N), and checks that every run gave the same
 grades. With ``--rounds R`` the runs take turns R times and the medians count
-(the speed of this machine drifts by a fifth between runs a minute apart). First it measures what the machine itself gives N processes: the same
-piece of pure-Python work (allocation and interpretation, as grading does) run
-alone and as N copies at once, taking turns (``--ceiling-rounds``); N times
-the time alone over the time together is the most any N workers can reach, and
-each speed-up is also given as a share of it. Grading needs root (the sandbox); the script says so and exits with 2
-when it cannot grade. It never fails on speed.
+(the speed of this machine drifts by a fifth between runs a minute apart).
+
+First it measures what the machine itself gives N processes: the same work
+(starting Python and importing nbgrader, as every grading run does) alone and
+as N copies at once, taking turns (``--ceiling-rounds``); N times the time
+alone over the time together is the most any N workers can reach, and each
+speed-up is also given as a share of it. Grading needs root (the sandbox); the
+script says so and exits with 2 when it cannot grade. It never fails on speed.
 
     python benchmarks/class_grading.py                       # cycles_crossover, 8 students
     python benchmarks/class_grading.py --assignment gray_codes --students 12 --workers 2
@@ -133,6 +135,10 @@ def main(argv=None) -> int:
                         help="turns of the machine's own ceiling, alone and together "
                         "(default 3)")
     args = parser.parse_args(argv)
+    for option in ("rounds", "ceiling_rounds"):
+        if getattr(args, option) < 1:
+            parser.error(f"--{option.replace('_', '-')} must be at least 1, "
+                         f"not {getattr(args, option)}")
     if os.geteuid() != 0:
         print("grading needs root (the sandbox); nothing measured", file=sys.stderr)
         return 2
