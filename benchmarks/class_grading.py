@@ -168,8 +168,9 @@ def main(argv=None) -> int:
                 seconds, cores = _timed(cmd, course)
                 walls[name].append(seconds)
                 busy[name].append(cores)
-                reference = reference or grades(course, args.assignment, students)
-                if grades(course, args.assignment, students) != reference:
+                graded = grades(course, args.assignment, students)
+                reference = reference or graded
+                if graded != reference:
                     print(f"{name}: GRADES DIFFER from the first run")
                     return 1
         sequential = walls["nbgrader autograde (sequential)"]

@@ -79,8 +79,8 @@ def test_every_hand_graded_answer_has_a_rubric_worth_its_points(path):
 def released(tmp_path_factory):
     course = h.copy_course(tmp_path_factory.mktemp("rubrics") / "course")
     names = [p.parent.name for p in NOTEBOOKS]
-    released = h.generate_assignment(course, "*")
-    assert [p.parent.name for p in released] == sorted(names)
+    notebooks = h.generate_assignment(course, "*")
+    assert [p.parent.name for p in notebooks] == sorted(names)
     return course, names
 
 
