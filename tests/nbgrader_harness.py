@@ -65,6 +65,10 @@ PORT_RACE_ATTEMPTS = 3
 # nbgrader's own timeout (see exercises/nbgrader_config.py).
 COMMAND_TIMEOUT = 900
 
+#: The factor on the checks' real-time budgets when the tests grade a submission that
+#: never returns (see :func:`autograde_many`): a fifth of the course's 1.5.
+SPINNING_SCALE = 0.3
+
 
 class NbgraderError(RuntimeError):
     """An nbgrader command exited with a non-zero status."""
@@ -354,30 +358,50 @@ def _solution_regions(lines: Iterable[str]) -> list[tuple[int, int]]:
     return regions
 
 
-def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: dict) -> dict:
+def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: dict,
+                   spinning: Iterable[str] = ()) -> dict:
     """Autograde every ``{student: notebook or path}`` of ``assignment`` in one nbgrader run.
 
     One run for all students is much faster than :func:`autograde` per student.
-    Returns ``{student: GradeResult}``.
+    The students named in ``spinning`` (submissions that never return) are
+    graded in a second run whose real-time budgets are :data:`SPINNING_SCALE`
+    times the course's: what their tests check, that every cell stops the
+    program and says why, is the same for any budget, and a spinning program
+    burns a core for its whole budget (the others are graded at the course's
+    budgets, which the honest ones must fit). Returns ``{student: GradeResult}``.
     """
     course = Path(course_dir)
     name = f"{assignment}.ipynb"
+    spinning = set(spinning)
+    if not spinning <= set(submissions):
+        raise ValueError(f"spinning names no submission: {sorted(spinning - set(submissions))}")
     for student, nb in submissions.items():
         target = course / "submitted" / student / assignment
         target.mkdir(parents=True, exist_ok=True)
         if isinstance(nb, Path):
             nb = nbformat.read(nb, as_version=4)
         nbformat.write(nb, target / name)
-    proc = run_nbgrader(course, "autograde", assignment, "--force")
+    logs = {}
+    if spinning:
+        others = ",".join(sorted(set(submissions) - spinning))
+        log = run_nbgrader(course, "autograde", assignment, "--force",
+                           f"--CourseDirectory.student_id_exclude={others}",
+                           f"--TrustedVerdict.time_scale={SPINNING_SCALE}").stdout
+        logs = dict.fromkeys(spinning, log)
+    if set(submissions) - spinning:
+        log = run_nbgrader(course, "autograde", assignment, "--force",
+                           f"--CourseDirectory.student_id_exclude={','.join(sorted(spinning))}"
+                           ).stdout
+        logs.update(dict.fromkeys(set(submissions) - spinning, log))
     results = {}
     for student in submissions:
         graded = course / "autograded" / student / assignment / name
-        assert graded.exists(), f"no autograded notebook for {student}:\n{proc.stdout}"
+        assert graded.exists(), f"no autograded notebook for {student}:\n{logs[student]}"
         scores, max_scores, total, max_score = read_scores(course, assignment, assignment, student)
         results[student] = GradeResult(scores=scores, max_scores=max_scores, total=total,
                                        max_score=max_score,
                                        notebook=nbformat.read(graded, as_version=4),
-                                       notebook_path=graded, log=proc.stdout)
+                                       notebook_path=graded, log=logs[student])
     return results
 
 
@@ -411,34 +435,37 @@ def submissions(source: os.PathLike | str | NotebookNode, changes: dict) -> dict
     return built
 
 
-def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submissions) -> tuple:
+def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submissions,
+                      spinning: Iterable[str] = ()) -> tuple:
     """Copy the course to ``course_dir``, release ``assignment``, grade its submissions.
 
     The release must consist of the one notebook ``<assignment>.ipynb``.
     ``make_submissions(source)`` builds the submissions (a dict, see
     :func:`autograde_many`) from the instructor's notebook; they are graded
-    in one nbgrader run.  Returns ``(course, results)``.
+    in one nbgrader run, those named in ``spinning`` in another.  Returns
+    ``(course, results)``.
     """
     course = copy_course(course_dir)
     released = generate_assignment(course, assignment)
     assert [p.name for p in released] == [f"{assignment}.ipynb"]
     submissions = make_submissions(source_notebook(course, assignment, f"{assignment}.ipynb"))
-    return course, autograde_many(course, assignment, submissions)
+    return course, autograde_many(course, assignment, submissions, spinning)
 
 
-def graded_fixture(assignment: str, make_submissions):
+def graded_fixture(assignment: str, make_submissions, spinning: Iterable[str] = ()):
     """The module-scoped fixture ``graded`` of an exercise test: ``(course, results)``.
 
     The assignment is released in a fresh copy of the course and the
     submissions ``make_submissions(source)`` builds are graded once for the
-    whole module (see :func:`release_and_grade`).  Assign it to ``graded``::
+    whole module, those that never return (``spinning``) with shorter
+    budgets (see :func:`release_and_grade`).  Assign it to ``graded``::
 
-        graded = graded_fixture("gray_codes", build_submissions)
+        graded = graded_fixture("gray_codes", build_submissions, spinning=["spinning_rank"])
     """
     @pytest.fixture(scope="module")
     def graded(tmp_path_factory):
         course_dir = tmp_path_factory.mktemp(assignment) / "course"
-        return release_and_grade(course_dir, assignment, make_submissions)
+        return release_and_grade(course_dir, assignment, make_submissions, spinning)
     return graded
 
 

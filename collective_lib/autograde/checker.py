@@ -41,7 +41,11 @@ from ..grading.static import definitions
 from .remote import Host, Sandbox, StartFailed
 from .variants import use_student
 
-__all__ = ["check_notebook", "loaded_names", "defined_names", "main"]
+__all__ = ["check_notebook", "loaded_names", "defined_names", "main", "TIME_SCALE"]
+
+#: Factor on every real-time budget of the checks (``TrustedVerdict.time_scale``): each
+#: step of a student's code crosses to a sandboxed process and back.
+TIME_SCALE = 1.5
 
 _MAX_OUTPUT = 20_000
 _MAX_MESSAGE = 4_000
@@ -126,7 +130,8 @@ def check_notebook(job: dict) -> dict:
     ``hide`` (folders the student's processes must not see), ``uid`` (the
     sandbox uid, or None for an unconfined run), ``limits`` and optionally
     ``reference_dir`` (the assignment's ``source/`` folder, whose
-    ``_reference.py`` the hidden tests may import), ``cell_timeout_s`` and
+    ``_reference.py`` the hidden tests may import), ``cell_timeout_s``,
+    ``time_scale`` (the factor on the checks' real-time budgets, :data:`TIME_SCALE`),
     ``template_fd`` (a socket to a :class:`~.remote.HostTemplate` that forks the
     student host; without it the host starts a template of its own) and ``student``
     (the id nbgrader grades the submission under: :mod:`.variants` then gives this
@@ -156,7 +161,7 @@ def check_notebook(job: dict) -> dict:
     students = set(definitions(sandbox.sources))
     verdicts = {}
     try:
-        with scaled_time_limits(job.get("time_scale", 1.5)):
+        with scaled_time_limits(job.get("time_scale", TIME_SCALE)):
             for cell in cells:
                 if cell["role"] == "trusted":
                     _run(cell["source"], namespace)

@@ -47,9 +47,10 @@ from nbformat.corpus.words import generate_corpus_id
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
-from traitlets import Bool, Float, Integer, List, Unicode
+from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 
 from .cgroups import SubmissionGroup
+from .checker import TIME_SCALE
 from .remote import HostTemplate
 from .sandbox import SandboxUser, self_check
 
@@ -201,6 +202,11 @@ class TrustedVerdict(NbGraderPreprocessor):
                                "after that every graded cell scores 0.").tag(config=True)
     cell_timeout = Integer(600, help="Seconds the checks of one graded cell may take."
                            ).tag(config=True)
+    time_scale = Float(TIME_SCALE, help="Factor on the real-time budget of every call of a student's "
+                       "function in the checks (their `time_limit_s`): each step crosses to a "
+                       "sandboxed process and back, and the budgets stop endless loops, not "
+                       "time honest work. Raise it on a slow or crowded grading machine."
+                       ).tag(config=True)
     sandbox_uid = Integer(61000, help="First uid of the pool the sandbox draws from; no "
                           "account is needed, but no other process may use these uids."
                           ).tag(config=True)
@@ -236,6 +242,13 @@ class TrustedVerdict(NbGraderPreprocessor):
     exchange_root = Unicode("/srv/nbgrader/exchange", help="The exchange, hidden from "
                             "submissions.").tag(config=True)
 
+    @validate("time_scale")
+    def _positive_scale(self, proposal):
+        if not proposal["value"] > 0:
+            raise TraitError(f"TrustedVerdict.time_scale must be positive, got "
+                             f"{proposal['value']!r}")
+        return proposal["value"]
+
     def preprocess(self, nb: NotebookNode, resources: dict):
         info = resources["nbgrader"]
         cells = instructor_cells(info["db_url"], info["notebook"], info["assignment"],
@@ -259,7 +272,7 @@ class TrustedVerdict(NbGraderPreprocessor):
                "hide": self._hidden(info), "reference_dir": self._reference_dir(info),
                "limits": {"memory": self.memory, "cpu_s": self.cpu_seconds,
                           "processes": self.submission_processes},
-               "cell_timeout_s": self.cell_timeout,
+               "cell_timeout_s": self.cell_timeout, "time_scale": self.time_scale,
                "student": info["student"]}       # for each student's variant (.variants)
         if problems:
             job["uid"], job["cpu"] = None, notebook_cpu(None)

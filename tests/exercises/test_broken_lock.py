@@ -91,7 +91,7 @@ def build_submissions(source: Path) -> dict:
     })
 
 
-graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["endless"])
 
 
 def set_of_autograded_ids(result) -> set:

@@ -108,7 +108,7 @@ def build_submissions(source):
     return built
 
 
-graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
 
 
 def _flat(text):

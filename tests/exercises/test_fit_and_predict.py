@@ -120,7 +120,7 @@ def build_submissions(source):
     return built
 
 
-graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["fit_spins"])
 
 
 def _flat(text):

@@ -66,7 +66,7 @@ def build_submissions(source):
     })
 
 
-graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spinning_rank"])
 
 
 def _flat(text):

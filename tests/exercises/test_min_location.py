@@ -69,7 +69,7 @@ def build_submissions(source):
     })
 
 
-graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
 
 
 def test_release_hides_solution_and_hidden_tests(graded):

@@ -111,7 +111,7 @@ def build_submissions(source):
     return built
 
 
-graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
 
 
 def test_release_hides_solution_and_hidden_tests(graded):

@@ -173,7 +173,7 @@ def build_submissions(source):
     })
 
 
-graded = h.graded_fixture(ASSIGNMENT, build_submissions)
+graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
 
 
 def _flat(text):

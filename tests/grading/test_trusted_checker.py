@@ -12,12 +12,14 @@ import signal
 
 import numpy as np
 import pytest
+from traitlets import TraitError
 
 from collective_lib import ops, sendrecv
 from collective_lib.algorithms.alltoall import all_to_all_bc_ring
 from collective_lib.autograde import sandbox
-from collective_lib.autograde.checker import check_notebook
+from collective_lib.autograde.checker import TIME_SCALE, check_notebook
 from collective_lib.autograde.codec import Undecodable, decode, encode
+from collective_lib.autograde.verdict import TrustedVerdict
 from collective_lib.grading.static import (REVIEW_SIMILARITY, dynamic_lookups, similarity,
                                              used_names)
 
@@ -207,6 +209,23 @@ def test_an_endless_function_is_stopped_by_the_grading_time_limit():
     verdict = _verdicts(student, test)["t0"]
     assert not verdict["passed"] and "did not return within" in verdict["message"]
     assert verdict["kind"] == "time_limit"
+
+
+@pytest.mark.parametrize("options, seconds", [({}, 3.0), ({"time_scale": 0.3}, 0.6)])
+def test_the_checks_budgets_are_scaled_by_the_job(options, seconds):
+    # the course's factor (TrustedVerdict.time_scale, by default checker.TIME_SCALE = 1.5)
+    test = ("from collective_lib.grading import wall_clock_limit\n"
+            f"assert wall_clock_limit(2).seconds == {seconds!r}, wall_clock_limit(2).seconds\n")
+    verdict = _verdicts("x = 1\n", test, **options)["t0"]
+    assert verdict["passed"], verdict
+
+
+def test_the_course_sets_the_scale_and_refuses_one_that_is_not_positive():
+    assert TrustedVerdict().time_scale == TIME_SCALE == 1.5
+    assert TrustedVerdict(time_scale=0.3).time_scale == 0.3
+    for bad in (0, -1.5):
+        with pytest.raises(TraitError, match=f"time_scale must be positive, got {float(bad)!r}"):
+            TrustedVerdict(time_scale=bad)
 
 
 def test_an_endless_function_is_stopped_by_the_cell_deadline_even_with_sigint_ignored():
