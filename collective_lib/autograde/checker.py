@@ -38,7 +38,7 @@ import threading
 
 from ..grading import CheckFailed, failure_kind, scaled_time_limits, take_review_flags
 from ..grading.static import definitions
-from .remote import Host, Sandbox, StartFailed
+from .remote import CELLS_S, Host, Sandbox, StartFailed
 from .variants import use_student
 
 __all__ = ["check_notebook", "loaded_names", "defined_names", "main", "TIME_SCALE"]
@@ -131,7 +131,8 @@ def check_notebook(job: dict) -> dict:
     sandbox uid, or None for an unconfined run), ``limits`` and optionally
     ``reference_dir`` (the assignment's ``source/`` folder, whose
     ``_reference.py`` the hidden tests may import), ``cell_timeout_s``,
-    ``time_scale`` (the factor on the checks' real-time budgets, :data:`TIME_SCALE`),
+    ``time_scale`` (the factor on the checks' real-time budgets and on the student's cells'
+    in each new process, :data:`TIME_SCALE`),
     ``template_fd`` (a socket to a :class:`~.remote.HostTemplate` that forks the
     student host; without it the host starts a template of its own) and ``student``
     (the id nbgrader grades the submission under: :mod:`.variants` then gives this
@@ -149,9 +150,11 @@ def check_notebook(job: dict) -> dict:
     if job.get("cpu") is not None:      # see verdict.notebook_cpu: the host keeps to it too
         os.sched_setaffinity(0, {job["cpu"]})
     template = job.get("template_fd")
+    scale = job.get("time_scale", TIME_SCALE)
     host = Host(fixed + [c["source"] for c in cells if c["role"] != "graded"],
                 job.get("hide", []), job.get("uid"), job.get("limits"), cpu=job.get("cpu"),
-                template=None if template is None else socket.socket(fileno=template))
+                template=None if template is None else socket.socket(fileno=template),
+                cells_s=CELLS_S * scale)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     sandbox = Sandbox(host, namespace, [c["source"] for c in cells if c["role"] == "student"])
     # A name any instructor cell defines is never asked of the student, wherever the
@@ -161,7 +164,7 @@ def check_notebook(job: dict) -> dict:
     students = set(definitions(sandbox.sources))
     verdicts = {}
     try:
-        with scaled_time_limits(job.get("time_scale", TIME_SCALE)):
+        with scaled_time_limits(scale):
             for cell in cells:
                 if cell["role"] == "trusted":
                     _run(cell["source"], namespace)

@@ -44,7 +44,10 @@ from .cgroups import SubmissionGroup
 __all__ = ["HostTemplate", "Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject",
            "Missing", "StudentCodeError", "StartFailed"]
 
-_START_S = 30.0          # running the student's cells in a new process
+_START_S = 30.0          # the host's own start, forked from its template
+#: Real time the student's cells may take to run in each new process, before the course's
+#: factor on every budget of student code (``TrustedVerdict.time_scale``) multiplies it.
+CELLS_S = 20.0
 _ANSWER_S = 120.0        # one request; the grading library's own limits are shorter
 
 
@@ -140,7 +143,8 @@ class Host:
     It is forked by a :class:`HostTemplate`: ``template``, a socket connected to
     one (the checker gets it from ``TrustedVerdict``), or else a template this host
     starts for itself and stops in :meth:`close`. Its first request waits until the
-    host is ready, so the checker's own work overlaps the host's start.
+    host is ready, so the checker's own work overlaps the host's start. Each process
+    it forks must have run the student's ``cells`` within ``cells_s`` seconds.
 
     With a :class:`~.cgroups.SubmissionGroup` in ``limits["group"]``, the host
     joins that group before it forks anything, so every process of the
@@ -154,7 +158,9 @@ class Host:
     _WATCH_S = 0.1
 
     def __init__(self, cells: list, hide: list, uid: int | None, limits: dict | None = None,
-                 template: socket.socket | None = None, cpu: int | None = None):
+                 template: socket.socket | None = None, cpu: int | None = None,
+                 cells_s: float = CELLS_S):
+        self.cells_s = cells_s          # see CELLS_S
         description = (limits or {}).get("group")
         self.group = SubmissionGroup.from_description(description) if description else None
         self.events: list = []          # why the group's processes were stopped, in order
@@ -319,14 +325,16 @@ class StudentProcess:
         self.callbacks: list = []
         self.alive = True
         self.overrides: dict = {}          # name -> value the checker set there
-        ready = self._reply(time.monotonic() + _START_S, self._mark())
+        budget = CELLS_S if host is None else host.cells_s
+        ready = self._reply(time.monotonic() + budget, self._mark())
         self.first_error = ready.get("first_error", "")
         if "ready" not in ready:
             self.kill()
             if ready.get("limit"):
                 raise StartFailed(f"your cells did not finish running: {ready['err']}")
-            raise StartFailed(f"your cells did not finish running: the process that ran "
-                              f"them {ready['err']}")
+            within = f" within {budget:g} s" if ready.get("type") == "TimeoutError" else ""
+            raise StartFailed(f"your cells did not finish running{within}: the process that "
+                              f"ran them {ready['err']}")
 
     def _mark(self) -> int:
         return self.host.mark() if self.host is not None else 0

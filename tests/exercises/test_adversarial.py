@@ -147,7 +147,8 @@ def attacked(tmp_path_factory):
     h.generate_assignment(course, ASSIGNMENT)
     source = h.source_notebook(course, ASSIGNMENT, NOTEBOOK)
     before = _digests(course / "source")
-    results = h.autograde_many(course, ASSIGNMENT, _payloads(course, source))
+    results = h.autograde_many(course, ASSIGNMENT, _payloads(course, source),
+                               spinning=["endless"])
     return course, results, before
 
 

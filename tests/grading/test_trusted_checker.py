@@ -18,6 +18,7 @@ from collective_lib import ops, sendrecv
 from collective_lib.algorithms.alltoall import all_to_all_bc_ring
 from collective_lib.autograde import sandbox
 from collective_lib.autograde.checker import TIME_SCALE, check_notebook
+from collective_lib.autograde.remote import CELLS_S
 from collective_lib.autograde.codec import Undecodable, decode, encode
 from collective_lib.autograde.verdict import TrustedVerdict
 from collective_lib.grading.static import (REVIEW_SIMILARITY, dynamic_lookups, similarity,
@@ -218,6 +219,14 @@ def test_the_checks_budgets_are_scaled_by_the_job(options, seconds):
             f"assert wall_clock_limit(2).seconds == {seconds!r}, wall_clock_limit(2).seconds\n")
     verdict = _verdicts("x = 1\n", test, **options)["t0"]
     assert verdict["passed"], verdict
+
+
+def test_cells_that_never_finish_are_stopped_at_the_scaled_budget_for_them():
+    # CELLS_S = 20 s for the student's cells in each new process, times the course's factor
+    verdict = _verdicts("x = 1\nwhile True:\n    pass\n", "assert x == 1\n",
+                        time_scale=0.05)["t0"]
+    assert not verdict["passed"]
+    assert f"your cells did not finish running within {CELLS_S * 0.05:g} s" in verdict["message"]
 
 
 def test_the_course_sets_the_scale_and_refuses_one_that_is_not_positive():
