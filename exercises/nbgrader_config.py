@@ -70,8 +70,9 @@ c.LimitOutputSize.max_chars = 100_000    # per cell, for one enormous line
 # Seconds the checks of one graded cell, and of one whole notebook, may take.
 c.TrustedVerdict.cell_timeout = 600
 c.TrustedVerdict.notebook_timeout = 1800
-# Each real-time budget of the checks (a call's `time_limit_s`) times this: the student's
-# code runs in sandboxed processes there. Raise it on a slow or crowded grading machine.
+# Each real-time budget of the checks (a call's `time_limit_s`, and 20 s for the student's
+# cells in each new process) times this: the student's code runs in sandboxed processes
+# there. Raise it on a slow or crowded grading machine.
 c.TrustedVerdict.time_scale = 1.5
 
 # `nbgrader validate` (and the instructor's own runs) still execute notebooks in
