@@ -202,11 +202,11 @@ class TrustedVerdict(NbGraderPreprocessor):
                                "after that every graded cell scores 0.").tag(config=True)
     cell_timeout = Integer(600, help="Seconds the checks of one graded cell may take."
                            ).tag(config=True)
-    time_scale = Float(TIME_SCALE, help="Factor on the real-time budget of every call of a student's "
-                       "function in the checks (their `time_limit_s`) and of the student's "
-                       "cells in each new process (20 s): each step crosses to a sandboxed "
-                       "process and back, and the budgets stop endless loops, not time "
-                       "honest work. Raise it on a slow or crowded grading machine."
+    time_scale = Float(TIME_SCALE, help="Factor on the real-time budget of every call of a "
+                       "student's function in the checks (their `time_limit_s`) and of the "
+                       "student's cells in each new process (20 s): each step crosses to a "
+                       "sandboxed process and back, and the budgets stop endless loops, not "
+                       "time honest work. Raise it on a slow or crowded grading machine."
                        ).tag(config=True)
     sandbox_uid = Integer(61000, help="First uid of the pool the sandbox draws from; no "
                           "account is needed, but no other process may use these uids."
