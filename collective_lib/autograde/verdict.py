@@ -51,7 +51,7 @@ from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 
 from .cgroups import SubmissionGroup
 from .checker import TIME_SCALE
-from .remote import HostTemplate
+from .remote import CELLS_S, HostTemplate
 from .sandbox import SandboxUser, self_check
 
 __all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_cells", "assemble",
@@ -204,9 +204,10 @@ class TrustedVerdict(NbGraderPreprocessor):
                            ).tag(config=True)
     time_scale = Float(TIME_SCALE, help="Factor on the real-time budget of every call of a "
                        "student's function in the checks (their `time_limit_s`) and of the "
-                       "student's cells in each new process (20 s): each step crosses to a "
-                       "sandboxed process and back, and the budgets stop endless loops, not "
-                       "time honest work. Raise it on a slow or crowded grading machine."
+                       f"student's cells in each new process ({CELLS_S:g} s): each step "
+                       "crosses to a sandboxed process and back, and the budgets stop endless "
+                       "loops, not time honest work. Raise it on a slow or crowded grading "
+                       "machine."
                        ).tag(config=True)
     sandbox_uid = Integer(61000, help="First uid of the pool the sandbox draws from; no "
                           "account is needed, but no other process may use these uids."
