@@ -41,7 +41,7 @@ from ..grading.standins import StandIn
 from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
 
-__all__ = ["HostTemplate", "Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject",
+__all__ = ["HostTemplate", "Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject", "CELLS_S",
            "Missing", "StudentCodeError", "StartFailed"]
 
 _START_S = 30.0          # the host's own start, forked from its template
