@@ -37,6 +37,8 @@ import nbformat
 import pytest
 from nbformat import NotebookNode
 
+from collective_lib.autograde.checker import TIME_SCALE
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = REPO_ROOT / "exercises"
 
@@ -66,8 +68,8 @@ PORT_RACE_ATTEMPTS = 3
 COMMAND_TIMEOUT = 900
 
 #: The factor on the checks' real-time budgets when the tests grade a submission that
-#: never returns (see :func:`autograde_many`): a fifth of the course's 1.5.
-SPINNING_SCALE = 0.3
+#: never returns (see :func:`autograde_many`): a fifth of the course's.
+SPINNING_SCALE = TIME_SCALE / 5
 
 
 class NbgraderError(RuntimeError):
@@ -366,7 +368,7 @@ def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: 
     The students named in ``spinning`` (code that never returns, cells that
     never finish) are graded in a second run at a fifth of the course's
     real-time budgets (``TrustedVerdict.time_scale`` :data:`SPINNING_SCALE`
-    instead of 1.5): what their tests check, that every cell stops the program
+    instead of ``checker.TIME_SCALE``): what their tests check, that every cell stops the program
     and says why, is the same for any budget, and a spinning program burns a
     core for its whole budget (the others are graded at the course's budgets,
     which the honest ones must fit). Returns ``{student: GradeResult}``.

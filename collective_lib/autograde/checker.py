@@ -131,8 +131,8 @@ def check_notebook(job: dict) -> dict:
     sandbox uid, or None for an unconfined run), ``limits`` and optionally
     ``reference_dir`` (the assignment's ``source/`` folder, whose
     ``_reference.py`` the hidden tests may import), ``cell_timeout_s``,
-    ``time_scale`` (the factor on the checks' real-time budgets and on the student's cells'
-    in each new process, :data:`TIME_SCALE`),
+    ``time_scale`` (the factor on the checks' real-time budgets and on the time the
+    student's cells get in each new process, :data:`TIME_SCALE`),
     ``template_fd`` (a socket to a :class:`~.remote.HostTemplate` that forks the
     student host; without it the host starts a template of its own) and ``student``
     (the id nbgrader grades the submission under: :mod:`.variants` then gives this
