@@ -9,6 +9,7 @@ sandboxed processes (this suite runs as root, as the grader does).
 import inspect
 import os
 import signal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -235,6 +236,12 @@ def test_the_course_sets_the_scale_and_refuses_one_that_is_not_positive():
     for bad in (0, -1.5):
         with pytest.raises(TraitError, match=f"time_scale must be positive, got {float(bad)!r}"):
             TrustedVerdict(time_scale=bad)
+    # what the course's configuration and the README say of it
+    repo = Path(__file__).resolve().parents[2]
+    config = (repo / "exercises" / "nbgrader_config.py").read_text()
+    assert f"c.TrustedVerdict.time_scale = {TIME_SCALE}\n" in config
+    readme = " ".join((repo / "README.md").read_text().split())
+    assert f"whose default is {TIME_SCALE} times each check's budget" in readme
 
 
 def test_an_endless_function_is_stopped_by_the_cell_deadline_even_with_sigint_ignored():
