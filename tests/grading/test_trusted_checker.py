@@ -19,8 +19,8 @@ from collective_lib import ops, sendrecv
 from collective_lib.algorithms.alltoall import all_to_all_bc_ring
 from collective_lib.autograde import sandbox
 from collective_lib.autograde.checker import TIME_SCALE, check_notebook
-from collective_lib.autograde.remote import CELLS_S
 from collective_lib.autograde.codec import Undecodable, decode, encode
+from collective_lib.autograde.remote import CELLS_S
 from collective_lib.autograde.verdict import TrustedVerdict
 from collective_lib.grading.static import (REVIEW_SIMILARITY, dynamic_lookups, similarity,
                                              used_names)
