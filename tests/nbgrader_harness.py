@@ -362,7 +362,8 @@ def _solution_regions(lines: Iterable[str]) -> list[tuple[int, int]]:
 
 def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: dict,
                    spinning: Iterable[str] = ()) -> dict:
-    """Autograde every ``{student: notebook or path}`` of ``assignment`` in one nbgrader run.
+    """Autograde every ``{student: notebook or path}`` of ``assignment`` in one nbgrader run
+    (two with ``spinning``).
 
     One run for all students is much faster than :func:`autograde` per student.
     The students named in ``spinning`` (code that never returns, cells that

@@ -43,8 +43,9 @@ from .variants import use_student
 
 __all__ = ["check_notebook", "loaded_names", "defined_names", "main", "TIME_SCALE"]
 
-#: Factor on every real-time budget of the checks (``TrustedVerdict.time_scale``): each
-#: step of a student's code crosses to a sandboxed process and back.
+#: Factor on every real-time budget of the checks and on the time the student's cells get in
+#: each new process (``TrustedVerdict.time_scale``): each step of a student's code crosses
+#: to a sandboxed process and back.
 TIME_SCALE = 1.5
 
 _MAX_OUTPUT = 20_000

@@ -236,12 +236,18 @@ def test_the_course_sets_the_scale_and_refuses_one_that_is_not_positive():
     for bad in (0, -1.5):
         with pytest.raises(TraitError, match=f"time_scale must be positive, got {float(bad)!r}"):
             TrustedVerdict(time_scale=bad)
-    # what the course's configuration and the README say of it
+    # what the course's configuration, the README and SANDBOX.md say of it
     repo = Path(__file__).resolve().parents[2]
+
+    def text(path):
+        return " ".join((repo / path).read_text().split())
     config = (repo / "exercises" / "nbgrader_config.py").read_text()
     assert f"c.TrustedVerdict.time_scale = {TIME_SCALE}\n" in config
-    readme = " ".join((repo / "README.md").read_text().split())
-    assert f"whose default is {TIME_SCALE} times each check's budget" in readme
+    assert f"and {CELLS_S:g} s for the student's\n" in config
+    assert f"whose default is {TIME_SCALE} times each check's budget" in text("README.md")
+    sandbox_md = text("exercises/SANDBOX.md")
+    assert f"`c.TrustedVerdict.time_scale`, {TIME_SCALE} unless the course sets it" in sandbox_md
+    assert f"the student's cells {CELLS_S:g} s times it" in sandbox_md
 
 
 def test_an_endless_function_is_stopped_by_the_cell_deadline_even_with_sigint_ignored():
