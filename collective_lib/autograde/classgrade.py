@@ -21,8 +21,13 @@ What it does, and why so:
   by cell). Batches (:func:`batch_size`, ``--batch``) pay nbgrader's start and the
   sandbox's template once for several students.
 * **Workers come from an existing engine, Dask distributed.** By default a
-  ``LocalCluster`` of worker *processes* (one thread each) on this machine, one per
-  core; with ``--scheduler ADDRESS`` the workers of a running Dask cluster: started on
+  ``LocalCluster`` of worker *threads* in this process, one per core: a task only waits
+  for its ``nbgrader autograde`` subprocess, where all the grading happens, so worker
+  processes would only add two Python processes per worker (the worker and its
+  nanny) and their CPU: 4 to 8 CPU seconds more for a class of 32 short submissions
+  on two workers, and a speed-up of 1.38-1.43 instead of 1.59-1.67
+  (``benchmarks/README.md``). With ``--scheduler ADDRESS`` the workers of a running
+  Dask cluster, separate processes on other machines or this one: started on
   a Slurm, PBS or SGE cluster with dask-jobqueue, on a JupyterHub with Dask Gateway, or
   by hand (``dask scheduler`` / ``dask worker ADDRESS --nthreads 1``). A worker there
   needs the course directory at the same path (a shared file system), this
@@ -35,11 +40,11 @@ What it does, and why so:
   student whose own ``nbgrader autograde`` exits non-zero, runs past ``--timeout`` (its
   whole process tree is killed) or whose worker dies is recorded as failed with its
   reason (the error nbgrader raised and its last lines) and the others go on. The
-  subprocess gets ``PR_SET_PDEATHSIG``, so it dies with its worker (and the workers of
-  the local cluster with a killed coordinator): no orphan goes on writing to the
-  gradebook after a run was stopped. A trusted checker and sandbox host that such an
-  nbgrader had started end by themselves within seconds (seen: under 10 s) and never
-  write the gradebook.
+  subprocess gets ``PR_SET_PDEATHSIG``, so it dies with its worker (the local
+  cluster's workers are threads of the coordinator, so with a killed coordinator
+  too): no orphan goes on writing to the gradebook after a run was stopped. A
+  trusted checker and sandbox host that such an nbgrader had started end by
+  themselves within seconds (seen: under 10 s) and never write the gradebook.
 * **Resumption.** A student is skipped (without ``--force``) when the work is already
   done: every notebook of the assignment is in ``autograded/ID/ASSIGNMENT/`` and newer
   than the submission, and the gradebook holds that submission with a score for every
@@ -122,7 +127,8 @@ REASON_LINES = 12
 _EXCEPTION = re.compile(r"^\s*[\w.]*(Error|Exception|Exit|Interrupt)\b[^:]*: ")
 
 # The launcher of every task: it asks the kernel to kill nbgrader when the worker that
-# started it dies (PR_SET_PDEATHSIG survives exec), then becomes nbgrader.
+# started it dies (PR_SET_PDEATHSIG survives exec; it follows the thread that started it,
+# which waits for it to the end), then becomes nbgrader.
 _LAUNCH = ("import ctypes, os, sys\n"
            "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
            "if os.getppid() != int(sys.argv[1]): os._exit(70)\n"
@@ -422,14 +428,16 @@ def default_workers() -> int:
 @contextlib.contextmanager
 def dask_client(workers: int | None = None, scheduler: str | None = None):
     """A Dask client: to the scheduler at ``scheduler``, or to a new local cluster of
-    ``workers`` worker processes with one thread each."""
+    ``workers`` workers with one thread each, in this process (a task only waits for
+    its nbgrader subprocess; see the module's docstring)."""
     from distributed import Client, LocalCluster
     if scheduler:
         with Client(scheduler) as client:
             yield client
         return
+    # The scheduler always serves HTTP; None means port 8787, perhaps taken: any free one.
     with LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
-                      processes=True, dashboard_address=None, memory_limit=0) as cluster, \
+                      processes=False, dashboard_address=":0", memory_limit=0) as cluster, \
             Client(cluster) as client:
         yield client
 
@@ -528,7 +536,8 @@ def main(argv=None) -> int:
     parser.add_argument("assignment")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=None,
-                       help="worker processes on this machine (default: its cores)")
+                       help="workers on this machine, each running one nbgrader at a "
+                       "time (default: its cores)")
     where.add_argument("--scheduler", help="address of a running Dask scheduler "
                        "(tcp://host:8786) whose workers grade instead")
     parser.add_argument("--course", default=".", help="the course directory (default: .)")

@@ -11,8 +11,9 @@ gives the reference grades; every parallel run must give exactly those grades:
 
 The parallel runs are on a real ``LocalCluster`` of separate worker processes
 (through ``--scheduler``, as on a cluster), on the default local cluster of the
-command (in a coordinator that is killed mid-run and started again) and with the
-gradebook on a PostgreSQL server that the test starts (pgserver's binaries).
+command, whose workers are threads of the coordinator (in a coordinator that is
+killed mid-run and started again) and with the gradebook on a PostgreSQL server that
+the test starts (pgserver's binaries).
 """
 from __future__ import annotations
 
@@ -114,7 +115,7 @@ def cluster():
     """A real Dask cluster of two worker processes, as an instructor's would be."""
     from distributed import LocalCluster
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, memory_limit=0) as cluster:
+                      dashboard_address=":0", memory_limit=0) as cluster:
         yield cluster
 
 
@@ -193,6 +194,14 @@ def _wait_for_orphans(course: Path, seconds: float = 60) -> None:
             return
         time.sleep(0.2)
     pytest.fail(f"processes outlived their coordinator: {[p.info['cmdline'] for p in left]}")
+
+
+def test_the_local_workers_are_threads_of_the_coordinator():
+    # a task only waits for its nbgrader subprocess: worker processes would add CPU only
+    with classgrade.dask_client(workers=2) as client:
+        assert set(client.run(os.getpid).values()) == {os.getpid()}
+        assert len(client.scheduler_info()["workers"]) == 2
+        assert client.submit(os.getpid, pure=False).result() == os.getpid()
 
 
 def test_the_sqlite_url_of_the_workers_waits_for_the_lock():
