@@ -20,12 +20,19 @@ of CPU (the p is found by doubling from the entry's smallest valid p > 1):
 
 It prints, per entry, p, the operations, the three CPU times (best of
 ``--repeat`` runs, taking turns), limit / sim (goal >= 0.8) and traced / sim
-(goal <= 1.5), then which entries miss a goal.  The replay must issue as many
+(goal <= 1.5), then which entries miss a goal.  With ``--programs`` it also
+times the programs' own code (each resumption of a PE's generator, by
+``time.perf_counter_ns``) in one more simulation and one more replay per
+repeat: ``prog sim`` and ``prog limit`` (best of ``--repeat``), their ratio,
+and ``limit/sim`` as it would be if the programs ran as fast inside the
+simulation as in the replay (the same code on the same values; where they
+do not, what is left of the gap is the engine's own work).  The replay must issue as many
 operations as the simulation and return the same results, or the line says
 so and the script exits with 1; it never fails on speed.
 
     python benchmarks/catalog_speed.py                       # about 1 s per simulation
     python benchmarks/catalog_speed.py --seconds 0.2 --only ring   # a quick look
+    python benchmarks/catalog_speed.py --only reduce_and --programs  # where the time goes
 """
 from __future__ import annotations
 
@@ -119,7 +126,7 @@ class Case:
                 value = yield op
         return self.simulate(program=noted), order, received, exact
 
-    def replay(self, order, received, exact=False):
+    def replay(self, order, received, exact=False, program=None):
         """A function that runs the limit: (results, operations).
 
         ``exact=False``: each PE is fed the very objects it received in the recorded
@@ -127,7 +134,8 @@ class Case:
         replay's own PEs sent instead, so that PEs that recognise a shared object by
         its identity (``hrelation._shared_plan``) do so here too; this replay also
         keeps every PE's operations and looks the payloads up, a little slower."""
-        p, program, inputs, params = self.p, self.entry.program, self.inputs, self.params
+        p, inputs, params = self.p, self.inputs, self.params
+        program = program or self.entry.program
         positions = [deque() for _ in range(p)]
         for position, pe in enumerate(order):
             positions[pe].append(position)
@@ -165,6 +173,23 @@ class Case:
         return limit
 
 
+def timed(program, clock: list):
+    """``program`` with the time of each resumption of its generators added to
+    ``clock[0]`` (nanoseconds): the programs' own code, wherever they run."""
+    def program_timed(me, p, data, **params):
+        gen, value, now = program(me, p, data, **params), None, time.perf_counter_ns
+        while True:
+            start = now()
+            try:
+                op = gen.send(value)
+            except StopIteration as stop:
+                clock[0] += now() - start
+                return stop.value
+            clock[0] += now() - start
+            value = yield op
+    return program_timed
+
+
 def valid_ps(entry):
     """The entry's valid p from 2 on, growing about twofold (all of them up to 8)."""
     ps = [p for p in range(2, 9) if entry.valid(p)]
@@ -194,8 +219,9 @@ def pick_p(entry, seconds):
     return ps[-1]
 
 
-def measure(entry, p, repeat, collect=True):
-    """{"ops", "sim", "limit", "traced", "agree"} for ``entry`` on p PEs."""
+def measure(entry, p, repeat, collect=True, programs=False):
+    """{"ops", "sim", "limit", "traced", "agree"} for ``entry`` on p PEs, and with
+    ``programs`` "prog sim" and "prog limit": the programs' own CPU seconds in each."""
     case = Case(entry, p)
     run, order, received, exact = case.record()
     limit = case.replay(order, received)
@@ -204,10 +230,18 @@ def measure(entry, p, repeat, collect=True):
     if _cpu(limit, collect)[0] > _cpu(case.simulate, collect)[0]:
         limit = case.replay(order, received, exact)
     runners = {"sim": case.simulate, "limit": limit, "traced": lambda: case.simulate(True)}
+    clock = [0]
+    if programs:
+        program = timed(entry.program, clock)
+        runners["prog sim"] = lambda: case.simulate(program=program)
+        runners["prog limit"] = case.replay(order, received, exact if limit.exact else False,
+                                            program)
     best, outcome = {}, {}
     for _ in range(repeat):
         for name, fn in runners.items():
+            clock[0] = 0
             took, outcome[name] = _cpu(fn, collect)
+            took = clock[0] / 1e9 if name.startswith("prog") else took
             best[name] = min(best.get(name, took), took)
     results, ops = outcome["limit"]
     agree = ops == run.operations and repr(results) == repr(run.results) and \
@@ -221,22 +255,28 @@ def main(argv=None) -> int:
                         help="CPU time of one simulation to aim for (default 1)")
     parser.add_argument("--repeat", type=int, default=2, help="runs per figure, best counts")
     parser.add_argument("--only", default="", help="entries whose name contains this")
+    parser.add_argument("--programs", action="store_true",
+                        help="also time the programs' own code in the simulation and the replay")
     args = parser.parse_args(argv)
     entries = [entry for name, entry in sorted(catalog().items()) if args.only in name]
     print(f"every catalog entry at a p where a simulation takes about {args.seconds:g} s of CPU; "
           f"trace off unless said; CPU seconds, best of {args.repeat} runs taking turns")
     print(f"{'entry':<40}{'p':>6}{'ops':>10}{'sim':>8}{'limit':>8}{'traced':>8}"
-          f"{'limit/sim':>10}{'traced/sim':>11}")
+          f"{'limit/sim':>10}{'traced/sim':>11}" + (
+              f"{'prog sim':>9}{'prog limit':>11}{'ratio':>6}{'limit/sim at prog limit':>24}"
+              if args.programs else ""))
     agree, short = True, []
     for entry in entries:
         p = pick_p(entry, args.seconds)
-        row = measure(entry, p, args.repeat, collect=args.seconds >= 0.1)
+        row = measure(entry, p, args.repeat, collect=args.seconds >= 0.1,
+                      programs=args.programs)
         agree &= row["agree"]
         speed, traced = row["limit"] / row["sim"], row["traced"] / row["sim"]
         if speed < GOAL_LIMIT or traced > GOAL_TRACE:
             short.append(entry.name)
         print(f"{entry.name:<40}{p:>6}{row['ops']:>10,}{row['sim']:>8.3f}{row['limit']:>8.3f}"
               f"{row['traced']:>8.3f}{speed:>10.2f}{traced:>11.2f}"
+              + (_programs_columns(row) if args.programs else "") +
               f"{'  (exact replay)' if row['exact'] else ''}"
               f"{'' if row['agree'] else '  DISAGREE'}", flush=True)
     print(f"goals: limit/sim >= {GOAL_LIMIT:g} and traced/sim <= {GOAL_TRACE:g}; "
@@ -245,6 +285,13 @@ def main(argv=None) -> int:
     print(f"{'PASS' if agree else 'FAIL'}  the replays issue the simulations' operations and "
           "return their results")
     return 0 if agree else 1
+
+
+def _programs_columns(row) -> str:
+    in_sim, in_limit = row["prog sim"], row["prog limit"]
+    unslowed = row["sim"] - max(0.0, in_sim - in_limit)      # the programs at the replay's speed
+    return (f"{in_sim:>9.3f}{in_limit:>11.3f}{in_sim / in_limit:>6.2f}"
+            f"{row['limit'] / unslowed:>24.2f}")
 
 
 if __name__ == "__main__":

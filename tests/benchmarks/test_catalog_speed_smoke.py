@@ -43,3 +43,27 @@ def test_the_script_prints_a_line_per_entry_and_the_goals(bench, capsys):
     assert "limit/sim" in out[1] and "traced/sim" in out[1]
     assert out[-2].startswith("goals: limit/sim >= 0.8 and traced/sim <= 1.5; met by")
     assert out[-1].startswith("PASS")
+
+
+def test_the_timed_programs_run_as_the_programs_and_count_their_own_time(bench):
+    case = bench.Case(catalog()["d_cycles_broadcast"], 8)
+    clock = [0]
+    run = case.simulate(program=bench.timed(case.entry.program, clock))
+    assert repr(run.results) == repr(case.simulate().results)
+    assert run.operations == case.simulate().operations
+    in_sim, clock[0] = clock[0], 0
+    run, order, received, _ = case.record()
+    results, _ = case.replay(order, received, program=bench.timed(case.entry.program, clock))()
+    assert repr(results) == repr(run.results)
+    assert in_sim > 0 and clock[0] > 0
+
+
+def test_programs_adds_their_times_and_the_ratio_at_the_replay_s_speed(bench, capsys):
+    row = bench.measure(catalog()["d_cycles_broadcast"], 16, repeat=1, programs=True)
+    assert row["agree"] and 0 < row["prog sim"] < row["sim"] and 0 < row["prog limit"]
+    assert bench.main(["--seconds", "0.0005", "--repeat", "1", "--only", "d_cycles",
+                       "--programs"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].endswith("prog sim prog limit ratio limit/sim at prog limit")
+    assert [line.split()[0] for line in out[2:-2]] == ["d_cycles_broadcast", "d_cycles_reduce"]
+    assert all(len(line.split()) == 8 + 4 for line in out[2:-2])
