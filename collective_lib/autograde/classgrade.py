@@ -29,7 +29,7 @@ What it does, and why so:
   (``benchmarks/README.md``). With ``--scheduler ADDRESS`` the workers of a running
   Dask cluster, separate processes on other machines or this one: started on
   a Slurm, PBS or SGE cluster with dask-jobqueue, on a JupyterHub with Dask Gateway, or
-  by hand (``dask scheduler`` / ``dask worker ADDRESS --nthreads 1``). A worker there
+  by hand (``dask scheduler`` / ``dask worker ADDRESS --nthreads CORES``). A worker there
   needs the course directory at the same path (a shared file system), this
   environment, and root (the sandbox; see the README, "Grading a class on many
   workers"). Dask rather than a home-made pool: it already schedules, balances,
