@@ -7,7 +7,7 @@ it twice from the same state:
 * sequentially: one ``nbgrader autograde ASSIGNMENT --force`` for the whole class
   (one process, one sandbox template), as an instructor would without classgrade;
 * in parallel: ``python -m collective_lib.autograde.classgrade ASSIGNMENT --force
-  --workers N`` (a Dask LocalCluster of N worker processes), once per ``--batch``
+  --workers N`` (a Dask LocalCluster of N worker threads), once per ``--batch``
   setting (``auto``: the command's default, a few students per nbgrader run;
   ``1``: one nbgrader run per student).
 
