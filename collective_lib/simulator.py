@@ -40,6 +40,7 @@ Rules
 """
 from __future__ import annotations
 
+import functools
 import gc
 import heapq
 import inspect
@@ -365,12 +366,13 @@ class _Engine:
         from its route (None: the direct link), one tuple per channel that its messages
         share; ``paths`` is read first (emptied when full)."""
         paths, cap, link_pair, p = {}, self.route_cap, self.network.link_pair, self.p
+        shared = functools.lru_cache(cap)(link_pair)    # a link on several routes: one (u, v)
 
         def path_of(channel, route):
             if len(paths) >= cap:
                 paths.clear()
             path = paths[channel] = (divmod(channel, p),) if route is None else (
-                (link_pair(route),) if type(route) is int else tuple(map(link_pair, route)))
+                (link_pair(route),) if type(route) is int else tuple(map(shared, route)))
             return path
         return paths, path_of
 

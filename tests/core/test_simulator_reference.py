@@ -103,6 +103,18 @@ def test_traced_messages_share_the_network_s_path_tuples():
         assert len({id(m.path) for m in run.messages}) == 8
 
 
+def test_the_paths_of_routes_of_several_links_share_each_link_s_pair():
+    def everyone_to_everyone(me, p, data):          # every channel once, over E-cube routes
+        for k in range(1, p):
+            yield sendrecv(me ^ k, me, me ^ k)
+    network = Hypercube(3)
+    run = simulate(everyone_to_everyone, 8, network=network)
+    assert [m.path for m in run.messages] == [network.path(m.src, m.dst) for m in run.messages]
+    pairs = [pair for m in run.messages if len(m.path) > 1 for pair in m.path]
+    assert len(pairs) == 8 * (3 * 2 + 1 * 3) > len({id(pair) for pair in pairs}) == \
+        len(set(pairs)) == 24                        # each link's pair made once
+
+
 def test_trace_must_be_a_bool_or_a_callable():
     with pytest.raises(TypeError, match="trace must be True, False or a callable"):
         simulate(lambda me, p, data: (yield from ()), 2, trace="yes")
