@@ -25,8 +25,8 @@ times the programs' own code (each resumption of a PE's generator, by
 ``time.perf_counter_ns``) in one more simulation and one more replay per
 repeat: ``prog sim`` and ``prog limit`` (best of ``--repeat``), their ratio,
 and ``limit/sim`` as it would be if the programs ran as fast inside the
-simulation as in the replay (the same code on the same values; where they
-do not, what is left of the gap is the engine's own work).  The replay must issue as many
+simulation as in the replay (the same code on the same values; what is left
+of the gap is the engine's own work).  The replay must issue as many
 operations as the simulation and return the same results, or the line says
 so and the script exits with 1; it never fails on speed.
 
