@@ -21,9 +21,10 @@ of CPU (the p is found by doubling from the entry's smallest valid p > 1):
 It prints, per entry, p, the operations, the three CPU times (best of
 ``--repeat`` runs, taking turns), limit / sim (goal >= 0.8) and traced / sim
 (goal <= 1.5), then which entries miss a goal.  With ``--programs`` it also
-times the programs' own code (each resumption of a PE's generator, by
-``time.perf_counter_ns``) in one more simulation and one more replay per
-repeat: ``prog sim`` and ``prog limit`` (best of ``--repeat``), their ratio,
+times the programs' own code (each resumption of a PE's generator, in CPU
+time as the other columns, by ``time.thread_time_ns``) in one more
+simulation and one more replay per repeat: ``prog sim`` and ``prog limit``
+(best of ``--repeat``), their ratio,
 and ``limit/sim`` as it would be if the programs ran as fast inside the
 simulation as in the replay (the same code on the same values; what is left
 of the gap is the engine's own work).  The replay must issue as many
@@ -175,9 +176,9 @@ class Case:
 
 def timed(program, clock: list):
     """``program`` with the time of each resumption of its generators added to
-    ``clock[0]`` (nanoseconds): the programs' own code, wherever they run."""
+    ``clock[0]`` (CPU nanoseconds of this thread): the programs' own code, wherever they run."""
     def program_timed(me, p, data, **params):
-        gen, value, now = program(me, p, data, **params), None, time.perf_counter_ns
+        gen, value, now = program(me, p, data, **params), None, time.thread_time_ns
         while True:
             start = now()
             try:

@@ -361,10 +361,10 @@ class _Engine:
             return route
         return route_of
 
+    @functools.cached_property
     def _path_step(self):
-        """``(paths, path_of(channel, route))``: the links ``(u, v)`` of a traced transfer
-        from its route (None: the direct link), one tuple per channel that its messages
-        share; ``paths`` is read first (emptied when full)."""
+        """``(paths, path_of(channel, route))``, one per run: a traced transfer's links
+        ``(u, v)`` from its route (None: direct), a tuple per channel, ``paths`` read first."""
         paths, cap, link_pair, p = {}, self.route_cap, self.network.link_pair, self.p
         shared = functools.lru_cache(cap)(link_pair)    # a link on several routes: one (u, v)
 
@@ -408,7 +408,7 @@ class _Engine:
         use_ports, use_links = model.ports != "all", self.use_links
         link_free, link_load, link_order = self.link_free, self.link_load, self.link_order
         routes, route_of = self.routes, self._route_step()
-        emit, (paths, path_of) = self.emit, self._path_step()
+        emit, (paths, path_of) = self.emit, self._path_step
         duration_of = self._duration_step(durations, model)
         waiting, resume, inbox, ready_at, outstanding, current, agenda = (
             self.waiting, self.resume, self.inbox, self.ready_at, self.outstanding,
@@ -486,7 +486,7 @@ class _Engine:
         o, costs, cpu, inject = model.o, {}, [0.0] * p, [-inf] * p   # costs: words -> its costs
         take = inject if model.ports == "half-duplex" else [-inf] * p  # one stream, or two
         link_load, link_order, emit, (paths, path_of) = \
-            self.link_load, self.link_order, self.emit, self._path_step()
+            self.link_load, self.link_order, self.emit, self._path_step
         waiting, resume, inbox = self.waiting, self.resume, self.inbox
 
         def claim(src, dst, channel, payload, words, t, post=True):
@@ -569,7 +569,7 @@ class _Engine:
             "durations emit resume current outstanding ready_at waiting finish inbox deferred "
             "agenda times listen_first").split())
         route_of, duration_of, (paths, path_of) = self._route_step(), self._duration_step(
-            durations, self.model), self._path_step()
+            durations, self.model), self._path_step
         eager = not listen_first and levels is None and not self.loggp
         heappop, ops, now, take_in = heapq.heappop, 0, 0.0, self.model.o if self.loggp else 0.0
         while times:

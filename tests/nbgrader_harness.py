@@ -369,10 +369,11 @@ def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: 
     The students named in ``spinning`` (code that never returns, cells that
     never finish) are graded in a second run at a fifth of the course's
     real-time budgets (``TrustedVerdict.time_scale`` :data:`SPINNING_SCALE`
-    instead of ``checker.TIME_SCALE``): what their tests check, that every cell stops the program
-    and says why, is the same for any budget, and a spinning program burns a
-    core for its whole budget (the others are graded at the course's budgets,
-    which the honest ones must fit). Returns ``{student: GradeResult}``.
+    instead of ``checker.TIME_SCALE``): what their tests check, that every
+    cell stops the program and says why, is the same for any budget, and a
+    spinning program burns a core for its whole budget (the others are graded
+    at the course's budgets, which the honest ones must fit). Returns
+    ``{student: GradeResult}``.
     """
     course = Path(course_dir)
     name = f"{assignment}.ipynb"

@@ -41,8 +41,8 @@ from ..grading.standins import StandIn
 from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
 
-__all__ = ["HostTemplate", "Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject", "CELLS_S",
-           "Missing", "StudentCodeError", "StartFailed"]
+__all__ = ["HostTemplate", "Host", "StudentProcess", "Sandbox", "Remote", "RemoteObject",
+           "CELLS_S", "Missing", "StudentCodeError", "StartFailed"]
 
 _START_S = 30.0          # the host's own start, forked from its template
 #: Real time the student's cells may take to run in each new process, before the course's

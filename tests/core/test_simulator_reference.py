@@ -11,7 +11,7 @@ import pytest
 
 from collective_lib import (CostModel, DeadlockError, FullyConnected, Hypercube, LinearArray,
                             Mesh, Ring, TwoLevel, TwoLevelModel, UnreceivedMessageError,
-                            recv, sendrecv, simulate)
+                            recv, send, sendrecv, simulate)
 from reference_engine import random_program, reference
 
 
@@ -101,6 +101,19 @@ def test_traced_messages_share_the_network_s_path_tuples():
     for network in (FullyConnected(8), Ring(8)):
         run = simulate(ring_allgather, 8, list(range(8)), network=network)
         assert len({id(m.path) for m in run.messages}) == 8
+
+
+def test_a_channel_s_messages_share_its_path_whatever_operation_sent_them():
+    def twice(me, p, data):                     # a send, then a sendrecv, on channel 0 -> 2
+        if me == 0:
+            yield send(2, "first")
+            yield sendrecv(2, "second", 2)
+        elif me == 2:
+            yield recv(0)
+            yield sendrecv(0, "back", 0)
+    first, second = (m for m in simulate(twice, 3, network=LinearArray(3)).messages
+                     if m.src == 0)
+    assert first.path == ((0, 1), (1, 2)) and first.path is second.path
 
 
 def test_the_paths_of_routes_of_several_links_share_each_link_s_pair():
