@@ -82,7 +82,12 @@ What it does, and why so:
   command of the course. Its row locks let the writers of different students proceed
   at once.
 * **Progress.** A tqdm bar on stderr: done / failed / left, and tqdm's estimate of the
-  time to go.
+  time to go. It moves for each student, not each batch: a batch's task reads
+  nbgrader's output as it comes and, for every student nbgrader has finished (the line
+  it logs after writing that student's notebooks), logs a Dask event that the
+  coordinator subscribes to (:class:`Tally`); the batch's result settles its failures.
+  Dask's events work for remote workers alike, and a worker sends them before its
+  result on the same ordered streams.
 
 Exit status: 0 when every submission is graded, 1 when some failed (they are listed
 with their reasons), 2 when nothing could be started.
@@ -95,12 +100,14 @@ import fcntl
 import glob
 import hashlib
 import json
+import logging
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -109,7 +116,7 @@ __all__ = ["main", "run", "dask_client", "default_workers", "batch_size", "plan"
            "grade_batch", "grade_student", "Outcome", "Ledger", "graded_students",
            "submitted_students", "fingerprint", "course_settings", "worker_db_url",
            "prepare_gradebook", "SQLITE_BUSY_TIMEOUT", "TASK_TIMEOUT", "LEDGER_DIR",
-           "MAX_BATCH", "REASON_LINES"]
+           "MAX_BATCH", "REASON_LINES", "Tally"]
 
 #: Seconds an SQLite writer waits for the lock before it fails (Python's default is 5).
 SQLITE_BUSY_TIMEOUT = 600
@@ -117,14 +124,18 @@ SQLITE_BUSY_TIMEOUT = 600
 #: the course's notebook limit (``TrustedVerdict.notebook_timeout``, 1800 s) per notebook.
 TASK_TIMEOUT = 3600
 LEDGER_DIR = "classgrade"
-#: Most students graded by one ``nbgrader autograde`` run (see :func:`batch_size`): on 2
-#: workers, 16 reached the speed-up of 1.6 where 8 did not (benchmarks/README.md).
-MAX_BATCH = 16
+#: Most students graded by one ``nbgrader autograde`` run (see :func:`batch_size`): for a
+#: class of 128 on 2 workers, 32 gave a speed-up of 1.71-2.00 and 16 1.56-1.85, taking
+#: turns (benchmarks/README.md); the bar moves for each student whatever the batch.
+MAX_BATCH = 32
 #: Lines of nbgrader's output kept as a failure's reason.
 REASON_LINES = 12
 
 # The last line of this form in nbgrader's output names the error (put first in a reason).
 _EXCEPTION = re.compile(r"^\s*[\w.]*(Error|Exception|Exit|Interrupt)\b[^:]*: ")
+# What nbgrader logs once for every student it has finished, after writing the student's
+# notebooks and grades (its converter's ``set_permissions``): a batch's live progress.
+_FINISHED = "Setting destination file permissions"
 
 # The launcher of every task: it asks the kernel to kill nbgrader when the worker that
 # started it dies (PR_SET_PDEATHSIG survives exec; it follows the thread that started it,
@@ -168,7 +179,8 @@ def grade_student(course: str, assignment: str, student: str, db_url: str,
 
 
 def grade_batch(course: str, assignment: str, batch: list, db_url: str, course_id: str,
-                timeout: float = TASK_TIMEOUT, extra_args: tuple = ()) -> list:
+                timeout: float = TASK_TIMEOUT, extra_args: tuple = (),
+                progress: str | None = None) -> list:
     """Autograde the students of ``batch`` (``[(student, fingerprint)]``) in one
     ``nbgrader autograde`` run; never raises. Returns one :class:`Outcome` dict each.
 
@@ -177,6 +189,10 @@ def grade_batch(course: str, assignment: str, batch: list, db_url: str, course_i
     the other students when one fails; a student whose grading is not complete after
     the run (failed, or the run was stopped) is graded again alone by
     :func:`grade_student`, so a crash costs its own grade only and its reason is its own.
+
+    With ``progress`` (a Dask event topic; the task must run on a Dask worker), the
+    batch logs its first student's id under that topic each time nbgrader has finished
+    one of its students, so that the coordinator's bar moves before the batch ends.
     """
     if len(batch) == 1 or any("," in student for student, _ in batch):
         return [grade_student(course, assignment, s, db_url, fp, timeout, extra_args)
@@ -187,7 +203,7 @@ def grade_batch(course: str, assignment: str, batch: list, db_url: str, course_i
     selection = ["--student=*"] + ([f"--CourseDirectory.student_id_exclude={','.join(others)}"]
                                    if others else [])
     code, _ = _autograde(course, assignment, selection, db_url, timeout * len(batch),
-                         extra_args)
+                         extra_args, _reporter(progress, batch[0][0]))
     done = names if code == 0 else graded_students(Path(course), assignment, sorted(names),
                                                    db_url, course_id)
     share = round((time.monotonic() - start) / len(batch), 3)
@@ -200,9 +216,24 @@ def _worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def _reporter(topic: str | None, batch_id: str):
+    """None, or a function of nbgrader's output lines that logs ``batch_id`` under the Dask
+    event ``topic`` for every student nbgrader has finished (read by :class:`Tally`)."""
+    if topic is None:
+        return None
+    from distributed import get_worker
+    worker = get_worker()
+
+    def report(line: str) -> None:
+        if _FINISHED in line:
+            worker.log_event(topic, batch_id)
+    return report
+
+
 def _autograde(course: str, assignment: str, selection: list, db_url: str, timeout: float,
-               extra_args) -> tuple[int | None, str]:
-    """Run ``nbgrader autograde``: ``(exit status or None, reason of a failure)``."""
+               extra_args, on_line=None) -> tuple[int | None, str]:
+    """Run ``nbgrader autograde``: ``(exit status or None, reason of a failure)``; each
+    line of its output goes to ``on_line`` as it comes, when given."""
     cmd = [sys.executable, "-c", _LAUNCH, str(os.getpid()), "autograde", assignment,
            *selection, "--force", f"--CourseDirectory.db_url={db_url}", *extra_args]
     env = dict(os.environ)
@@ -214,21 +245,38 @@ def _autograde(course: str, assignment: str, selection: list, db_url: str, timeo
                                 text=True, errors="replace", start_new_session=True)
     except OSError as exc:
         return None, f"could not start nbgrader: {exc}"
+    out = []
+    reader = threading.Thread(target=_drain, args=(proc.stdout, out, on_line), daemon=True)
+    reader.start()
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_tree(proc.pid)
-        out, _ = proc.communicate()
+        proc.wait()
         code, reason = None, f"nbgrader autograde ran past {timeout:g} s and was stopped"
     else:
         code = proc.returncode
         reason = "" if code == 0 else f"nbgrader autograde exited with status {code}"
+    reader.join()           # to the end of its output, as communicate() would
     if code != 0:
-        lines = [line for line in out.splitlines() if line.strip()]
+        lines = [line.rstrip("\n") for line in out if line.strip()]
         errors = [line.strip() for line in lines if _EXCEPTION.match(line)]
         reason += (f" ({errors[-1]})" if errors else "") + (
             ":\n" + "\n".join(lines[-REASON_LINES:]) if lines else "")
     return code, reason
+
+
+def _drain(stream, out: list, on_line) -> None:
+    """Read ``stream`` to its end into ``out``, handing each line to ``on_line``."""
+    for line in stream:
+        out.append(line)
+        if on_line is not None:
+            try:
+                on_line(line)
+            except Exception:       # the pipe must still be read, or nbgrader blocks on it
+                logging.getLogger(__name__).exception("live progress stopped")
+                on_line = None
+    stream.close()
 
 
 def _kill_tree(pid: int) -> None:
@@ -421,6 +469,44 @@ def plan(course: Path, assignment: str, db_url: str, course_id: str, ledger: Led
     return result
 
 
+class Tally:
+    """The progress bar's counts. A batch's students are ticked off one by one as nbgrader
+    finishes them (:meth:`tick`, from the Dask client's thread, on the batch's events) and
+    settled when the batch returns (:meth:`settle`): its failures, and any tick whose
+    event had not arrived yet. An event that comes after its batch was settled is ignored."""
+
+    def __init__(self, bar, batches: list):
+        self.bar, self.lock = bar, threading.Lock()
+        self.size = {chunk[0][0]: len(chunk) for chunk in batches}
+        self.ticked = dict.fromkeys(self.size, 0)       # batches not settled yet
+        self.done = self.failed = 0
+        self.left = sum(self.size.values())
+        self._show()
+
+    def tick(self, batch_id: str) -> None:
+        with self.lock:
+            ticked = self.ticked.get(batch_id)
+            if ticked is not None and ticked < self.size[batch_id]:
+                self.ticked[batch_id] = ticked + 1
+                self._count(1, 0)
+
+    def settle(self, batch_id: str, outcomes: list) -> None:
+        with self.lock:
+            ticked = self.ticked.pop(batch_id)
+            failed = sum(o["status"] == "failed" for o in outcomes)
+            self._count(len(outcomes) - failed - ticked, failed)
+
+    def _count(self, done: int, failed: int) -> None:
+        self.done, self.failed = self.done + done, self.failed + failed
+        self.left -= done + failed
+        self._show()
+        self.bar.update(done + failed)
+
+    def _show(self) -> None:
+        self.bar.set_postfix_str(f"done {self.done}, failed {self.failed}, left {self.left}",
+                                 refresh=False)
+
+
 def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
@@ -435,9 +521,14 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
         with Client(scheduler) as client:
             yield client
         return
+    from distributed.utils import silence_logging_cmgr
     # The scheduler always serves HTTP; None means port 8787, perhaps taken: any free one.
-    with LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
-                      processes=False, dashboard_address=":0", memory_limit=0) as cluster, \
+    # Dask's logs stay at WARNING until the cluster has closed, not only while it runs (as
+    # LocalCluster keeps them): its shutdown may log a closed comm with a traceback at INFO
+    # (dask/distributed#7192), which would end an instructor's run with a false alarm.
+    with silence_logging_cmgr(logging.WARNING), \
+            LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
+                         processes=False, dashboard_address=":0", memory_limit=0) as cluster, \
             Client(cluster) as client:
         yield client
 
@@ -449,10 +540,10 @@ def batch_size(students: int, workers: int, most: int = MAX_BATCH) -> int:
     Each ``nbgrader autograde`` run pays nbgrader's start and the sandbox's template
     once, seconds that are as much as grading a short assignment's submission
     (``benchmarks/class_grading.py``): one task of 4 students per worker grades 8
-    students on 2 workers faster than 8 tasks of one, and batches of 16 grade a class of 32
-    faster than batches of 8. ``most`` bounds what a failed
-    batch costs (its unfinished students are graded again alone) and keeps the tasks
-    of a large class small enough to balance.
+    students on 2 workers faster than 8 tasks of one, batches of 16 grade a class of 32
+    faster than batches of 8, and batches of 32 a class of 128 faster than batches of 16.
+    ``most`` bounds what a failed batch costs (its unfinished students are graded again
+    alone) and keeps the tasks of a large class small enough to balance.
     """
     workers = max(1, workers)
     tasks = workers * -(-students // (workers * most))
@@ -491,16 +582,18 @@ def run(course: Path, assignment: str, client, *, db_url: str | None = None,
                   f"{len(todo.todo)} to grade", file=log)
         size = batch or batch_size(len(todo.todo), _worker_count(client))
         batches = [todo.todo[i:i + size] for i in range(0, len(todo.todo), size)]
-        futures = [client.submit(grade_batch, str(course), assignment, chunk, task_url,
-                                 course_id, timeout, tuple(extra_args), pure=False,
-                                 key=f"autograde-{assignment}-{chunk[0][0]}-{time.time_ns()}")
-                   for chunk in batches]
-        chunk_of = {f.key: chunk for f, chunk in zip(futures, batches)}
-        outcomes, failed, total = [], 0, len(todo.todo)
-        bar = tqdm(total=total, desc=f"grading {assignment}", unit="submission",
+        bar = tqdm(total=len(todo.todo), desc=f"grading {assignment}", unit="submission",
                    file=log, disable=not progress, dynamic_ncols=True)
+        tally, topic = Tally(bar, batches), f"classgrade-{assignment}-{time.time_ns()}"
+        outcomes, futures = [], []
+        client.subscribe_topic(topic, lambda event: tally.tick(event[1]))
         try:
-            bar.set_postfix_str(f"done 0, failed 0, left {total}")
+            futures = [client.submit(
+                grade_batch, str(course), assignment, chunk, task_url, course_id, timeout,
+                tuple(extra_args), topic, pure=False,
+                key=f"autograde-{assignment}-{chunk[0][0]}-{time.time_ns()}")
+                for chunk in batches]
+            chunk_of = {f.key: chunk for f, chunk in zip(futures, batches)}
             for future in as_completed(futures):
                 try:
                     results = future.result()
@@ -512,11 +605,9 @@ def run(course: Path, assignment: str, client, *, db_url: str | None = None,
                 for outcome in results:
                     ledger.append(outcome)
                     outcomes.append(outcome)
-                    failed += outcome["status"] == "failed"
-                bar.set_postfix_str(f"done {len(outcomes) - failed}, failed {failed}, "
-                                    f"left {total - len(outcomes)}", refresh=False)
-                bar.update(len(results))
+                tally.settle(chunk_of[future.key][0][0], results)
         finally:
+            client.unsubscribe_topic(topic)
             bar.close()
             for future in futures:
                 if not future.done():

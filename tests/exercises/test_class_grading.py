@@ -196,12 +196,70 @@ def _wait_for_orphans(course: Path, seconds: float = 60) -> None:
     pytest.fail(f"processes outlived their coordinator: {[p.info['cmdline'] for p in left]}")
 
 
-def test_the_local_workers_are_threads_of_the_coordinator():
+def test_a_batch_reports_each_student_as_nbgrader_finishes_it(released, cluster, tmp_path):
+    course = _copy(released, tmp_path / "course", crash=False)
+    db_url, course_id = classgrade.course_settings(course)
+    batch = [(student, "") for student in ("buggy", "honest", "hostile")]
+    from distributed import Client
+    with Client(cluster) as client:
+        events, task = [], []
+        client.subscribe_topic("progress", lambda event: events.append(
+            (event[1], task[0].done())))
+        task.append(client.submit(classgrade.grade_batch, str(course), ASSIGNMENT, batch,
+                                  classgrade.worker_db_url(db_url), course_id,
+                                  progress="progress", pure=False))
+        outcomes = task[0].result()
+    assert [o["status"] for o in outcomes] == ["graded"] * 3, outcomes
+    # one event per student, each received while the batch still ran (the worker sends
+    # them before its result, on the same ordered streams)
+    assert events == [("buggy", False)] * 3
+
+
+def test_the_progress_counts_students_as_they_finish_and_settles_each_batch():
+    import io
+    from tqdm import tqdm
+    batches = [[("a", ""), ("b", ""), ("c", "")], [("d", "")]]
+    with tqdm(total=4, file=io.StringIO()) as bar:
+        tally = classgrade.Tally(bar, batches)
+        tally.tick("a")
+        tally.tick("a")
+        assert (tally.done, tally.failed, tally.left, bar.n) == (2, 0, 2, 2)
+        tally.settle("d", [{"status": "failed"}])
+        assert (tally.done, tally.failed, tally.left, bar.n) == (2, 1, 1, 3)
+        # nbgrader finished a and b; c failed and was graded again alone, in vain
+        tally.settle("a", [{"status": "graded"}] * 2 + [{"status": "failed"}])
+        assert (tally.done, tally.failed, tally.left, bar.n) == (2, 2, 0, 4)
+        tally.tick("a")                                 # late: its batch is settled
+        tally.tick("d")
+        assert (tally.done, tally.failed, tally.left, bar.n) == (2, 2, 0, 4)
+        assert bar.postfix == "done 2, failed 2, left 0"
+
+
+def test_the_local_workers_are_threads_of_the_coordinator(monkeypatch):
     # a task only waits for its nbgrader subprocess: worker processes would add CPU only
-    with classgrade.dask_client(workers=2) as client:
-        assert set(client.run(os.getpid).values()) == {os.getpid()}
-        assert len(client.scheduler_info()["workers"]) == 2
-        assert client.submit(os.getpid, pure=False).result() == os.getpid()
+    import io
+    import logging
+    from distributed import LocalCluster
+    # Dask's default logging: a stream handler on its logger that passes everything
+    logger, handler = logging.getLogger("distributed"), logging.StreamHandler(io.StringIO())
+    closed, close = [], LocalCluster.__exit__
+
+    def close_and_look(cluster, *exc):
+        close(cluster, *exc)
+        closed.append(handler.level)
+    monkeypatch.setattr(LocalCluster, "__exit__", close_and_look)
+    logger.addHandler(handler)
+    try:
+        with classgrade.dask_client(workers=2) as client:
+            assert set(client.run(os.getpid).values()) == {os.getpid()}
+            assert len(client.scheduler_info()["workers"]) == 2
+            assert client.submit(os.getpid, pure=False).result() == os.getpid()
+            assert handler.level == logging.WARNING
+        # still quiet once the cluster has closed (its shutdown may log a closed comm
+        # at INFO, with a traceback), then as before
+        assert (closed, handler.level) == ([logging.WARNING], logging.NOTSET)
+    finally:
+        logger.removeHandler(handler)
 
 
 def test_the_sqlite_url_of_the_workers_waits_for_the_lock():
@@ -215,9 +273,10 @@ def test_the_batches_keep_every_worker_busy():
     assert classgrade.batch_size(8, 2) == 4             # one nbgrader run per worker
     assert classgrade.batch_size(3, 2) == 2
     assert classgrade.batch_size(20, 2) == 10           # 2 runs of 10, not 16 + 4
-    assert classgrade.batch_size(40, 2) == 10           # 4 runs of 10, not 16 + 16 + 8
-    assert classgrade.batch_size(128, 2) == classgrade.MAX_BATCH == 16
-    assert classgrade.batch_size(100, 2) == 13          # 8 runs of at most 13, not 16
+    assert classgrade.batch_size(80, 2) == 20           # 4 runs of 20, not 32 + 32 + 16
+    assert classgrade.batch_size(128, 2) == classgrade.MAX_BATCH == 32
+    assert classgrade.batch_size(100, 2) == 25          # 4 runs of 25, not 32 + ... + 4
+    assert classgrade.batch_size(300, 8) == 19          # 16 runs of at most 19
     assert classgrade.batch_size(40, 8) == 5
     assert classgrade.batch_size(1, 8) == 1
 
