@@ -1,13 +1,14 @@
 """Grading a whole class on Dask workers (collective_lib.autograde.classgrade, issue 26).
 
-One generated class of ``cycles_crossover`` (the cheapest assignment to grade) is
-graded once sequentially, by one plain ``nbgrader autograde`` of all students, which
-gives the reference grades; every parallel run must give exactly those grades:
+One generated class of ``cycles_crossover`` (the cheapest assignment to grade), 16
+students of four kinds, is graded once sequentially, by one plain ``nbgrader
+autograde`` of all students, which gives the reference grades; every parallel run must
+give exactly those grades:
 
-* ``honest`` hands in the instructor's solution, ``buggy`` one wrong answer,
-  ``hostile`` an answer that kills its parent process and exits its own;
-* ``crash`` hands in a notebook that is not JSON, which makes nbgrader itself fail
-  on that student: it must cost that student's grade only.
+* an ``honest`` student hands in the instructor's solution, a ``buggy`` one a wrong
+  answer, a ``hostile`` one an answer that kills its parent process and exits its own;
+* a ``crash`` student hands in a notebook that is not JSON, which makes nbgrader itself
+  fail on that student: it must cost that student's grade only.
 
 The parallel runs are on a real ``LocalCluster`` of separate worker processes
 (through ``--scheduler``, as on a cluster), on the default local cluster of the
@@ -41,11 +42,17 @@ try:
 finally:
     os._exit(3)                             # and the process that runs it
 """
-STUDENTS = ("buggy", "crash", "honest", "hostile")
+#: The class: each student's kind of submission (``honest03``: an honest one).
+KIND = {f"{kind}{i:02d}": kind for kind, count in
+        (("honest", 6), ("buggy", 5), ("hostile", 3), ("crash", 2))
+        for i in range(1, count + 1)}
+STUDENTS = tuple(sorted(KIND))
+GRADED = tuple(s for s in STUDENTS if KIND[s] != "crash")       # nbgrader grades them
+CRASH = tuple(s for s in STUDENTS if KIND[s] == "crash")
 
 
 def _answers(source):
-    """The code answers of each student, as source notebooks."""
+    """The code answers of each kind, as source notebooks."""
     return {"honest": source,
             "buggy": h.replace_solution(source, "search_solution",
                                         "raise ValueError('I give up')"),
@@ -55,13 +62,15 @@ def _answers(source):
 def _submit(course: Path) -> None:
     release = course / "release" / ASSIGNMENT / NOTEBOOK
     source = h.source_notebook(course, ASSIGNMENT, NOTEBOOK)
-    for student, answers in _answers(source).items():
+    notebooks = {kind: h.answered_release(release, answers)
+                 for kind, answers in _answers(source).items()}
+    for student, kind in KIND.items():
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True, exist_ok=True)
-        nbformat.write(h.answered_release(release, answers), folder / NOTEBOOK)
-    folder = course / "submitted" / "crash" / ASSIGNMENT
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / NOTEBOOK).write_text('{"cells": [ this is not a notebook')
+        if kind == "crash":
+            (folder / NOTEBOOK).write_text('{"cells": [ this is not a notebook')
+        else:
+            nbformat.write(notebooks[kind], folder / NOTEBOOK)
 
 
 def _grades(course: Path, db_url: str | None = None) -> dict:
@@ -86,7 +95,8 @@ def _copy(base: Path, dest: Path, crash: bool = True) -> Path:
     import shutil
     shutil.copytree(base, dest, ignore=shutil.ignore_patterns("autograded", "classgrade"))
     if not crash:
-        shutil.rmtree(dest / "submitted" / "crash")
+        for student in CRASH:
+            shutil.rmtree(dest / "submitted" / student)
     return dest
 
 
@@ -106,7 +116,7 @@ def sequential(released, tmp_path_factory):
     with pytest.raises(h.NbgraderError, match="crash"):    # nbgrader fails on `crash` only
         h.run_nbgrader(course, "autograde", ASSIGNMENT, "--force")
     grades = _grades(course)
-    assert sorted(grades) == ["buggy", "honest", "hostile"]
+    assert tuple(sorted(grades)) == GRADED
     return grades
 
 
@@ -120,9 +130,10 @@ def cluster():
 
 
 def test_the_class_differs_where_it_should(sequential):
-    honest, buggy, hostile = (sequential[s] for s in ("honest", "buggy", "hostile"))
-    assert sum(honest.values()) > sum(buggy.values())
-    assert sum(honest.values()) > sum(hostile.values())
+    total = {kind: {sum(sequential[s].values()) for s in GRADED if KIND[s] == kind}
+             for kind in ("honest", "buggy", "hostile")}
+    assert all(len(scores) == 1 for scores in total.values()), total    # a kind, a grade
+    assert total["honest"].pop() > max(total["buggy"].pop(), total["hostile"].pop())
 
 
 def test_the_workers_of_a_scheduler_give_the_grades_of_a_sequential_run(
@@ -136,13 +147,15 @@ def test_the_workers_of_a_scheduler_give_the_grades_of_a_sequential_run(
     ledger = [json.loads(line) for line in
               (course / "classgrade" / f"{ASSIGNMENT}.jsonl").read_text().splitlines()]
     by_student = {entry["student"]: entry for entry in ledger}
-    assert sorted(by_student) == sorted(STUDENTS)
-    assert {s for s, e in by_student.items() if e["status"] == "failed"} == {"crash"}
-    assert "crash" in by_student["crash"]["reason"] and "FAILED crash:" in out.out
-    # in batches of two: the batch with `crash` failed, and its students were graded
-    # again alone, so `crash`'s reason is its own (nbgrader's error about its notebook)
-    assert by_student["crash"]["reason"].startswith(
-        "nbgrader autograde exited with status 1 (nbformat.reader.NotJSONError: ")
+    assert tuple(sorted(by_student)) == STUDENTS
+    assert {s for s, e in by_student.items() if e["status"] == "failed"} == set(CRASH)
+    for student in CRASH:
+        assert student in by_student[student]["reason"] and f"FAILED {student}:" in out.out
+        # in batches of two: the batch with a crash failed, and its students were graded
+        # again alone, so the reason is the student's own (nbgrader's error about its
+        # notebook)
+        assert by_student[student]["reason"].startswith(
+            "nbgrader autograde exited with status 1 (nbformat.reader.NotJSONError: ")
     # graded in the cluster's worker processes, not in this one
     pids = {int(e["worker"].rsplit(":", 1)[1]) for e in ledger}
     assert os.getpid() not in pids and len(pids) >= 1
@@ -154,8 +167,8 @@ def test_a_killed_run_resumes_where_it_stopped(released, sequential, tmp_path):
     ledger = course / "classgrade" / f"{ASSIGNMENT}.jsonl"
     env = dict(os.environ, PYTHONPATH=str(h.REPO_ROOT))
     cmd = [sys.executable, "-m", "collective_lib.autograde.classgrade", ASSIGNMENT,
-           "--workers", "2", "--batch", "1", "--no-progress"]
-    coordinator = subprocess.Popen(cmd, cwd=course, env=env, stdout=subprocess.PIPE,
+           "--workers", "2", "--no-progress"]
+    coordinator = subprocess.Popen(cmd + ["--batch", "1"], cwd=course, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and coordinator.poll() is None:
@@ -166,17 +179,17 @@ def test_a_killed_run_resumes_where_it_stopped(released, sequential, tmp_path):
     coordinator.wait()
     first = {json.loads(line)["student"]: json.loads(line)["status"]
              for line in ledger.read_text().splitlines()}
-    assert "graded" in first.values() and len(first) < len(STUDENTS) - 1, first
+    assert "graded" in first.values() and len(first) < len(GRADED), first
     _wait_for_orphans(course)
 
-    result = subprocess.run(cmd, cwd=course, env=env, stdout=subprocess.PIPE,
+    result = subprocess.run(cmd, cwd=course, env=env, stdout=subprocess.PIPE,  # in batches
                             stderr=subprocess.STDOUT, text=True, timeout=300)
     assert result.returncode == 0, result.stdout
     graded_before = sorted(s for s, status in first.items() if status == "graded")
     # a student whose grading ended between the last ledger line and the kill is done
     # too: its autograded notebook and gradebook scores are complete
     skipped = int(re.search(r"(\d+) already graded", result.stdout).group(1))
-    assert len(graded_before) <= skipped < 3, result.stdout
+    assert len(graded_before) <= skipped < len(GRADED), result.stdout
     second = [json.loads(line)["student"] for line in ledger.read_text().splitlines()]
     assert not set(graded_before) & set(second[len(first):])   # not graded twice
     assert _grades(course) == sequential               # everyone graded, as sequentially
@@ -199,7 +212,7 @@ def _wait_for_orphans(course: Path, seconds: float = 60) -> None:
 def test_a_batch_reports_each_student_as_nbgrader_finishes_it(released, cluster, tmp_path):
     course = _copy(released, tmp_path / "course", crash=False)
     db_url, course_id = classgrade.course_settings(course)
-    batch = [(student, "") for student in ("buggy", "honest", "hostile")]
+    batch = [(student, "") for student in ("buggy01", "honest01", "hostile01")]
     from distributed import Client
     with Client(cluster) as client:
         events, task = [], []
@@ -212,7 +225,7 @@ def test_a_batch_reports_each_student_as_nbgrader_finishes_it(released, cluster,
     assert [o["status"] for o in outcomes] == ["graded"] * 3, outcomes
     # one event per student, each received while the batch still ran (the worker sends
     # them before its result, on the same ordered streams)
-    assert events == [("buggy", False)] * 3
+    assert events == [("buggy01", False)] * 3
 
 
 def test_the_progress_counts_students_as_they_finish_and_settles_each_batch():
@@ -304,10 +317,10 @@ def test_a_postgresql_gradebook_with_concurrent_writers(released, sequential, cl
                    f"--CourseDirectory.db_url={postgres}")
     from distributed import Client
     with Client(cluster) as client:
-        result = classgrade.run(course, ASSIGNMENT, client, db_url=postgres, batch=2,
+        result = classgrade.run(course, ASSIGNMENT, client, db_url=postgres,
                                 progress=False)        # two nbgrader runs at once
     assert result["failed"] == []
-    assert sorted(result["graded"]) == ["buggy", "honest", "hostile"]
+    assert tuple(sorted(result["graded"])) == GRADED
     assert not (course / "gradebook.db").exists()     # nothing went to SQLite
     assert _grades(course, postgres) == sequential
 
