@@ -168,8 +168,8 @@ def test_a_killed_run_resumes_where_it_stopped(released, sequential, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(h.REPO_ROOT))
     cmd = [sys.executable, "-m", "collective_lib.autograde.classgrade", ASSIGNMENT,
            "--workers", "2", "--no-progress"]
-    coordinator = subprocess.Popen(cmd + ["--batch", "1"], cwd=course, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)
+    coordinator = subprocess.Popen(cmd + ["--batch", "1"], cwd=course, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and coordinator.poll() is None:
         if ledger.is_file() and '"graded"' in ledger.read_text():
