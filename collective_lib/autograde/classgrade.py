@@ -87,7 +87,9 @@ What it does, and why so:
   it logs after writing that student's notebooks), logs a Dask event that the
   coordinator subscribes to (:class:`Tally`); the batch's result settles its failures.
   Dask's events work for remote workers alike, and a worker sends them before its
-  result on the same ordered streams.
+  result on the same ordered streams. A student cannot forge that line (a student's
+  process has /dev/null for its stdio, ``exercises/SANDBOX.md``), and a tick only moves
+  the bar: the grades, the ledger and the final counts come from the batch's result.
 
 Exit status: 0 when every submission is graded, 1 when some failed (they are listed
 with their reasons), 2 when nothing could be started.
