@@ -483,7 +483,7 @@ class Tally:
         self.ticked = dict.fromkeys(self.size, 0)       # batches not settled yet
         self.done = self.failed = 0
         self.left = sum(self.size.values())
-        self._show()
+        self._show(refresh=True)            # the counts from the start, before any tick
 
     def tick(self, batch_id: str) -> None:
         with self.lock:
@@ -504,9 +504,9 @@ class Tally:
         self._show()
         self.bar.update(done + failed)
 
-    def _show(self) -> None:
+    def _show(self, refresh: bool = False) -> None:     # update() refreshes the bar
         self.bar.set_postfix_str(f"done {self.done}, failed {self.failed}, left {self.left}",
-                                 refresh=False)
+                                 refresh=refresh)
 
 
 def default_workers() -> int:

@@ -235,6 +235,7 @@ def test_the_progress_counts_students_as_they_finish_and_settles_each_batch():
     batches = [[("a", ""), ("b", ""), ("c", "")], [("d", "")]]
     with tqdm(total=4, file=io.StringIO()) as bar:
         tally = classgrade.Tally(bar, batches)
+        assert bar.fp.getvalue().endswith("done 0, failed 0, left 4]")    # shown at once
         tally.tick("a")
         tally.tick("a")
         assert (tally.done, tally.failed, tally.left, bar.n) == (2, 0, 2, 2)
