@@ -482,7 +482,7 @@ class Tally:
         self.size = {chunk[0][0]: len(chunk) for chunk in batches}
         self.ticked = dict.fromkeys(self.size, 0)       # batches not settled yet
         self.done = self.failed = 0
-        self.left = sum(self.size.values())
+        self.total = sum(self.size.values())
         self._show(refresh=True)            # the counts from the start, before any tick
 
     def tick(self, batch_id: str) -> None:
@@ -500,9 +500,12 @@ class Tally:
 
     def _count(self, done: int, failed: int) -> None:
         self.done, self.failed = self.done + done, self.failed + failed
-        self.left -= done + failed
         self._show()
         self.bar.update(done + failed)
+
+    @property
+    def left(self) -> int:
+        return self.total - self.done - self.failed
 
     def _show(self, refresh: bool = False) -> None:     # update() refreshes the bar
         self.bar.set_postfix_str(f"done {self.done}, failed {self.failed}, left {self.left}",
