@@ -40,6 +40,18 @@ def _bounded_cache(walk):
     return lru_cache(maxsize=ROUTE_CACHE_SIZE)(walk)
 
 
+class _LinkPairs(dict):
+    """Link id -> its ``(u, v)``, made by ``link_pair`` on the first look-up, then shared."""
+    __slots__ = ("link_pair",)
+
+    def __init__(self, link_pair):
+        self.link_pair = link_pair
+
+    def __missing__(self, link):
+        pair = self[link] = self.link_pair(link)
+        return pair
+
+
 class Network:
     """Base class: ``p`` PEs, directed links, and a routing function."""
 
@@ -56,6 +68,16 @@ class Network:
 
     def _walk(self, src, dst):
         return tuple(map(self.link_pair, self.link_ids(src, dst)))
+
+    def link_pairs(self) -> dict:
+        """An empty dict ``{link id: (u, v)}`` that fills itself on look-up
+        (:meth:`link_pair`): routes built from it share one tuple per link.
+
+        >>> pairs = Hypercube(3).link_pairs()
+        >>> pairs[Hypercube(3).link_id(5, 7)], len(pairs)
+        ((5, 7), 1)
+        """
+        return _LinkPairs(self.link_pair)
 
     def link_ids(self, src: int, dst: int) -> tuple:
         """The links of ``path(src, dst)`` as integer ids (see :meth:`link_id`), computed

@@ -366,7 +366,7 @@ class _Engine:
         """``(paths, path_of(channel, route))``, one per run: a traced transfer's links
         ``(u, v)`` from its route (None: direct), a tuple per channel, ``paths`` read first."""
         paths, cap, link_pair, p = {}, self.route_cap, self.network.link_pair, self.p
-        shared = functools.lru_cache(cap)(link_pair)    # a link on several routes: one (u, v)
+        shared = self.network.link_pairs().__getitem__  # a link on several routes: one (u, v)
 
         def path_of(channel, route):
             if len(paths) >= cap:

@@ -49,3 +49,15 @@ def test_link_ids_name_the_links_of_each_path_one_to_one(network):
     if not network.direct:
         assert {network.link_pair(network.link_id(u, v)) for u, v in network.links()} \
             == set(network.links())
+
+
+@pytest.mark.parametrize("network", [FullyConnected(5), Ring(7), Mesh(3, 4, wrap=True),
+                                     Hypercube(4)], ids=repr)
+def test_link_pairs_fills_itself_with_each_link_s_pair_once(network):
+    pairs = network.link_pairs()
+    assert pairs == {}
+    ids = [network.link_id(u, v) for u, v in network.links()]
+    first = [pairs[link] for link in ids]
+    assert first == [network.link_pair(link) for link in ids] and len(pairs) == len(set(ids))
+    assert all(pairs[link] is pair for link, pair in zip(ids, first))    # made once, shared
+    assert network.link_pairs() == {}                  # a new table for each caller
