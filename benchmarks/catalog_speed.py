@@ -20,20 +20,30 @@ of CPU (the p is found by doubling from the entry's smallest valid p > 1):
 
 It prints, per entry, p, the operations, the three CPU times (best of
 ``--repeat`` runs, taking turns), limit / sim (goal >= 0.8) and traced / sim
-(goal <= 1.5), then which entries miss a goal.  With ``--programs`` it also
-times the programs' own code (each resumption of a PE's generator, in CPU
-time as the other columns, by ``time.thread_time_ns``) in one more
-simulation and one more replay per repeat: ``prog sim`` and ``prog limit``
-(best of ``--repeat``), their ratio,
-and ``limit/sim`` as it would be if the programs ran as fast inside the
-simulation as in the replay (the same code on the same values; what is left
-of the gap is the engine's own work).  The replay must issue as many
+(goal <= 1.5), then which entries miss a goal. With ``--programs`` it also
+times the programs' own code (each resumption of a PE's generator, in CPU time
+as the other columns, by ``time.thread_time_ns``) in one more simulation and
+one more replay per repeat: ``prog sim`` and ``prog limit`` (best of
+``--repeat``), their ratio, and ``limit/sim`` as it would be if the programs
+ran as fast inside the simulation as in the replay (the same code on the same
+values; what is left of the gap is the engine's own work); then ``prog
+fresh``, the programs' time in the exact replay, where each PE is fed the
+objects the replay's own PEs made in that run, as in any simulation, rather
+than objects made in an earlier run, and ``limit/sim fresh``, the limit with
+its programs at that speed. With ``--floor`` it also times what the model asks
+of any engine beyond the limit, in bare loops: ``links``, claiming the links
+of every transfer's route (the routes given: start when all are free, hold and
+count them), and ``routes``, computing each channel's route once
+(``Network.link_ids``), what a first run must do; ``ceiling`` is limit /
+(limit + links + routes), the most limit/sim any engine that routes each
+channel and holds its links can reach. The replay must issue as many
 operations as the simulation and return the same results, or the line says
 so and the script exits with 1; it never fails on speed.
 
     python benchmarks/catalog_speed.py                       # about 1 s per simulation
     python benchmarks/catalog_speed.py --seconds 0.2 --only ring   # a quick look
     python benchmarks/catalog_speed.py --only reduce_and --programs  # where the time goes
+    python benchmarks/catalog_speed.py --only ecube --floor          # what routing costs
 """
 from __future__ import annotations
 
@@ -191,6 +201,36 @@ def timed(program, clock: list):
     return program_timed
 
 
+def model_floor(case):
+    """(links, routes): two bare loops over the transfers of ``case``'s simulation, the
+    model's work beyond the limit: claiming each transfer's links, its route given
+    (returns the load of each link id), and computing the route of each channel it
+    uses once (returns the routes)."""
+    network = case.network
+    transfers = [(message.src, message.dst) for message in case.simulate(True).messages]
+    channels = list(dict.fromkeys(transfers))
+    route_of = {channel: network.link_ids(*channel) for channel in channels}
+    routes = [route_of[transfer] for transfer in transfers]
+
+    def links():
+        free, load = [0.0] * network.link_count, [0] * network.link_count
+        for route in routes:
+            start = 0.0
+            for link in route:
+                if free[link] > start:
+                    start = free[link]
+            end = start + 1.0
+            for link in route:
+                free[link] = end
+                load[link] += 1
+        return load
+
+    def routing():
+        link_ids = network.link_ids
+        return [link_ids(src, dst) for src, dst in channels]
+    return links, routing
+
+
 def valid_ps(entry):
     """The entry's valid p from 2 on, growing about twofold (all of them up to 8)."""
     ps = [p for p in range(2, 9) if entry.valid(p)]
@@ -220,9 +260,11 @@ def pick_p(entry, seconds):
     return ps[-1]
 
 
-def measure(entry, p, repeat, collect=True, programs=False):
-    """{"ops", "sim", "limit", "traced", "agree"} for ``entry`` on p PEs, and with
-    ``programs`` "prog sim" and "prog limit": the programs' own CPU seconds in each."""
+def measure(entry, p, repeat, collect=True, programs=False, floor=False):
+    """{"ops", "sim", "limit", "traced", "agree"} for ``entry`` on p PEs; with
+    ``programs`` "prog sim", "prog limit" and "prog fresh": the programs' own CPU seconds
+    in each and in the exact replay;
+    with ``floor`` "links" and "routes" (:func:`model_floor`)."""
     case = Case(entry, p)
     run, order, received, exact = case.record()
     limit = case.replay(order, received)
@@ -237,6 +279,9 @@ def measure(entry, p, repeat, collect=True, programs=False):
         runners["prog sim"] = lambda: case.simulate(program=program)
         runners["prog limit"] = case.replay(order, received, exact if limit.exact else False,
                                             program)
+        runners["prog fresh"] = case.replay(order, received, exact, program)
+    if floor:
+        runners["links"], runners["routes"] = model_floor(case)
     best, outcome = {}, {}
     for _ in range(repeat):
         for name, fn in runners.items():
@@ -258,6 +303,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="entries whose name contains this")
     parser.add_argument("--programs", action="store_true",
                         help="also time the programs' own code in the simulation and the replay")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the model's own work (claiming links, routing) alone")
     args = parser.parse_args(argv)
     entries = [entry for name, entry in sorted(catalog().items()) if args.only in name]
     print(f"every catalog entry at a p where a simulation takes about {args.seconds:g} s of CPU; "
@@ -265,19 +312,22 @@ def main(argv=None) -> int:
     print(f"{'entry':<40}{'p':>6}{'ops':>10}{'sim':>8}{'limit':>8}{'traced':>8}"
           f"{'limit/sim':>10}{'traced/sim':>11}" + (
               f"{'prog sim':>9}{'prog limit':>11}{'ratio':>6}{'limit/sim at prog limit':>24}"
-              if args.programs else ""))
+              f"{'prog fresh':>11}{'limit/sim fresh':>16}"
+              if args.programs else "") + (
+              f"{'links':>7}{'routes':>7}{'ceiling':>8}" if args.floor else ""))
     agree, short = True, []
     for entry in entries:
         p = pick_p(entry, args.seconds)
         row = measure(entry, p, args.repeat, collect=args.seconds >= 0.1,
-                      programs=args.programs)
+                      programs=args.programs, floor=args.floor)
         agree &= row["agree"]
         speed, traced = row["limit"] / row["sim"], row["traced"] / row["sim"]
         if speed < GOAL_LIMIT or traced > GOAL_TRACE:
             short.append(entry.name)
         print(f"{entry.name:<40}{p:>6}{row['ops']:>10,}{row['sim']:>8.3f}{row['limit']:>8.3f}"
               f"{row['traced']:>8.3f}{speed:>10.2f}{traced:>11.2f}"
-              + (_programs_columns(row) if args.programs else "") +
+              + (_programs_columns(row) if args.programs else "")
+              + (_floor_columns(row) if args.floor else "") +
               f"{'  (exact replay)' if row['exact'] else ''}"
               f"{'' if row['agree'] else '  DISAGREE'}", flush=True)
     print(f"goals: limit/sim >= {GOAL_LIMIT:g} and traced/sim <= {GOAL_TRACE:g}; "
@@ -291,8 +341,15 @@ def main(argv=None) -> int:
 def _programs_columns(row) -> str:
     in_sim, in_limit = row["prog sim"], row["prog limit"]
     unslowed = row["sim"] - max(0.0, in_sim - in_limit)      # the programs at the replay's speed
+    fresh = row["limit"] + row["prog fresh"] - in_limit   # fed objects made in the run
     return (f"{in_sim:>9.3f}{in_limit:>11.3f}{in_sim / in_limit:>6.2f}"
-            f"{row['limit'] / unslowed:>24.2f}")
+            f"{row['limit'] / unslowed:>24.2f}{row['prog fresh']:>11.3f}"
+            f"{fresh / row['sim']:>16.2f}")
+
+
+def _floor_columns(row) -> str:
+    ceiling = row["limit"] / (row["limit"] + row["links"] + row["routes"])
+    return f"{row['links']:>7.3f}{row['routes']:>7.3f}{ceiling:>8.2f}"
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
 """The per-entry benchmark runs every catalog entry, and its replay agrees with the simulator."""
+import collections
+
 import pytest
 
 from collective_lib import catalog
@@ -60,9 +62,44 @@ def test_the_timed_programs_run_as_the_programs_and_count_their_own_time(bench):
 def test_programs_adds_their_times_and_the_ratio_at_the_replay_s_speed(bench, capsys):
     row = bench.measure(catalog()["d_cycles_broadcast"], 16, repeat=1, programs=True)
     assert row["agree"] and 0 < row["prog sim"] < row["sim"] and 0 < row["prog limit"]
+    assert 0 < row["prog fresh"]
     assert bench.main(["--seconds", "0.0005", "--repeat", "1", "--only", "d_cycles",
                        "--programs"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[1].endswith("prog sim prog limit ratio limit/sim at prog limit")
+    assert out[1].endswith("prog sim prog limit ratio limit/sim at prog limit prog fresh "
+                           "limit/sim fresh")
     assert [line.split()[0] for line in out[2:-2]] == ["d_cycles_broadcast", "d_cycles_reduce"]
-    assert all(len(line.split()) == 8 + 4 for line in out[2:-2])
+    assert all(len(line.split()) == 8 + 6 for line in out[2:-2])
+
+
+def test_the_fresh_limit_counts_the_programs_at_their_speed_in_the_exact_replay(bench):
+    row = {"sim": 2.0, "limit": 1.0, "prog sim": 1.5, "prog limit": 0.8, "prog fresh": 1.0}
+    # limit/sim at prog limit: 1 / (2 - 0.7); fresh: (1 + 1 - 0.8) / 2
+    assert bench._programs_columns(row).split() == ["1.500", "0.800", "1.88", "0.77", "1.000",
+                                                    "0.60"]
+
+
+@pytest.mark.parametrize("name", ["all_to_all_personal_hcube_ecube", "d_cycles_broadcast",
+                                  "all_to_all_bc_mesh", "alltoall_cyclic"])
+def test_the_floor_claims_the_simulation_s_links_and_routes_its_channels(bench, name):
+    case = bench.Case(catalog()[name], 16)
+    run, network = case.simulate(True), case.network
+    links, routing = bench.model_floor(case)
+    load = links()
+    assert {network.link_pair(link): n for link, n in enumerate(load) if n} == \
+        dict(collections.Counter(pair for message in run.messages for pair in message.path))
+    routes = routing()
+    assert len(routes) == len({(m.src, m.dst) for m in run.messages})
+    assert sum(map(len, routes)) <= sum(load)
+
+
+def test_floor_adds_the_model_s_work_and_the_ceiling(bench, capsys):
+    row = bench.measure(catalog()["all_to_all_personal_hcube_ecube"], 16, 1, floor=True)
+    assert row["links"] > 0 and row["routes"] > 0
+    ceiling = float(bench._floor_columns(row).split()[-1])
+    assert ceiling == pytest.approx(row["limit"] / (row["limit"] + row["links"] + row["routes"]),
+                                    abs=0.006)
+    assert bench.main(["--seconds", "0.0005", "--repeat", "1", "--only", "ecube",
+                       "--floor"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[1:3]
+    assert header.split()[-3:] == ["links", "routes", "ceiling"] and len(row.split()) == 11
