@@ -363,15 +363,15 @@ class _Engine:
 
     @functools.cached_property
     def _path_step(self):
-        """``(paths, path_of(channel, route))``, one per run: a traced transfer's links
-        ``(u, v)`` from its route (None: direct), a tuple per channel, ``paths`` read first."""
-        paths, cap, link_pair, p = {}, self.route_cap, self.network.link_pair, self.p
+        """``(paths, path_of(channel, route, src, dst))``, one per run: a traced transfer's
+        links ``(u, v)`` from its route (None: direct), a tuple per channel, read first."""
+        paths, cap, link_pair = {}, self.route_cap, self.network.link_pair
         shared = self.network.link_pairs().__getitem__  # a link on several routes: one (u, v)
 
-        def path_of(channel, route):
+        def path_of(channel, route, src, dst):
             if len(paths) >= cap:
                 paths.clear()
-            path = paths[channel] = (divmod(channel, p),) if route is None else (
+            path = paths[channel] = ((src, dst),) if route is None else (
                 (link_pair(route),) if type(route) is int else tuple(map(shared, route)))
             return path
         return paths, path_of
@@ -452,7 +452,7 @@ class _Engine:
                     link_load[link] += 1
             if emit is not None:
                 emit(_new(Message, (src, dst, start, end, words, payload,
-                                    paths.get(channel) or path_of(channel, route))))
+                                    paths.get(channel) or path_of(channel, route, src, dst))))
             if not post:
                 return end
             # delivering, written out (deliver: a channel that holds something)
@@ -503,7 +503,7 @@ class _Engine:
             link_load[channel] += 1
             if emit is not None:
                 emit(_new(Message, (src, dst, start, end, words, payload,
-                                    paths.get(channel) or path_of(channel, None))))
+                                    paths.get(channel) or path_of(channel, None, src, dst))))
             if waiting[dst] == src:
                 waiting[dst] = _IDLE
                 resume[dst] = payload
@@ -638,8 +638,8 @@ class _Engine:
                                 link_free[link] = end
                                 link_load[link] += 1
                         if emit is not None:
-                            emit(_new(Message, (pe, dst, start, end, words, payload,
-                                                paths.get(channel) or path_of(channel, route))))
+                            emit(_new(Message, (pe, dst, start, end, words, payload, paths.get(
+                                channel) or path_of(channel, route, pe, dst))))
                         # delivering and complete(dst, end), written out (see claim)
                         if waiting[dst] == pe:
                             waiting[dst] = _IDLE
