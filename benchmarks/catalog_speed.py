@@ -204,16 +204,19 @@ def timed(program, clock: list):
 def model_floor(case):
     """(links, routes): two bare loops over the transfers of ``case``'s simulation, the
     model's work beyond the limit: claiming each transfer's links, its route given
-    (returns the load of each link id), and computing the route of each channel it
-    uses once (returns the routes)."""
+    (returns the loads, of the link ids ``links.ids``), and computing the route of each
+    channel it uses once (returns the routes)."""
     network = case.network
     transfers = [(message.src, message.dst) for message in case.simulate(True).messages]
     channels = list(dict.fromkeys(transfers))
     route_of = {channel: network.link_ids(*channel) for channel in channels}
-    routes = [route_of[transfer] for transfer in transfers]
+    # the links in lists indexed by the order of first use (p^2 ids on FullyConnected)
+    used = {link: i for i, link in enumerate(dict.fromkeys(
+        link for channel in channels for link in route_of[channel]))}
+    routes = [tuple(map(used.__getitem__, route_of[transfer])) for transfer in transfers]
 
     def links():
-        free, load = [0.0] * network.link_count, [0] * network.link_count
+        free, load = [0.0] * len(used), [0] * len(used)
         for route in routes:
             start = 0.0
             for link in route:
@@ -228,6 +231,7 @@ def model_floor(case):
     def routing():
         link_ids = network.link_ids
         return [link_ids(src, dst) for src, dst in channels]
+    links.ids = list(used)
     return links, routing
 
 
