@@ -33,10 +33,11 @@ than objects made in an earlier run, and ``limit/sim fresh``, the limit with
 its programs at that speed. With ``--floor`` it also times what the model asks
 of any engine beyond the limit, in bare loops: ``links``, claiming the links
 of every transfer's route (the routes given: start when all are free, hold and
-count them), and ``routes``, computing each channel's route once
-(``Network.link_ids``), what a first run must do; ``ceiling`` is limit /
-(limit + links + routes), the most limit/sim any engine that routes each
-channel and holds its links can reach. The replay must issue as many
+count them; on a direct network under a port model, where the engine holds the
+two ports and no link, the ports), and ``routes``, computing each channel's
+route once (``Network.link_ids``; none on a direct network), what a first run
+must do; ``ceiling`` is limit / (limit + links + routes), the most limit/sim an
+engine that holds these resources and routes each channel can reach. The replay must issue as many
 operations as the simulation and return the same results, or the line says
 so and the script exits with 1; it never fails on speed.
 
@@ -203,17 +204,25 @@ def timed(program, clock: list):
 
 def model_floor(case):
     """(links, routes): two bare loops over the transfers of ``case``'s simulation, the
-    model's work beyond the limit: claiming each transfer's links, its route given
-    (returns the loads, of the link ids ``links.ids``), and computing the route of each
-    channel it uses once (returns the routes)."""
-    network = case.network
+    model's work beyond the limit: claiming the resources each transfer holds, given
+    (returns their loads, of the ids ``links.ids``): the links of its route, or on a
+    direct network under a port model, where links are not resources, the sender's and
+    the receiver's port; and computing the route of each channel it uses once (returns
+    the routes; none on a direct network, where the channel is the link)."""
+    network, ports = case.network, getattr(case.model, "ports", "all")
     transfers = [(message.src, message.dst) for message in case.simulate(True).messages]
     channels = list(dict.fromkeys(transfers))
-    route_of = {channel: network.link_ids(*channel) for channel in channels}
-    # the links in lists indexed by the order of first use (p^2 ids on FullyConnected)
+    if network.direct and ports != "all":   # port ids: sending src, receiving p + dst
+        shift = 0 if ports == "half-duplex" else network.p
+        held = {(src, dst): (src, shift + dst) for src, dst in channels}
+        channels = []
+    else:
+        held = {channel: network.link_ids(*channel) for channel in channels}
+    # the resources in lists indexed by the order of first use (p^2 link ids on a
+    # FullyConnected(p))
     used = {link: i for i, link in enumerate(dict.fromkeys(
-        link for channel in channels for link in route_of[channel]))}
-    routes = [tuple(map(used.__getitem__, route_of[transfer])) for transfer in transfers]
+        link for route in held.values() for link in route))}
+    routes = [tuple(map(used.__getitem__, held[transfer])) for transfer in transfers]
 
     def links():
         free, load = [0.0] * len(used), [0] * len(used)

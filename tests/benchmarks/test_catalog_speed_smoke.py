@@ -80,7 +80,7 @@ def test_the_fresh_limit_counts_the_programs_at_their_speed_in_the_exact_replay(
 
 
 @pytest.mark.parametrize("name", ["all_to_all_personal_hcube_ecube", "d_cycles_broadcast",
-                                  "all_to_all_bc_mesh", "alltoall_cyclic", "barrier"])
+                                  "all_to_all_bc_mesh", "all_to_all_bc_ring"])
 def test_the_floor_claims_the_simulation_s_links_and_routes_its_channels(bench, name):
     case = bench.Case(catalog()[name], 16)
     run, network = case.simulate(True), case.network
@@ -91,6 +91,18 @@ def test_the_floor_claims_the_simulation_s_links_and_routes_its_channels(bench, 
     routes = routing()
     assert len(routes) == len({(m.src, m.dst) for m in run.messages})
     assert sum(map(len, routes)) <= sum(load.values())
+
+
+@pytest.mark.parametrize("name", ["alltoall_cyclic", "barrier", "binomial_broadcast"])
+def test_the_floor_on_a_direct_network_claims_the_two_ports_and_routes_nothing(bench, name):
+    case = bench.Case(catalog()[name], 16)
+    run = case.simulate(True)
+    assert case.network.direct and case.model.ports == "full-duplex"
+    links, routing = bench.model_floor(case)
+    load = dict(zip(links.ids, links()))
+    sent = collections.Counter(m.src for m in run.messages)
+    received = collections.Counter(16 + m.dst for m in run.messages)
+    assert load == dict(sent + received) and routing() == []
 
 
 def test_floor_adds_the_model_s_work_and_the_ceiling(bench, capsys):
