@@ -366,7 +366,7 @@ class _Engine:
         """``(paths, path_of(channel, route, src, dst))``, one per run: a traced transfer's
         links ``(u, v)`` from its route (None: direct), a tuple per channel, read first."""
         paths, cap, link_pair = {}, self.route_cap, self.network.link_pair
-        shared = self.network.link_pairs().__getitem__  # a link on several routes: one (u, v)
+        shared = self.network.link_pairs(cap).__getitem__   # a link on routes: one (u, v)
 
         def path_of(channel, route, src, dst):
             if len(paths) >= cap:

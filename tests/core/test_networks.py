@@ -61,3 +61,5 @@ def test_link_pairs_fills_itself_with_each_link_s_pair_once(network):
     assert first == [network.link_pair(link) for link in ids] and len(pairs) == len(set(ids))
     assert all(pairs[link] is pair for link, pair in zip(ids, first))    # made once, shared
     assert network.link_pairs() == {}                  # a new table for each caller
+    few = network.link_pairs(most=3)
+    assert [few[link] for link in ids[:5]] == first[:5] and len(few) == 2   # emptied at 3
