@@ -20,6 +20,8 @@ import json
 import os
 import platform
 import signal
+import subprocess
+import sys
 import textwrap
 import time
 
@@ -28,7 +30,6 @@ import pytest
 from collective_lib.autograde import cgroups, sandbox
 from collective_lib.autograde.checker import check_notebook
 from collective_lib.autograde.cgroups import SubmissionGroup, find_layout
-from collective_lib.autograde.sandbox import Limits
 
 ROOT = os.geteuid() == 0
 LAYOUT, PROBLEM = find_layout() if os.path.exists("/proc/self/cgroup") else (None, "no /proc")
@@ -342,28 +343,34 @@ def test_self_check_passes_here():
 # --- the private file system --------------------------------------------------------------
 
 def _in_sandbox(code: str, scratch: int = 64 * MiB, uid: int | None = None) -> dict:
-    """Run ``code`` (which fills the dict ``out``) in a confined child; ``out`` as JSON."""
+    """Run ``code`` (which fills the dict ``out``) in a confined child; ``out`` as JSON.
+
+    The child is a fresh interpreter, not a fork of this pytest worker: a fork inherits
+    the worker's address space (1.7 GB after the class-grading tests, over the sandbox's
+    1.5 GB limit, so a thread the code starts could not allocate and never started) and
+    whatever threads it runs."""
     read_end, write_end = os.pipe()
     with sandbox.SandboxUser(*UIDS) as user:
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_end)
-            out = {}
+        child = textwrap.dedent(f"""
+            import json, os
+            from collective_lib.autograde import sandbox
+            from collective_lib.autograde.sandbox import Limits
+            out = {{}}
             try:
-                out["scratch"] = sandbox.confine([], user.uid if uid is None else uid,
-                                                 Limits(scratch=scratch))
-                exec(textwrap.dedent(code), {"out": out, "os": os})
+                out["scratch"] = sandbox.confine([], {user.uid if uid is None else uid},
+                                                 Limits(scratch={scratch}))
+                exec({textwrap.dedent(code)!r}, {{"out": out, "os": os}})
             except BaseException as err:
-                out["error"] = f"{type(err).__name__}: {err}"
-            os.write(write_end, json.dumps(out).encode())
-            os._exit(0)
-        os.close(write_end)
-        data = b""
-        while chunk := os.read(read_end, 1 << 16):
-            data += chunk
-        os.close(read_end)
-        os.waitpid(pid, 0)
-    return json.loads(data)
+                out["error"] = f"{{type(err).__name__}}: {{err}}"
+            os.write({write_end}, json.dumps(out).encode())
+        """)
+        try:        # the result is a short line: the pipe holds it until the child ends
+            subprocess.run([sys.executable, "-c", child], pass_fds=(write_end,), timeout=120,
+                           check=True)
+        finally:
+            os.close(write_end)
+        with os.fdopen(read_end, "rb") as results:
+            return json.loads(results.read())
 
 
 @functools.lru_cache(maxsize=None)
