@@ -135,8 +135,10 @@ def lab(tmp_path_factory):
                "the notebook with an idle kernel")
         # The notebook becomes JupyterLab's current one when something in it has the focus
         # (the status bar then shows its kernel); only then do its commands act on it.
-        page.js("document.querySelector('.jp-Notebook .jp-Cell').focus(); true")
-        _until(lambda: page.js("document.querySelector('#jp-main-statusbar')"
+        # Focused again on every look: JupyterLab may still move the focus while it lays
+        # out its panels, and a focus given once and taken was waited for in vain.
+        _until(lambda: page.js("document.querySelector('.jp-Notebook .jp-Cell').focus(), "
+                               "document.querySelector('#jp-main-statusbar')"
                                "?.innerText.includes('Idle') && "
                                "!!document.activeElement.closest('.jp-Notebook')"),
                "the notebook becoming current, with the focus in it")
