@@ -364,12 +364,12 @@ def _in_sandbox(code: str, scratch: int = 64 * MiB, uid: int | None = None) -> d
                 out["error"] = f"{{type(err).__name__}}: {{err}}"
             os.write({write_end}, json.dumps(out).encode())
         """)
-        try:        # the result is a short line: the pipe holds it until the child ends
-            subprocess.run([sys.executable, "-c", child], pass_fds=(write_end,), timeout=120,
-                           check=True)
-        finally:
-            os.close(write_end)
         with os.fdopen(read_end, "rb") as results:
+            try:    # the result is a short line: the pipe holds it until the child ends
+                subprocess.run([sys.executable, "-c", child], pass_fds=(write_end,),
+                               timeout=120, check=True)
+            finally:
+                os.close(write_end)
             return json.loads(results.read())
 
 
