@@ -191,7 +191,9 @@ def _run(source: str, namespace: dict) -> tuple:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             exec(compile(source, "<cell>", "exec"), namespace)
         return out.getvalue(), None
-    except Exception as err:
+    except _CellTimeout:
+        raise
+    except BaseException as err:    # SystemExit too: it ends a cell, never the checker
         return out.getvalue(), err
 
 
@@ -206,6 +208,10 @@ def _grade(cell: dict, namespace: dict, sandbox: Sandbox, timeout_s: float) -> d
             "time_limit")
     finally:
         sandbox.end_cell()
+        # a guard stopped in its exit by the cell deadline would still be armed: no alarm
+        # of this cell may interrupt the next one
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
     return {"passed": err is None, "output": output[-_MAX_OUTPUT:],
             "message": "" if err is None else _message(err), "flags": take_review_flags(),
             "kind": None if err is None else _kind(err)}
@@ -231,7 +237,7 @@ def main() -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     try:
         verdicts = {"verdicts": check_notebook(job)}
-    except Exception as err:                      # the checker itself failed
+    except BaseException as err:                  # the checker itself failed
         verdicts = {"error": f"{type(err).__name__}: {err}"}
     json.dump(verdicts, real_stdout)
     real_stdout.close()

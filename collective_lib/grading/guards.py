@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import types
+import warnings
 from typing import Any, Callable
 
 from ._advice import explain_exception, format_value, name_of, quiet
@@ -53,7 +54,9 @@ class wall_clock_limit:
     ``max_ops`` cannot see.  It uses ``SIGALRM`` and ``setitimer``, so it works
     in the main thread on POSIX systems (where Jupyter kernels run their
     cells); elsewhere it does nothing.  The previous ``SIGALRM`` handler and any
-    timer already running (an outer guard) are restored on exit.
+    timer already running (an outer guard) are restored on exit.  An alarm that
+    comes while a context manager enters or exits is put off by :attr:`RETRY`
+    (for :attr:`REPEAT` at most): raised there, it would skip that exit.
 
     Parameters
     ----------
@@ -82,6 +85,10 @@ class wall_clock_limit:
     #: program that swallows the first interruption is interrupted again.
     REPEAT = 0.25
 
+    #: An alarm that comes while a context manager enters or exits is put off by this many
+    #: seconds (see :func:`_entering_or_exiting`).
+    RETRY = 0.001
+
     #: Every budget is multiplied by this (see :func:`scaled_time_limits`).
     scale = 1.0
 
@@ -92,15 +99,26 @@ class wall_clock_limit:
         self.message = message
         self.active = False
         self.expired = False
+        self._put_off_at = None         # when an alarm was first put off (see _handler)
 
     def _usable(self) -> bool:
         return (hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
                 and threading.current_thread() is threading.main_thread())
 
     def _handler(self, signum, frame):
-        if self.active:
-            self.expired = True
-            raise _WallClockExpired()
+        if not self.active:
+            return
+        if _entering_or_exiting(frame):
+            if self._put_off_at is None:
+                self._put_off_at = time.monotonic()
+            # put off for REPEAT at most: code that waits inside an exit (a sleep called by
+            # an ExitStack) is stopped all the same
+            if time.monotonic() - self._put_off_at < self.REPEAT:
+                signal.setitimer(signal.ITIMER_REAL, self.RETRY, self.REPEAT)
+                return
+        self._put_off_at = None
+        self.expired = True
+        raise _WallClockExpired()
 
     def __enter__(self):
         self._armed = self._usable()
@@ -131,7 +149,11 @@ class wall_clock_limit:
         delay, interval = self._old_timer
         if delay > 0:       # an outer timer was running: give it back what is left of it
             left = delay - (time.monotonic() - self._start)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), interval)
+            # Stopped at the outer deadline, the block's interruption is on its way to the
+            # outer guard, which reports it: its alarm need only come again if the
+            # interruption is swallowed on the way.
+            soonest = self.REPEAT if self._outer_first and self.expired else self.RETRY
+            signal.setitimer(signal.ITIMER_REAL, max(left, soonest), interval)
         timed_out = self.expired or (kind is not None and issubclass(kind, _WallClockExpired))
         if not timed_out:
             return False
@@ -143,6 +165,25 @@ class wall_clock_limit:
         raise WallClockLimitExceeded(
             message or f"the code did not finish within {self.seconds:g} s of real time "
             "(an endless loop?)") from None
+
+
+# Where an interruption must not be raised: the code that enters and exits context managers
+# (contextlib's, ``warnings.catch_warnings``, these guards). Raised there, it skips an exit:
+# stderr stays redirected, or a guard stays armed and goes on interrupting whatever runs
+# next (a generator-based context manager whose ``__exit__`` is interrupted before it throws
+# into its generator never exits the guard that generator holds).
+_MACHINERY = frozenset(os.path.abspath(module.__file__) for module in (contextlib, warnings))
+
+
+_THIS_FILE = os.path.abspath(__file__)
+
+
+def _entering_or_exiting(frame: types.FrameType | None) -> bool:
+    if frame is None:
+        return False
+    path = os.path.abspath(frame.f_code.co_filename)
+    return path in _MACHINERY or (path == _THIS_FILE
+                                  and frame.f_code.co_name in ("__enter__", "__exit__"))
 
 
 # -- plain functions ------------------------------------------------------------------------

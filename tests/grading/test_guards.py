@@ -5,7 +5,9 @@ endless loop in it must become an AssertionError that says what went wrong; the
 wall-clock guard must stop code that never returns and leave every signal
 handler and timer as it found them.
 """
+import contextlib
 import signal
+import sys
 import threading
 import time
 
@@ -129,6 +131,61 @@ def test_a_swallowed_interruption_is_repeated():
                 pass
             while True:                 # ... and loops again
                 pass
+
+
+@needs_alarm
+def test_an_alarm_while_a_context_manager_exits_is_put_off():
+    # Raised in contextlib's exit machinery, the interruption skipped exits: a guard held by a
+    # generator-based context manager (as check_collective_program holds its own) whose
+    # __exit__ it hit before that threw into the generator never exited, stayed armed and
+    # went on interrupting what ran next (Validate's report of the next cells, a checker).
+    reached = []
+
+    @contextlib.contextmanager
+    def exiting():
+        yield
+        alarm = signal.getsignal(signal.SIGALRM)
+        alarm(signal.SIGALRM, sys._getframe(1))     # as if it came in contextlib's __exit__
+
+    with pytest.raises(WallClockLimitExceeded, match="late"):
+        with wall_clock_limit(10.0, "late"):
+            with exiting():
+                pass
+            reached.append(signal.getitimer(signal.ITIMER_REAL)[0])
+            while True:                             # the alarm put off comes here
+                pass
+    assert len(reached) == 1 and 0 < reached[0] <= wall_clock_limit.RETRY
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@needs_alarm
+def test_code_that_waits_inside_an_exit_is_stopped_all_the_same():
+    start = time.monotonic()
+    with pytest.raises(WallClockLimitExceeded, match="asleep"):
+        with wall_clock_limit(0.05, "asleep"):
+            with contextlib.ExitStack() as stack:
+                stack.callback(time.sleep, 60)      # sleeps in contextlib's exit
+    assert time.monotonic() - start < 0.05 + 4 * wall_clock_limit.REPEAT
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@needs_alarm
+def test_an_inner_guard_stopped_at_the_outer_deadline_gives_the_alarm_back_for_later():
+    # The interruption is on its way to the outer guard: its alarm comes again only if the
+    # interruption is swallowed, and not before REPEAT (it came after a millisecond, while
+    # the exception was still leaving the context managers between the two guards).
+    given_back = []
+    with pytest.raises(WallClockLimitExceeded, match="outer"):
+        with wall_clock_limit(0.1, "outer"):
+            try:
+                with wall_clock_limit(10.0, "inner"):
+                    while True:
+                        pass
+            except BaseException:                   # swallowed: the outer guard insists
+                given_back.append(signal.getitimer(signal.ITIMER_REAL)[0])
+            while True:
+                pass
+    assert given_back and given_back[0] > wall_clock_limit.REPEAT / 2
 
 
 def test_wall_clock_limit_outside_the_main_thread_does_nothing():

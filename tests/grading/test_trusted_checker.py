@@ -190,6 +190,23 @@ def test_missing_names_and_crashing_cells_are_explained():
     assert verdict["kind"] == "missing_name"
 
 
+def test_a_cell_that_raises_a_base_exception_fails_alone():
+    # SystemExit (or an interruption a guard let escape) ends its cell, never the checker:
+    # the cells after it are graded all the same
+    verdicts = _verdicts("x = 1\n", "import sys\nsys.exit(3)\n", "raise KeyboardInterrupt\n",
+                         "assert x == 1\n")
+    assert [verdicts[t]["passed"] for t in ("t0", "t1", "t2")] == [False, False, True]
+    assert verdicts["t0"]["message"] == "SystemExit: 3"
+    assert verdicts["t1"]["message"].startswith("KeyboardInterrupt")
+
+
+def test_a_guard_a_cell_leaves_armed_never_interrupts_the_next_cell():
+    stale = ("from collective_lib.grading import wall_clock_limit\n"
+             "wall_clock_limit(0.2, 'stale').__enter__()\n")
+    verdicts = _verdicts("x = 1\n", stale, "import time\ntime.sleep(0.6)\nassert x == 1\n")
+    assert verdicts["t1"]["passed"], verdicts["t1"]
+
+
 def test_forbidden_names_are_found_in_the_source_and_copies_are_flagged():
     source = inspect.getsource(all_to_all_bc_ring).replace("all_to_all_bc_ring", "mine")
     source = "from collective_lib import sendrecv\n" + source[source.index("def mine"):]
