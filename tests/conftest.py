@@ -17,6 +17,13 @@ if str(TESTS_DIR) not in sys.path:
 # Tests run without a display: draw with the non-interactive backend.
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+# Every Jupyter application the tests start gives its kernels Unix sockets, not TCP ports
+# that another process can take first (see jupyter_kernels.py).
+from jupyter_kernels import CONFIG_DIR as _KERNELS_CONFIG  # noqa: E402  (needs the path above)
+
+os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+    filter(None, [str(_KERNELS_CONFIG), os.environ.get("JUPYTER_CONFIG_PATH")]))
+
 # The longest modules, longest first (test-seconds on the 2-core machine of `make test`:
 # the chapters under nbval, the whole book's build from those runs and its browser and PDF
 # checks about 400, the course rehearsal 160, then the assignments' round trips). `make test` hands out whole files

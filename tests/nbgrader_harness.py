@@ -57,12 +57,6 @@ _BEGIN_SOLUTION = "### BEGIN SOLUTION"
 _END_SOLUTION = "### END SOLUTION"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
-# jupyter_client picks free TCP ports for a kernel and the kernel binds them a moment
-# later; two nbgrader runs at once (on two pytest-xdist workers) can race for one port,
-# and the kernel then never answers.  Such a run is repeated (every command here may be).
-_PORT_RACE = "Address already in use"
-PORT_RACE_ATTEMPTS = 3
-
 # Generous upper bound for one nbgrader command; the per-cell limit is
 # nbgrader's own timeout (see exercises/nbgrader_config.py).
 COMMAND_TIMEOUT = 900
@@ -97,7 +91,8 @@ def run_nbgrader(
 
     The user's own Jupyter configuration directory is replaced by an empty one
     so that only the course's nbgrader_config.py applies (plus any config of
-    the virtualenv itself).
+    the virtualenv itself, and the tests' kernels on Unix sockets:
+    ``jupyter_kernels.py``).
     """
     course_dir = Path(course_dir).resolve()
     isolated_cfg = course_dir.parent / f".{course_dir.name}-jupyter-config"
@@ -107,19 +102,9 @@ def run_nbgrader(
     # gradebook) by name: find them next to this interpreter.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     cmd = [sys.executable, "-m", "nbgrader", *args]
-    for _attempt in range(PORT_RACE_ATTEMPTS):
-        proc = subprocess.run(
-            cmd,
-            cwd=course_dir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=timeout,
-        )
-        if proc.returncode == 0 or _PORT_RACE not in proc.stdout:
-            break
+    proc = subprocess.run(cmd, cwd=course_dir, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout)
     if proc.returncode != 0:
         raise NbgraderError(
             f"`{' '.join(cmd[2:])}` exited with status {proc.returncode} in {course_dir}:\n"
@@ -580,7 +565,8 @@ def validate_many(notebooks: dict, folder: os.PathLike | str,
     directory, so no course configuration applies) and all are validated in one
     ``nbgrader validate`` command, with the interpreter that runs the tests and
     the Jupyter configuration directory ``config_dir``: by default an empty one;
-    :func:`student_config` makes the one the README's student setup writes.
+    :func:`student_config` makes the one the README's student setup writes. (The
+    kernel listens on Unix sockets, as every kernel the tests start: ``jupyter_kernels.py``.)
     """
     folder = Path(folder)
     paths = {}

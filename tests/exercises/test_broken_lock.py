@@ -20,6 +20,7 @@ from collective_lib.algorithms.sync import lock_demo
 from collective_lib.shared_memory import simulate_shared
 from exercise_references import load_reference
 from exercise_submissions import SPINS, validate_tests, validated_fixture, visible_kind_test
+from jupyter_kernels import IpcKernelManager
 
 ASSIGNMENT = "broken_lock"
 
@@ -123,6 +124,7 @@ def test_released_notebook_runs_and_fails_only_for_missing_answers(graded):
     nb = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     from nbclient import NotebookClient
     NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
+                   kernel_manager_class=IpcKernelManager,
                    resources={"metadata": {"path": str(course)}}).execute()
     errors = {}
     for cell in nb.cells:

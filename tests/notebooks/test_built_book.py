@@ -170,9 +170,10 @@ class NbvalRuns:
     def __getitem__(self, chapter: str) -> subprocess.CompletedProcess:
         if chapter not in self._done:
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-                filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
+                filter(None, [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH")]))}
             cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
                    f"--nbval-cell-timeout={CELL_TIMEOUT}", "-p", "no:cacheprovider",
+                   "-p", "jupyter_kernels",
                    "-p", "nbval_keep_outputs", f"--keep-outputs={self.kept}", "-q",
                    str(REPO_ROOT / f"{chapter}.ipynb")]
             self._done[chapter] = subprocess.run(

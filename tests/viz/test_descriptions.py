@@ -5,6 +5,7 @@ import pytest
 from nbclient import NotebookClient
 
 from collective_lib.viz import describe, description
+from jupyter_kernels import IpcKernelManager
 
 
 def test_a_figure_reads_the_sentences_of_its_axes_in_order():
@@ -30,7 +31,8 @@ def test_in_a_kernel_each_shown_figure_carries_its_own_description():
         "fig, ax = plt.subplots()\nax.plot([1, 1])",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   kernel_manager_class=IpcKernelManager).execute()
     shown = [[(o.get("metadata", {}).get("image/png", {}).get("alt"), "image/png" in o.data)
               for o in cell.outputs if o.output_type == "display_data"] for cell in nb.cells]
     assert shown == [[("A rising line.", True)], [("A falling line.", True)], [(None, True)]]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -52,10 +52,15 @@ def _browser_check():
     return module
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _listening_port(runtime: Path, pid: int) -> int | None:
+    """The port of the server ``pid`` once it listens (it writes its ``jpserver-<pid>.json``
+    into its runtime folder then), else None. The server picks the port itself: one picked
+    here and handed over could be taken by another process before the server binds it."""
+    info = runtime / f"jpserver-{pid}.json"
+    try:
+        return json.loads(info.read_text())["port"]
+    except (FileNotFoundError, json.JSONDecodeError):   # not yet, or half written
+        return None
 
 
 def _until(condition, what: str, timeout: float = PATIENCE):
@@ -107,18 +112,19 @@ def lab(tmp_path_factory):
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}})
     nbformat.write(notebook, root / "demo.ipynb")
-    port = _free_port()
-    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(REPO_ROOT / "jupyter_reader"))
+    runtime = root / "runtime"
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_CONFIG_PATH=os.pathsep.join(
+        [str(REPO_ROOT / "jupyter_reader"), os.environ["JUPYTER_CONFIG_PATH"]]))
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--port=0", "--port-retries=0",
          "--ServerApp.token=reader", f"--ServerApp.root_dir={root}", "--allow-root",
          "--LabApp.news_url=", "--ServerApp.ip=127.0.0.1"],
         env=env, stdout=subprocess.DEVNULL, stderr=(root / "lab.log").open("w"))
     profile = tmp_path_factory.mktemp("chromium")
     browser = None
     try:
+        port = _until(lambda: _listening_port(runtime, server.pid), "the server's start")
         url = f"http://127.0.0.1:{port}/lab/tree/demo.ipynb?token=reader&reset"
-        _until(lambda: _answers(port), "the server's start")
         browser, socket_url = check.start_chromium(chromium, profile)
         tools = check.DevTools(socket_url)
         tools.call("Page.enable")
@@ -159,14 +165,6 @@ def lab(tmp_path_factory):
             browser.wait(timeout=30)
         server.terminate()
         server.wait(timeout=30)
-
-
-def _answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def test_every_control_and_picture_has_a_name(lab):
