@@ -4,11 +4,12 @@ jupyter_client chooses a kernel's five TCP ports by binding port 0 and letting e
 and the kernel binds them a moment later, as it starts (about a second).  A port that
 any other process binds in between (a kernel the other pytest worker starts, a Dask
 worker, a web server) is lost, and the kernel dies with ``zmq.error.ZMQError: Address
-already in use``: a clean-clone run lost an ``nbgrader validate`` that way (its report
-named no check; ``Kernel died before replying to kernel_info``), and with the
-machine's ephemeral ports narrowed to twelve, ten of twelve validations run three at a
-time did.  ZeroMQ's ``ipc`` transport names a kernel's sockets by a path instead, one
-of its own for each kernel here, so there is nothing to race for.
+already in use``; ``nbgrader validate`` then reports ``Kernel died before replying to
+kernel_info`` and no check.  Two nbgrader runs side by side lost it so (the harness
+repeated such a command until this module), and with the machine's ephemeral ports
+narrowed to twelve, ten of twelve validations run three at a time did.  ZeroMQ's
+``ipc`` transport names a kernel's sockets by a path instead, one of its own for each
+kernel here, so there is nothing to race for.
 
 A kernel manager takes its configuration from its application only, so there are two
 doors: :data:`CONFIG_DIR`, which ``conftest.py`` puts on ``JUPYTER_CONFIG_PATH`` for every
