@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_core.paths import jupyter_runtime_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Seconds JupyterLab, the kernel and the widgets may take to appear.
@@ -112,8 +113,10 @@ def lab(tmp_path_factory):
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}})
     nbformat.write(notebook, root / "demo.ipynb")
-    runtime = root / "runtime"
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_CONFIG_PATH=os.pathsep.join(
+    # The server's files (its jpserver-<pid>.json, its kernels' sockets) go where Jupyter puts
+    # them: a Unix socket's path may not be longer than 107 bytes, a pytest folder's may be.
+    runtime = Path(jupyter_runtime_dir())
+    env = dict(os.environ, JUPYTER_CONFIG_PATH=os.pathsep.join(
         [str(REPO_ROOT / "jupyter_reader"), os.environ["JUPYTER_CONFIG_PATH"]]))
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--port=0", "--port-retries=0",
