@@ -59,6 +59,15 @@ def test_the_timed_programs_run_as_the_programs_and_count_their_own_time(bench):
     assert in_sim > 0 and clock[0] > 0
 
 
+def _columns(row: str) -> list:
+    """A printed row's figures, without the note that its limit is the exact replay (which
+    measure() takes where the plain replay measured slower than the simulation: at these
+    sizes, on a busy machine, sometimes)."""
+    figures, _, note = row.partition("  (exact replay)")
+    assert note == "", row
+    return figures.split()
+
+
 def test_programs_adds_their_times_and_the_ratio_at_the_replay_s_speed(bench, capsys):
     row = bench.measure(catalog()["d_cycles_broadcast"], 16, repeat=1, programs=True)
     assert row["agree"] and 0 < row["prog sim"] < row["sim"] and 0 < row["prog limit"]
@@ -69,7 +78,7 @@ def test_programs_adds_their_times_and_the_ratio_at_the_replay_s_speed(bench, ca
     assert out[1].endswith("prog sim prog limit ratio limit/sim at prog limit prog fresh "
                            "limit/sim fresh")
     assert [line.split()[0] for line in out[2:-2]] == ["d_cycles_broadcast", "d_cycles_reduce"]
-    assert all(len(line.split()) == 8 + 6 for line in out[2:-2])
+    assert all(len(_columns(line)) == 8 + 6 for line in out[2:-2])
 
 
 def test_the_fresh_limit_counts_the_programs_at_their_speed_in_the_exact_replay(bench):
@@ -114,4 +123,4 @@ def test_floor_adds_the_model_s_work_and_the_ceiling(bench, capsys):
     assert bench.main(["--seconds", "0.0005", "--repeat", "1", "--only", "ecube",
                        "--floor"]) == 0
     header, row = capsys.readouterr().out.splitlines()[1:3]
-    assert header.split()[-3:] == ["links", "routes", "ceiling"] and len(row.split()) == 11
+    assert header.split()[-3:] == ["links", "routes", "ceiling"] and len(_columns(row)) == 11
