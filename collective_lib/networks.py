@@ -40,21 +40,6 @@ def _bounded_cache(walk):
     return lru_cache(maxsize=ROUTE_CACHE_SIZE)(walk)
 
 
-class _LinkPairs(dict):
-    """Link id -> its ``(u, v)``, made by ``link_pair`` on the first look-up, then shared;
-    emptied when it holds ``most`` (a streamed trace of a huge torus stays small)."""
-    __slots__ = ("link_pair", "most")
-
-    def __init__(self, link_pair, most):
-        self.link_pair, self.most = link_pair, most
-
-    def __missing__(self, link):
-        if len(self) >= self.most:
-            self.clear()
-        pair = self[link] = self.link_pair(link)
-        return pair
-
-
 class Network:
     """Base class: ``p`` PEs, directed links, and a routing function."""
 
@@ -72,16 +57,18 @@ class Network:
     def _walk(self, src, dst):
         return tuple(map(self.link_pair, self.link_ids(src, dst)))
 
-    def link_pairs(self, most: int = ROUTE_CACHE_SIZE) -> dict:
-        """An empty dict ``{link id: (u, v)}`` that fills itself on look-up
-        (:meth:`link_pair`), so that routes built from it share one tuple per link;
-        it holds at most ``most`` pairs (emptied when full).
+    def link_pairs(self) -> list:
+        """Every link's ``(u, v)`` at its id (see :meth:`link_id`), None at ids that
+        name no link: read by index, where a dict would compare keys.
 
         >>> pairs = Hypercube(3).link_pairs()
         >>> pairs[Hypercube(3).link_id(5, 7)], len(pairs)
-        ((5, 7), 1)
+        ((5, 7), 24)
         """
-        return _LinkPairs(self.link_pair, most)
+        pairs, link_id = [None] * self.link_count, self.link_id
+        for pair in self.links():
+            pairs[link_id(*pair)] = pair
+        return pairs
 
     def link_ids(self, src: int, dst: int) -> tuple:
         """The links of ``path(src, dst)`` as integer ids (see :meth:`link_id`), computed

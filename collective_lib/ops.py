@@ -38,7 +38,7 @@ __all__ = [
     "send", "recv", "sendrecv", "exchange", "compute", "multi",
     "size_in_words", "relay",
     "WORDS_RULE", "TIME_RULE", "RANK_RULE", "MAX_WORDS",
-    "valid_words", "valid_time", "valid_rank", "check_operation", "shown",
+    "valid_words", "valid_time", "valid_rank", "check_operation", "shown", "waiting_for",
 ]
 
 
@@ -395,6 +395,11 @@ class Multi(NamedTuple):
 #: Every kind of record a program may yield (each has ``parts``, ``from_parts`` and
 #: ``result``: see :class:`Parts`).
 RECORDS = (Send, Recv, SendRecv, Compute, Multi)
+
+
+def waiting_for(op) -> str:
+    """What a PE blocked on ``op`` waits for, in a deadlock's message: the record says it."""
+    return op.waiting() if type(op) in RECORDS else repr(op)
 
 
 def _not_an_operation(op) -> TypeError:

@@ -52,8 +52,8 @@ from .errors import DeadlockError, OperationLimitError, UnreceivedMessageError
 from .limits import check_memory, default_max_ops
 from .model import CostModel, LogGPModel, TwoLevelModel
 from .networks import ROUTE_CACHE_SIZE, FullyConnected, Network, TwoLevel
-from .ops import (MAX_WORDS, RECORDS, Compute, Multi, Recv, Send, SendRecv, check_operation,
-                  shown, valid_rank, valid_time, valid_words)
+from .ops import (MAX_WORDS, Compute, Multi, Recv, Send, SendRecv, check_operation, shown,
+                  valid_rank, valid_time, valid_words, waiting_for)
 from .runs import LinkLoad, Message, Run
 from .validate import check_positive_int
 
@@ -67,11 +67,6 @@ _new = tuple.__new__                    # builds a record without its Python-lev
 _IDLE = -1                              # no receive posted
 _MULTI = -2                             # a multi() posted its receives (in the inbox)
 _LARGEST = sys.float_info.max           # a finite time is at most this
-
-
-def _describe(op) -> str:
-    """What a PE that never finished waits for (each kind of record says it)."""
-    return op.waiting() if type(op) in RECORDS else repr(op)
 
 
 def _rank_check(pe: int, role: str, other, p: int):
@@ -364,15 +359,20 @@ class _Engine:
     @functools.cached_property
     def _path_step(self):
         """``(paths, path_of(channel, route, src, dst))``, one per run: a traced transfer's
-        links ``(u, v)`` from its route (None: direct), a tuple per channel, read first."""
-        paths, cap, link_pair = {}, self.route_cap, self.network.link_pair
-        shared = self.network.link_pairs(cap).__getitem__   # a link on routes: one (u, v)
+        links ``(u, v)`` from its route (None: direct), kept per channel if one; if several,
+        built afresh from the network's table of pairs (such channels are seldom reused)."""
+        paths, cap, link_pair, pair_of = {}, self.route_cap, self.network.link_pair, None
 
         def path_of(channel, route, src, dst):
+            nonlocal pair_of
+            if type(route) is tuple:
+                if pair_of is None:             # the first route of several links in the run
+                    pair_of = self.network.link_pairs().__getitem__ \
+                        if self.network.link_count <= cap else link_pair
+                return tuple(map(pair_of, route))
             if len(paths) >= cap:
                 paths.clear()
-            path = paths[channel] = ((src, dst),) if route is None else (
-                (link_pair(route),) if type(route) is int else tuple(map(shared, route)))
+            path = paths[channel] = ((src, dst),) if route is None else (link_pair(route),)
             return path
         return paths, path_of
 
@@ -780,7 +780,7 @@ class _Engine:
         """The :class:`Run`, or the error of a run that could not end: a deadlock
         (PEs still blocked), or messages nobody received."""
         p, inbox, finish = self.p, self.inbox, self.finish
-        blocked = {pe: _describe(self.current[pe]) for pe in range(p) if finish[pe] is None}
+        blocked = {pe: waiting_for(self.current[pe]) for pe in range(p) if finish[pe] is None}
         if blocked:
             raise DeadlockError(blocked, now)
         unreceived = {divmod(channel, p): len(queue) if type(queue) is deque else 1

@@ -17,8 +17,7 @@ from collections import defaultdict, deque
 
 from collective_lib import (DeadlockError, LogGPModel, Message, TwoLevelModel,
                             UnreceivedMessageError, multi, recv, send, sendrecv, compute)
-from collective_lib.ops import Compute, Multi, Recv, Send, SendRecv
-from collective_lib.simulator import _describe
+from collective_lib.ops import Compute, Multi, Recv, Send, SendRecv, waiting_for
 
 
 def reference(program, p, inputs, network, model):
@@ -173,7 +172,7 @@ def reference(program, p, inputs, network, model):
             for slot, src in enumerate(op.recvs):
                 post_recv(pe, src, slot, now)
             complete(pe, now)
-    blocked = {pe: _describe(current[pe]) for pe in range(p) if finish[pe] is None}
+    blocked = {pe: waiting_for(current[pe]) for pe in range(p) if finish[pe] is None}
     if blocked:
         raise DeadlockError(blocked, now)
     unreceived = {channel: len(box) for channel, box in inbox.items() if box}

@@ -51,15 +51,11 @@ def test_link_ids_name_the_links_of_each_path_one_to_one(network):
             == set(network.links())
 
 
-@pytest.mark.parametrize("network", [FullyConnected(5), Ring(7), Mesh(3, 4, wrap=True),
-                                     Hypercube(4)], ids=repr)
-def test_link_pairs_fills_itself_with_each_link_s_pair_once(network):
+@pytest.mark.parametrize("network", [FullyConnected(5), LinearArray(6), Ring(7), Mesh(3, 4),
+                                     Mesh(3, 4, wrap=True), Hypercube(4)], ids=repr)
+def test_link_pairs_holds_each_link_s_pair_at_its_id_and_none_elsewhere(network):
     pairs = network.link_pairs()
-    assert pairs == {}
-    ids = [network.link_id(u, v) for u, v in network.links()]
-    first = [pairs[link] for link in ids]
-    assert first == [network.link_pair(link) for link in ids] and len(pairs) == len(set(ids))
-    assert all(pairs[link] is pair for link, pair in zip(ids, first))    # made once, shared
-    assert network.link_pairs() == {}                  # a new table for each caller
-    few = network.link_pairs(most=3)
-    assert [few[link] for link in ids[:5]] == first[:5] and len(few) == 2   # emptied at 3
+    assert len(pairs) == network.link_count
+    named = {network.link_id(u, v): (u, v) for u, v in network.links()}
+    assert {link: pair for link, pair in enumerate(pairs) if pair is not None} == named
+    assert all(network.link_pair(link) == pair for link, pair in named.items())

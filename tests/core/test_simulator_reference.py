@@ -104,16 +104,19 @@ def test_traced_messages_share_the_network_s_path_tuples():
 
 
 def test_a_channel_s_messages_share_its_path_whatever_operation_sent_them():
-    def twice(me, p, data):                     # a send, then a sendrecv, on channel 0 -> 2
+    def twice(me, p, data):                     # a send, then a sendrecv, on channel 0 -> dst
+        dst = p - 1
         if me == 0:
-            yield send(2, "first")
-            yield sendrecv(2, "second", 2)
-        elif me == 2:
+            yield send(dst, "first")
+            yield sendrecv(dst, "second", dst)
+        elif me == dst:
             yield recv(0)
             yield sendrecv(0, "back", 0)
-    first, second = (m for m in simulate(twice, 3, network=LinearArray(3)).messages
-                     if m.src == 0)
-    assert first.path == ((0, 1), (1, 2)) and first.path is second.path
+    one, two = (tuple(m for m in simulate(twice, p, network=LinearArray(p)).messages
+                      if m.src == 0) for p in (2, 3))
+    assert one[0].path == ((0, 1),) and one[0].path is one[1].path      # one link: kept
+    assert two[0].path == two[1].path == ((0, 1), (1, 2))               # two: made afresh,
+    assert all(a is b for a, b in zip(two[0].path, two[1].path))        # of shared pairs
 
 
 def test_the_paths_of_routes_of_several_links_share_each_link_s_pair():
@@ -126,6 +129,16 @@ def test_the_paths_of_routes_of_several_links_share_each_link_s_pair():
     pairs = [pair for m in run.messages if len(m.path) > 1 for pair in m.path]
     assert len(pairs) == 8 * (3 * 2 + 1 * 3) > len({id(pair) for pair in pairs}) == \
         len(set(pairs)) == 24                        # each link's pair made once
+
+
+def test_paths_on_a_network_of_more_links_than_routes_kept_are_made_link_by_link():
+    def far(me, p, data):                           # two messages over three links each
+        if me in (0, 3):
+            yield sendrecv(3 - me, me, 3 - me)
+    network = Ring(33_000)                          # 66,000 links: no table of their pairs
+    run = simulate(far, network.p, network=network)
+    assert network.link_count > 1 << 16
+    assert [m.path for m in run.messages] == [((0, 1), (1, 2), (2, 3)), ((3, 2), (2, 1), (1, 0))]
 
 
 def test_trace_must_be_a_bool_or_a_callable():
