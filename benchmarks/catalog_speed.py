@@ -14,8 +14,9 @@ of CPU (the p is found by doubling from the entry's smallest valid p > 1):
   nothing else: the floor of any event loop that runs them.  Fed the very objects
   of the simulation, PEs that share an object by its identity no longer do
   (``alltoallv_edge_coloring``'s plan); where that makes the replay slower than
-  the simulation, each PE is fed what the replay's own PEs sent ("exact replay",
-  which costs the replay some time of its own);
+  the simulation, each PE is fed what the replay's own PEs sent in that run, each
+  payload held from its send to its last receipt as in a simulation ("exact
+  replay", which costs the replay some time of its own);
 * ``traced``: ``simulate`` with ``trace=True``.
 
 It prints, per entry, p, the operations, the three CPU times (best of
@@ -27,10 +28,11 @@ one more replay per repeat: ``prog sim`` and ``prog limit`` (best of
 ``--repeat``), their ratio, and ``limit/sim`` as it would be if the programs
 ran as fast inside the simulation as in the replay (the same code on the same
 values; what is left of the gap is the engine's own work); then ``prog
-fresh``, the programs' time in the exact replay, where each PE is fed the
-objects the replay's own PEs made in that run, as in any simulation, rather
-than objects made in an earlier run, and ``limit/sim fresh``, the limit with
-its programs at that speed. With ``--floor`` it also times what the model asks
+held``, the programs' time in the exact replay, where each PE is fed the
+objects the replay's own PEs made in that run, and each payload lives from its
+send to its last receipt, as in any engine that passes messages (the plain
+replay drops what a PE sends at once and feeds objects made in an earlier run),
+and ``limit/sim held``, the limit with its programs at that speed. With ``--floor`` it also times what the model asks
 of any engine beyond the limit, in bare loops: ``links``, claiming the links
 of every transfer's route (the routes given: start when all are free, hold and
 count them; on a direct network under a port model, where the engine holds the
@@ -53,7 +55,7 @@ import gc
 import heapq
 import sys
 import time
-from collections import deque
+from collections import Counter, deque
 from pathlib import Path
 from typing import NamedTuple
 
@@ -143,18 +145,21 @@ class Case:
 
         ``exact=False``: each PE is fed the very objects it received in the recorded
         simulation.  ``exact`` (the last item of :meth:`record`): each is fed what the
-        replay's own PEs sent instead, so that PEs that recognise a shared object by
-        its identity (``hrelation._shared_plan``) do so here too; this replay also
-        keeps every PE's operations and looks the payloads up, a little slower."""
+        replay's own PEs sent in this run instead, so that PEs that recognise a shared
+        object by its identity (``hrelation._shared_plan``) do so here too; as in a
+        simulation, a sent payload is held from its send to its last receipt (the
+        operation that sent it, looked up by where it was sent, a little slower)."""
         p, inputs, params = self.p, self.inputs, self.params
         program = program or self.entry.program
         positions = [deque() for _ in range(p)]
         for position, pe in enumerate(order):
             positions[pe].append(position)
-
-        def payload(sent):
-            op = yielded[sent.pe][sent.op]
-            return op[1] if type(op) is not Multi else op[0][sent.part][1]
+        receipts = Counter()            # (pe, op index) -> receipts of that operation's sends
+        for got in exact or ():
+            for value in got:
+                for sent in value if type(value) is list else (value,):
+                    if type(sent) is Sent:
+                        receipts[sent.pe, sent.op] += 1
 
         def limit():
             gens = [program(me, p, inputs[me], **params) for me in range(p)]
@@ -163,6 +168,16 @@ class Case:
             heap = [(nexts[pe].popleft(), pe) for pe in range(p)]
             heapq.heapify(heap)
             heappush, heappop, results, ops = heapq.heappush, heapq.heappop, [None] * p, 0
+            issued, held = [0] * p, {}  # held: (pe, op index) -> [op, receipts still to come]
+
+            def payload(sent):
+                entry = held[sent.pe, sent.op]
+                entry[1] -= 1
+                if not entry[1]:
+                    del held[sent.pe, sent.op]
+                op = entry[0]
+                return op[1] if type(op) is not Multi else op[0][sent.part][1]
+
             while heap:
                 _, pe = heappop(heap)
                 value = next(values[pe])
@@ -177,11 +192,14 @@ class Case:
                     results[pe] = stop.value
                     continue
                 if exact:
-                    yielded[pe].append(op)
+                    key = (pe, issued[pe])
+                    issued[pe] += 1
+                    if key in receipts:
+                        held[key] = [op, receipts[key]]
                 ops += 1
                 heappush(heap, (nexts[pe].popleft(), pe))
             return results, ops
-        yielded, limit.exact = [[] for _ in range(p)], bool(exact)
+        limit.exact = bool(exact)
         return limit
 
 
@@ -275,7 +293,7 @@ def pick_p(entry, seconds):
 
 def measure(entry, p, repeat, collect=True, programs=False, floor=False):
     """{"ops", "sim", "limit", "traced", "agree"} for ``entry`` on p PEs; with
-    ``programs`` "prog sim", "prog limit" and "prog fresh": the programs' own CPU seconds
+    ``programs`` "prog sim", "prog limit" and "prog held": the programs' own CPU seconds
     in each and in the exact replay;
     with ``floor`` "links" and "routes" (:func:`model_floor`)."""
     case = Case(entry, p)
@@ -293,7 +311,7 @@ def measure(entry, p, repeat, collect=True, programs=False, floor=False):
         runners["prog limit"] = case.replay(order, received, exact if limit.exact else False,
                                             program)
         if not limit.exact:             # else "prog limit" is the exact replay already
-            runners["prog fresh"] = case.replay(order, received, exact, program)
+            runners["prog held"] = case.replay(order, received, exact, program)
     if floor:
         runners["links"], runners["routes"] = model_floor(case)
     best, outcome = {}, {}
@@ -306,7 +324,7 @@ def measure(entry, p, repeat, collect=True, programs=False, floor=False):
             took = clock[0] / 1e9 if name.startswith("prog") else took
             best[name] = min(best.get(name, took), took)
     if programs:
-        best.setdefault("prog fresh", best["prog limit"])
+        best.setdefault("prog held", best["prog limit"])
     results, ops = outcome["limit"]
     agree = ops == run.operations and repr(results) == repr(run.results) and \
         repr(outcome["sim"].results) == repr(run.results)
@@ -330,7 +348,7 @@ def main(argv=None) -> int:
     print(f"{'entry':<40}{'p':>6}{'ops':>10}{'sim':>8}{'limit':>8}{'traced':>8}"
           f"{'limit/sim':>10}{'traced/sim':>11}" + (
               f"{'prog sim':>9}{'prog limit':>11}{'ratio':>6}{'limit/sim at prog limit':>24}"
-              f"{'prog fresh':>11}{'limit/sim fresh':>16}"
+              f"{'prog held':>10}{'limit/sim held':>15}"
               if args.programs else "") + (
               f"{'links':>7}{'routes':>7}{'ceiling':>8}" if args.floor else ""))
     agree, short = True, []
@@ -359,10 +377,10 @@ def main(argv=None) -> int:
 def _programs_columns(row) -> str:
     in_sim, in_limit = row["prog sim"], row["prog limit"]
     unslowed = row["sim"] - max(0.0, in_sim - in_limit)      # the programs at the replay's speed
-    fresh = row["limit"] + row["prog fresh"] - in_limit   # fed objects made in the run
+    held = row["limit"] + row["prog held"] - in_limit   # payloads held as in a simulation
     return (f"{in_sim:>9.3f}{in_limit:>11.3f}{in_sim / in_limit:>6.2f}"
-            f"{row['limit'] / unslowed:>24.2f}{row['prog fresh']:>11.3f}"
-            f"{fresh / row['sim']:>16.2f}")
+            f"{row['limit'] / unslowed:>24.2f}{row['prog held']:>10.3f}"
+            f"{held / row['sim']:>15.2f}")
 
 
 def _floor_columns(row) -> str:

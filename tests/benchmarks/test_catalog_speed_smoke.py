@@ -29,8 +29,11 @@ def test_the_exact_replay_feeds_what_the_replay_s_own_pes_sent(bench):
     real = hrelation._steps_plan
     try:
         hrelation._steps_plan = lambda *args: plans.append(1) or real(*args)
-        case.replay(order, received, fed)()
+        exact = case.replay(order, received, fed)
+        exact()
         assert len(plans) == 1
+        exact()                          # fed this run's objects, not the last run's
+        assert len(plans) == 2
         case.replay(order, received)()
         assert len(plans) > 2            # fed the simulation's objects, they plan again
     finally:
@@ -71,19 +74,19 @@ def _columns(row: str) -> list:
 def test_programs_adds_their_times_and_the_ratio_at_the_replay_s_speed(bench, capsys):
     row = bench.measure(catalog()["d_cycles_broadcast"], 16, repeat=1, programs=True)
     assert row["agree"] and 0 < row["prog sim"] < row["sim"] and 0 < row["prog limit"]
-    assert 0 < row["prog fresh"]
+    assert 0 < row["prog held"]
     assert bench.main(["--seconds", "0.0005", "--repeat", "1", "--only", "d_cycles",
                        "--programs"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[1].endswith("prog sim prog limit ratio limit/sim at prog limit prog fresh "
-                           "limit/sim fresh")
+    assert out[1].endswith("prog sim prog limit ratio limit/sim at prog limit prog held "
+                           "limit/sim held")
     assert [line.split()[0] for line in out[2:-2]] == ["d_cycles_broadcast", "d_cycles_reduce"]
     assert all(len(_columns(line)) == 8 + 6 for line in out[2:-2])
 
 
-def test_the_fresh_limit_counts_the_programs_at_their_speed_in_the_exact_replay(bench):
-    row = {"sim": 2.0, "limit": 1.0, "prog sim": 1.5, "prog limit": 0.8, "prog fresh": 1.0}
-    # limit/sim at prog limit: 1 / (2 - 0.7); fresh: (1 + 1 - 0.8) / 2
+def test_the_held_limit_counts_the_programs_at_their_speed_in_the_exact_replay(bench):
+    row = {"sim": 2.0, "limit": 1.0, "prog sim": 1.5, "prog limit": 0.8, "prog held": 1.0}
+    # limit/sim at prog limit: 1 / (2 - 0.7); held: (1 + 1 - 0.8) / 2
     assert bench._programs_columns(row).split() == ["1.500", "0.800", "1.88", "0.77", "1.000",
                                                     "0.60"]
 
