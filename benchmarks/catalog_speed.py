@@ -27,21 +27,22 @@ as the other columns, by ``time.thread_time_ns``) in one more simulation and
 one more replay per repeat: ``prog sim`` and ``prog limit`` (best of
 ``--repeat``), their ratio, and ``limit/sim`` as it would be if the programs
 ran as fast inside the simulation as in the replay (the same code on the same
-values; what is left of the gap is the engine's own work); then ``prog
-held``, the programs' time in the exact replay, where each PE is fed the
-objects the replay's own PEs made in that run, and each payload lives from its
-send to its last receipt, as in any engine that passes messages (the plain
-replay drops what a PE sends at once and feeds objects made in an earlier run),
-and ``limit/sim held``, the limit with its programs at that speed. With ``--floor`` it also times what the model asks
-of any engine beyond the limit, in bare loops: ``links``, claiming the links
-of every transfer's route (the routes given: start when all are free, hold and
-count them; on a direct network under a port model, where the engine holds the
-two ports and no link, the ports), and ``routes``, computing each channel's
-route once (``Network.link_ids``; none on a direct network), what a first run
-must do; ``ceiling`` is limit / (limit + links + routes), the most limit/sim an
-engine that holds these resources and routes each channel can reach. The replay must issue as many
-operations as the simulation and return the same results, or the line says
-so and the script exits with 1; it never fails on speed.
+values; what is left of the gap is the engine's own work); then ``prog held``,
+the programs' time in the exact replay, where each PE is fed the objects the
+replay's own PEs made in that run, and each payload lives from its send to its
+last receipt, as in any engine that passes messages (the plain replay drops
+what a PE sends at once and feeds objects made in an earlier run), and
+``limit/sim held``, the limit with its programs at that speed. With ``--floor``
+it also times what the model asks of any engine beyond the limit, in bare
+loops: ``links``, claiming the links of every transfer's route (the routes
+given: start when all are free, hold and count them; on a direct network under
+a port model, where the engine holds the two ports and no link, the ports), and
+``routes``, computing each channel's route once (``Network.link_ids``; none on
+a direct network), what a first run must do; ``ceiling`` is limit / (limit +
+links + routes), the most limit/sim an engine that holds these resources and
+routes each channel can reach. The replay must issue as many operations as the
+simulation and return the same results, or the line says so and the script
+exits with 1; it never fails on speed.
 
     python benchmarks/catalog_speed.py                       # about 1 s per simulation
     python benchmarks/catalog_speed.py --seconds 0.2 --only ring   # a quick look
