@@ -1,7 +1,8 @@
 """Networks route deterministically, number their links, and keep a bounded number of routes."""
 import pytest
 
-from collective_lib import CostModel, FullyConnected, Hypercube, LinearArray, Mesh, Ring, simulate
+from collective_lib import (CostModel, FullyConnected, Hypercube, LinearArray, Mesh, Ring,
+                            TwoLevel, simulate)
 from collective_lib.algorithms.personalized import alltoall_cyclic
 from collective_lib.networks import ROUTE_CACHE_SIZE
 
@@ -52,7 +53,8 @@ def test_link_ids_name_the_links_of_each_path_one_to_one(network):
 
 
 @pytest.mark.parametrize("network", [FullyConnected(5), LinearArray(6), Ring(7), Mesh(3, 4),
-                                     Mesh(3, 4, wrap=True), Hypercube(4)], ids=repr)
+                                     Mesh(3, 4, wrap=True), Hypercube(4), TwoLevel(3, 4)],
+                         ids=repr)
 def test_link_pairs_holds_each_link_s_pair_at_its_id_and_none_elsewhere(network):
     pairs = network.link_pairs()
     assert len(pairs) == network.link_count
