@@ -148,8 +148,8 @@ class Case:
         simulation.  ``exact`` (the last item of :meth:`record`): each is fed what the
         replay's own PEs sent in this run instead, so that PEs that recognise a shared
         object by its identity (``hrelation._shared_plan``) do so here too; as in a
-        simulation, a sent payload is held from its send to its last receipt (the
-        operation that sent it, looked up by where it was sent, a little slower)."""
+        simulation, a sent payload is held from its send to its last receipt (looked up
+        by where it was sent, a little slower)."""
         p, inputs, params = self.p, self.inputs, self.params
         program = program or self.entry.program
         positions = [deque() for _ in range(p)]
@@ -169,15 +169,15 @@ class Case:
             heap = [(nexts[pe].popleft(), pe) for pe in range(p)]
             heapq.heapify(heap)
             heappush, heappop, results, ops = heapq.heappush, heapq.heappop, [None] * p, 0
-            issued, held = [0] * p, {}  # held: (pe, op index) -> [op, receipts still to come]
+            # held: (pe, op index) -> [the operation's sent payloads, receipts still to come]
+            issued, held = [0] * p, {}
 
             def payload(sent):
                 entry = held[sent.pe, sent.op]
                 entry[1] -= 1
                 if not entry[1]:
                     del held[sent.pe, sent.op]
-                op = entry[0]
-                return op[1] if type(op) is not Multi else op[0][sent.part][1]
+                return entry[0][sent.part]
 
             while heap:
                 _, pe = heappop(heap)
@@ -196,7 +196,8 @@ class Case:
                     key = (pe, issued[pe])
                     issued[pe] += 1
                     if key in receipts:
-                        held[key] = [op, receipts[key]]
+                        held[key] = [[data for _, data, _ in op.parts().sends],
+                                     receipts[key]]
                 ops += 1
                 heappush(heap, (nexts[pe].popleft(), pe))
             return results, ops

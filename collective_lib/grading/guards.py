@@ -173,8 +173,6 @@ class wall_clock_limit:
 # next (a generator-based context manager whose ``__exit__`` is interrupted before it throws
 # into its generator never exits the guard that generator holds).
 _MACHINERY = frozenset(os.path.abspath(module.__file__) for module in (contextlib, warnings))
-
-
 _THIS_FILE = os.path.abspath(__file__)
 
 
