@@ -2,13 +2,13 @@
 
 Sanders et al. 2019, §13.3, last paragraph: with two binary trees that are both
 numbered in order, the prefix sum takes 2 beta n + 4 alpha log p +
-O(sqrt(alpha beta n log p)), citing Sanders, Speck and Träff 2009 ([277]);
-Exercise 13.5 asks for 2 beta n + 2 alpha log p.  This module builds the two
-trees and a step-synchronous schedule for them (:func:`two_tree_prefix_plan`),
-T + 2k - 4 steps of alpha + beta ceil(n/k) for k packets (T the schedule's
-latency, about 6 log2 p steps, at most 8H for trees of height H), and a
-program that computes correct prefix sums in the schedule's order
-(:func:`two_tree_prefix_sum`).
+O(sqrt(alpha beta n log p)), citing Sanders, Speck and Träff 2009 ([277]).
+(Their Exercise 13.5, 2 beta n + 2 alpha log p, is for the broadcast.)  This
+module builds the two trees and a step-synchronous schedule for them
+(:func:`two_tree_prefix_plan`), T + 2k - 4 steps of alpha + beta ceil(n/k) for k
+packets (T the schedule's latency, about 6 log2 p steps, at most 8H for trees of
+height H), and a program that computes correct prefix sums in the schedule's
+order (:func:`two_tree_prefix_sum`).
 
 Why the simulator does not keep to the schedule.  A transfer claims the
 receiver's port when its sender issues it, and ports serve transfers in the
@@ -249,7 +249,7 @@ def _two_tree_prefix_held(state):
           params={"op": add, "exclusive": False, "k": 2}, valid_m=_two_tree_prefix_m,
           optimal_k=two_tree_prefix_sum_optimal_k, held=_two_tree_prefix_held,
           source="Sanders et al. 2019, §13.3 (last paragraph, two in-order trees as in "
-                 "§13.1.4; Sanders, Speck and Träff 2009), Exercise 13.5")
+                 "§13.1.4; Sanders, Speck and Träff 2009)")
 def two_tree_prefix_sum(me, p, data, op=add, exclusive=False, k=2):
     """Prefix sums on two mirrored in-order trees, half of every message on each.
 

@@ -185,9 +185,9 @@ def test_long_messages_come_within_4_percent_of_the_bound():
 
 @pytest.mark.parametrize("p", [16, 64, 100, 256, 1000, 1024])
 def test_the_bound_against_sanders(p):
-    # Sanders §13.3: 2 beta n + 4 alpha log p (+ a lower-order term); Exercise 13.5:
-    # 2 beta n + 2 alpha log p. The bound: (5/4)(T + 2k)(alpha + beta n/k) for k
-    # dividing n, so 2.5 beta n + 2.5 alpha k + (5/4) T (alpha + beta n/k).
+    # Sanders §13.3: 2 beta n + 4 alpha log p (+ a lower-order term). The bound:
+    # (5/4)(T + 2k)(alpha + beta n/k) for k dividing n, so 2.5 beta n + 2.5 alpha k
+    # + (5/4) T (alpha + beta n/k).
     latency = two_tree_prefix_plan(p).latency
     n, k = 1200, 12
     assert two_tree_prefix_sum_cost(p, n, CostModel(ts=0, tw=1), k=k) == \
@@ -196,5 +196,5 @@ def test_the_bound_against_sanders(p):
         pytest.approx(2.5 * k + 1.25 * latency)
     # T, the schedule's start-up, is 6 to 6.5 log2 p steps here (at most 8 H), so the
     # bound's start-up term (5/4) T alpha is 7.5 to 8.2 alpha log2 p, about twice
-    # Sanders' 4 alpha log p and four times the exercise's 2 alpha log p.
+    # Sanders' 4 alpha log p.
     assert 6 <= latency / np.log2(p) <= 6.5 and latency <= 8 * two_tree_prefix_plan(p).height

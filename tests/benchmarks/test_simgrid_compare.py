@@ -55,6 +55,14 @@ def test_the_stored_ours_column_is_what_the_simulator_gives_today(bench, stored)
             assert ours == row[column], (row, column)
 
 
+def test_the_stored_gather_at_once_differs_by_p_minus_2_start_ups_for_every_m(stored):
+    # Chapter 0: SimGrid pays the start-up once, our one-port model once per message.
+    at_once = [row for row in stored["differ"] if row["receives"] == "at once"]
+    assert {row["m"] for row in at_once} == {1, 100, 10_000}
+    for row in at_once:
+        assert row["ours_full_duplex"] - row["simgrid"] == (row["p"] - 2) * stored["ts"], row
+
+
 @pytest.mark.parametrize("python", ["/nonexistent/python3", sys.executable])
 def test_without_simgrid_it_says_so_and_exits_0(bench, python, tmp_path, capsys):
     if bench.can_import_simgrid(python):
