@@ -18,7 +18,9 @@ such process first calls :func:`confine`:
    one (see :class:`SandboxUser`);
 5. a private scratch directory as working directory and ``HOME``,
    ``/dev/null`` as stdin, stdout and stderr: what a student prints or logs
-   never reaches a verdict, costs no marks and fills no disk.
+   never reaches a verdict, costs no marks and fills no disk;
+6. no descriptor inherited from the host but the ones it names (its pipes to the
+   checker): a file the host held open would reach past the read-only mounts.
 
 The limits of 3. hold per process. A :class:`.cgroups.SubmissionGroup` (a cgroup, v1 or
 v2) bounds what all the processes of one submission use together: memory
@@ -264,12 +266,14 @@ def _first_for_the_oom_killer() -> None:
         pass
 
 
-def confine(hide: list, uid: int | None, limits: Limits) -> str:
+def confine(hide: list, uid: int | None, limits: Limits, keep: tuple = ()) -> str:
     """Enter the sandbox (see the module's note); return the private scratch directory.
 
     ``uid`` None confines without changing user (only for an instructor who
-    allowed unconfined grading; then the namespaces are skipped too).
+    allowed unconfined grading; then the namespaces are skipped too). ``keep``:
+    the descriptors beyond stdin, stdout and stderr that stay open.
     """
+    _close_inherited(keep)
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the host's children reap themselves; not
     _first_for_the_oom_killer()                   # the student's. While /proc can be written
@@ -295,6 +299,17 @@ def confine(hide: list, uid: int | None, limits: Limits) -> str:
         os.dup2(null, fd)
     os.close(null)
     return scratch
+
+
+def _close_inherited(keep: tuple) -> None:
+    """Close every descriptor above stderr that is not in ``keep``."""
+    for fd in map(int, os.listdir("/proc/self/fd")):   # its own listing's is closed already
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError as err:
+                if err.errno != errno.EBADF:
+                    raise
 
 
 def kill_all(uid: int) -> None:

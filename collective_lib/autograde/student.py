@@ -73,8 +73,12 @@ def serve_host(sock: socket.socket, job: dict) -> None:
     """Fork one sandboxed student process per request on ``sock`` until it closes."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)          # children reap themselves
     from IPython.core.interactiveshell import InteractiveShell
-    shell = InteractiveShell.instance(history_length=0)
-    shell.history_manager.enabled = False
+    from traitlets.config import Config
+    config = Config()
+    # No history database: a shell made with one holds it open, read-write, and every
+    # process forked from here would inherit that descriptor (a channel between submissions).
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell.instance(config=config, history_length=0)
     # Nobody reads a traceback printed here (stdout is /dev/null; _error reports the
     # failure), and formatting one imports and runs IPython's stack_data machinery: most
     # of a second in every forked process whose cells raise.
@@ -277,7 +281,7 @@ class _Server:
 
 
 def _student_process(rfd, wfd, shell, job, limits, poison) -> None:
-    confine(job["hide"], job["uid"], limits)
+    confine(job["hide"], job["uid"], limits, keep=(rfd, wfd))
     if poison:
         _poison(poison, job["cells"])
     first_error = ""

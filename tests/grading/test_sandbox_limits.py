@@ -358,7 +358,7 @@ def _in_sandbox(code: str, scratch: int = 64 * MiB, uid: int | None = None) -> d
             out = {{}}
             try:
                 out["scratch"] = sandbox.confine([], {user.uid if uid is None else uid},
-                                                 Limits(scratch={scratch}))
+                                                 Limits(scratch={scratch}), keep=({write_end},))
                 exec({textwrap.dedent(code)!r}, {{"out": out, "os": os}})
             except BaseException as err:
                 out["error"] = f"{{type(err).__name__}}: {{err}}"
@@ -552,6 +552,37 @@ def test_a_checker_over_its_memory_limit_gives_every_graded_cell_zero(tmp_path):
     assert {gid: v["message"] for gid, v in verdicts.items()} == {
         "first": reason, "hoard": reason, "last": reason}
     assert left == []                               # both groups went with the notebook
+
+
+DESCRIPTORS = """
+import os
+OPEN = []
+for fd in sorted(map(int, os.listdir("/proc/self/fd"))):
+    try:
+        OPEN.append((fd, os.readlink(f"/proc/self/fd/{fd}")))
+    except FileNotFoundError:                   # the listing's own, closed by now
+        pass
+
+def descriptors():
+    return OPEN
+"""
+
+
+@needs_root
+def test_a_student_process_holds_no_descriptor_but_its_pipes_and_dev_null():
+    # The host once held IPython's history database open read-write, and every student
+    # process inherited it: one submission wrote there and a later one read it back.
+    cells = [{"role": "student", "source": DESCRIPTORS, "id": "answer"},
+             {"role": "graded", "source": "held = descriptors()\n"
+                                          "assert False, repr(held)", "id": "show"}]
+    with sandbox.SandboxUser(*UIDS) as user:
+        verdicts = check_notebook({"cells": cells, "hide": [], "uid": user.uid,
+                                   "cell_timeout_s": 60, "limits": {"processes": 144}})
+    message = verdicts["show"]["message"]
+    held = eval(message[message.index("["):])           # the list the cell showed
+    assert [fd for fd, _ in held][:3] == [0, 1, 2] and len(held) == 5, held
+    assert {target for _, target in held[:3]} == {"/dev/null"}, held
+    assert all(target.startswith("pipe:") for _, target in held[3:]), held
 
 
 @needs_cgroups
