@@ -46,6 +46,7 @@ import nbformat
 from nbformat.corpus.words import generate_corpus_id
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.exchange.default.exchange import Exchange
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 
@@ -241,8 +242,9 @@ class TrustedVerdict(NbGraderPreprocessor):
                             "root): the student's code then runs with the grader's rights, "
                             "in separate processes only. For a trusted class on a laptop."
                             ).tag(config=True)
-    exchange_root = Unicode("/srv/nbgrader/exchange", help="The exchange, hidden from "
-                            "submissions.").tag(config=True)
+    exchange_root = Unicode("", help="Another exchange to hide from submissions (nbgrader's "
+                            "own, c.Exchange.root as configured or by default, always is)."
+                            ).tag(config=True)
 
     @validate("time_scale")
     def _positive_scale(self, proposal):
@@ -307,8 +309,12 @@ class TrustedVerdict(NbGraderPreprocessor):
 
     def _hidden(self, info: dict) -> list:
         gradebook = info["db_url"].split("sqlite:///", 1)[-1]
+        # the exchange as nbgrader finds it: configured (the README sets c.Exchange.root),
+        # else its default; and its default too, should the configuration not reach us here
+        exchanges = [self.config.Exchange.get("root"), Exchange.root.default_value,
+                     self.exchange_root]
         folders = [self._course_root(info), os.path.dirname(os.path.abspath(gradebook)),
-                   self.exchange_root, os.path.join(_REPOSITORY, "exercises"),
+                   *exchanges, os.path.join(_REPOSITORY, "exercises"),
                    os.path.join(_REPOSITORY, "tests")]
         return sorted({os.path.abspath(f) for f in folders + list(self.hide)
                        if f and os.path.isdir(f)})

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from traitlets import TraitError
+from traitlets.config import Config
 
 from collective_lib import ops, sendrecv
 from collective_lib.algorithms.alltoall import all_to_all_bc_ring
@@ -265,6 +266,20 @@ def test_the_course_sets_the_scale_and_refuses_one_that_is_not_positive():
     sandbox_md = text("exercises/SANDBOX.md")
     assert f"`c.TrustedVerdict.time_scale`, {TIME_SCALE} unless the course sets it" in sandbox_md
     assert f"the student's cells {CELLS_S:g} s times it" in sandbox_md
+
+
+def test_the_exchange_is_hidden_where_nbgrader_finds_it(tmp_path):
+    # It was hidden at /srv/nbgrader/exchange only, whatever c.Exchange.root said: a
+    # submission copied a classmate's answer out of the exchange the README sets up.
+    course, exchange, other = tmp_path / "course", tmp_path / "exchange", tmp_path / "other"
+    for folder in (course, exchange, other):
+        folder.mkdir()
+    info = {"db_url": f"sqlite:///{course / 'gradebook.db'}"}
+    config = Config()
+    config.Exchange.root = str(exchange)
+    assert str(exchange) in TrustedVerdict(config=config)._hidden(info)
+    assert {str(exchange), str(other)} <= set(
+        TrustedVerdict(config=config, exchange_root=str(other))._hidden(info))
 
 
 def test_an_endless_function_is_stopped_by_the_cell_deadline_even_with_sigint_ignored():
