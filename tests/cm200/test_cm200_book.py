@@ -632,6 +632,8 @@ def test_the_products_of_table_19_against_the_models():
         == (19, 15)
     share = mv.comm_ms / mv.measured_ms
     assert (round(100 * share.min()), round(100 * share.max())) == (15, 69)
+    vm_share = vm.comm_ms / vm.measured_ms
+    assert (round(100 * vm_share.min()), round(100 * vm_share.max())) == (19, 79)
     most, least = mv.points[int(np.argmax(share))], mv.points[int(np.argmin(share))]
     assert most.P / most.nodes == 4
     assert least.P / least.nodes == 32 == max(q.P / q.nodes for q in mv.points)

@@ -99,7 +99,7 @@ def test_consistency_finds_exactly_the_known_discrepancies():
     report = consistency_report()
     assert report["checked"] > 300
     found = {(x.table, x.where, x.column): (x.printed, x.implied) for x in report["discrepancies"]}
-    # one digit off: the printed parts sum to a total that differs by one unit in one digit
+    # one digit off: the printed parts sum to a total that differs in one digit
     assert found[(4, "8 words, 16 nodes", "d_total")] == (6.57, pytest.approx(6.37))
     assert found[(5, "256 words, 128 nodes", "d_total")] == (276.91, pytest.approx(275.91))
     assert found[(5, "256 words, 32 nodes", "one_total")] == (112.64, pytest.approx(113.64))
