@@ -2,6 +2,8 @@
 
 * Every focusable control shows a focus ring (``static/accessibility.css``).
 * A code cell's 88 columns fit the text column at 1366 px (``static/layout.css``).
+* An inline formula wider than its line scrolls in its own box, in the tab order, where
+  the theme clipped it (``static/math_overflow.js``, ``static/layout.css``).
 * Printed (``make pdf``), a page is its text column, with code wrapped, figures and
   tables whole and animations as strips of key frames (``static/print.css``).
 * A list of citations is not marked as an ARIA list: docutils writes
@@ -34,5 +36,6 @@ def setup(app):
     app.add_css_file("accessibility.css")
     app.add_css_file("layout.css")
     app.add_css_file("print.css", media="print")
+    app.add_js_file("math_overflow.js", defer="defer")
     app.connect("html-page-context", drop_citation_list_role)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

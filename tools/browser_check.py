@@ -18,9 +18,12 @@ saves a 1366x768 screenshot and reports
   the rendered page once MathJax is done;
 * wide: code cells (source or output) that scroll sideways at 1366 px;
 * phone: at phone width (390 px, as a phone lays the page out) whether the page
-  scrolls sideways, and every element that sticks out of the screen without a
+  scrolls sideways, every element that sticks out of the screen without a
   box of its own that scrolls or clips it (code and wide tables scroll inside
-  their boxes there, which is what a reader expects); a second screenshot each.
+  their boxes there, which is what a reader expects), and every formula whose
+  box clips it instead of scrolling (its end would be lost); a second screenshot each;
+* focus: the controls among the first 30 that Tab reaches whose keyboard focus
+  nothing shows (no outline, no visible box shadow).
 
 It prints one table row per page and exits 1 if any count but "typeset" is
 not zero. It drives Chromium through the DevTools protocol (``websocket-client``
@@ -60,6 +63,9 @@ AXE_FAILING = ("serious", "critical")
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 WIDTH, HEIGHT = 1366, 768
 PHONE_WIDTH, PHONE_HEIGHT = 390, 844
+#: Tab stops whose focus ring each page's check looks at (the header's and the sidebar's
+#: controls, and the chapter's first links).
+FOCUS_STOPS = 30
 # Seconds Chromium may take to start, and one page to load and typeset.
 START_TIMEOUT = 30
 PAGE_TIMEOUT = 120
@@ -151,7 +157,34 @@ PAGE_OVERFLOW = r"""
       problems.push(`${name(el)} sticks out by ${Math.round(box.right - width)} px`);
     }
   }
+  // an inline formula wider than its box that the box clips rather than scrolls: its end
+  // is lost (measured on the typeset formula, mjx-math: MathJax's hidden copy for screen
+  // readers makes scrollWidth larger than what is drawn; a display formula scrolls in its
+  // mjx-container)
+  for (const el of document.querySelectorAll("span.math")) {
+    const drawn = el.querySelector("mjx-math");
+    const cut = drawn ? Math.round(drawn.getBoundingClientRect().right -
+                                  el.getBoundingClientRect().right) : 0;
+    if (cut > 1 && ["hidden", "clip"].includes(getComputedStyle(el).overflowX)) {
+      problems.push(`${name(el)} cuts ${cut} px off a formula: ` +
+                    el.textContent.trim().slice(0, 40));
+    }
+  }
   return problems;
+})()
+"""
+
+# The element that has the keyboard focus, and whether anything shows it (WCAG 2.4.7): an
+# outline, or a box shadow that is not transparent.
+FOCUS_SHOWN = r"""
+(() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const style = getComputedStyle(el);
+  const ring = style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0;
+  const shadow = style.boxShadow !== "none" && !/rgba\([^)]*,\s*0\)/.test(style.boxShadow);
+  const label = (el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 30);
+  return {name: `${el.tagName.toLowerCase()} "${label}"`, shown: ring || shadow};
 })()
 """
 
@@ -297,9 +330,24 @@ def screenshot(tools: "DevTools", path: Path) -> None:
     path.write_bytes(base64.b64decode(tools.call("Page.captureScreenshot", format="png")["data"]))
 
 
+def unshown_focus(tools: "DevTools", stops: int = FOCUS_STOPS) -> list[str]:
+    """The controls among the first ``stops`` that Tab reaches whose focus nothing shows."""
+    tools.evaluate("document.activeElement && document.activeElement.blur(), true")
+    unshown = []
+    for _ in range(stops):
+        for kind in ("keyDown", "keyUp"):
+            tools.call("Input.dispatchKeyEvent", type=kind, key="Tab", code="Tab",
+                       windowsVirtualKeyCode=9)
+        focused = tools.evaluate(FOCUS_SHOWN)
+        if focused and not focused["shown"] and focused["name"] not in unshown:
+            unshown.append(focused["name"])
+    return unshown
+
+
 def failing(row: dict) -> bool:
     """Whether a page's row holds a problem (every count but "typeset")."""
-    return any(row[key] for key in ("untypeset", "external", "errors", "axe", "wide", "phone"))
+    return any(row[key] for key in ("untypeset", "external", "errors", "axe", "wide", "phone",
+                                    "focus"))
 
 
 def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
@@ -329,12 +377,13 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
                 wide = tools.evaluate(WIDE_CODE)
                 screenshot(tools, shots / f"{name}.png")
                 axe = axe_violations(tools, axe_source)
+                focus = unshown_focus(tools)
                 external, errors = page_problems(tools.events, origin)
                 resize(tools, PHONE_WIDTH, PHONE_HEIGHT, mobile=True)   # the same page, narrow
                 phone = tools.evaluate(PAGE_OVERFLOW)
                 screenshot(tools, shots / f"{name}_phone.png")
                 rows.append({"page": page, **math, "external": external, "errors": errors,
-                             "axe": axe, "wide": wide, "phone": phone})
+                             "axe": axe, "wide": wide, "phone": phone, "focus": focus})
             tools.socket.close()
         finally:
             process.terminate()
@@ -346,12 +395,13 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
 def report(rows: list[dict]) -> str:
     """The table, then the details of every problem."""
     width = max(len("page"), *(len(r["page"]) for r in rows))
-    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors | axe | wide | phone",
-             f"{'-' * width}-|---------|-----------|----------|--------|-----|------|------"]
+    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors | axe | wide | phone "
+             "| focus",
+             f"{'-' * width}-|---------|-----------|----------|--------|-----|------|-------|------"]
     for r in rows:
         lines.append(f"{r['page']:<{width}} | {r['typeset']:>7} | {r['untypeset']:>9} | "
                      f"{len(r['external']):>8} | {len(r['errors']):>6} | {len(r['axe']):>3} | "
-                     f"{len(r['wide']):>4} | {len(r['phone']):>5}")
+                     f"{len(r['wide']):>4} | {len(r['phone']):>5} | {len(r['focus']):>5}")
     for r in rows:
         for sample in r["samples"][:5]:
             lines.append(f"{r['page']}: untypeset {sample!r}")
@@ -366,6 +416,8 @@ def report(rows: list[dict]) -> str:
             lines.append(f"{r['page']}: at {WIDTH} px a code cell scrolls, {code}")
         for problem in r["phone"][:5]:
             lines.append(f"{r['page']}: at {PHONE_WIDTH} px {problem}")
+        for control in r["focus"]:
+            lines.append(f"{r['page']}: nothing shows the keyboard focus on {control}")
     return "\n".join(lines)
 
 
