@@ -28,12 +28,14 @@ c.CourseDirectory.course_id = "collective"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
                             "_reference.py"]
 
-# nbgrader's sanitize steps (its default list) with DeduplicateIds replaced: a cell a
-# student copied loses its nbgrader metadata whole, so it is the student's own cell and
-# does not make nbgrader refuse the notebook (collective_lib.autograde.verdict).
+# nbgrader's sanitize steps (its default list) with DeduplicateIds replaced, and first: a
+# cell a student copied, or whose nbgrader metadata the gradebook does not vouch for,
+# loses that metadata whole (a known grade id gets the gradebook's role back), so it is
+# the student's own cell and does not make nbgrader refuse the notebook
+# (collective_lib.autograde.verdict).
 c.Autograde.sanitize_preprocessors = [
-    ClearOutput,
     DeduplicateCells,
+    ClearOutput,
     OverwriteKernelspec,
     OverwriteCells,
     CheckCellMetadata,

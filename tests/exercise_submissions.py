@@ -9,7 +9,8 @@ another test module.
 """
 from __future__ import annotations
 
-__all__ = ["SPINS", "YIELDS_FOREVER", "validated_fixture", "validate_tests", "visible_kind_test"]
+__all__ = ["SPINS", "YIELDS_FOREVER", "SHARES_WHEN_IT_CAN", "validated_fixture", "validate_tests",
+           "visible_kind_test"]
 
 SPINS = '''
 while True:                           # never yields, never returns
@@ -21,6 +22,37 @@ YIELDS_FOREVER = '''
 from collective_lib import compute
 while True:
     yield compute(0)
+'''
+
+# A scatter (me, p, data, root) that shares state only when it can (a red-team attack):
+# registered in a global, a PE that finds itself alone (each PE in its own process) scatters
+# honestly and directly; PEs that share a process send the halving tree's messages empty and
+# read the root's list from its memory.
+SHARES_WHEN_IT_CAN = '''
+from collective_lib import compute
+live = globals().setdefault("LIVE", {}).setdefault((p, root), {})
+live[me] = data
+yield compute(0.0)                            # by now every PE of the run has registered
+if len(live) < p:
+    if me == root:
+        for pe in range(p):
+            if pe != root:
+                yield send(pe, data[pe], words=len(data[pe]))
+        return data[root]
+    return (yield recv(root))
+rel = (me - root) % p
+low, high = 0, p
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    if rel < cut:
+        if rel == low:
+            yield send((cut + root) % p, None, words=0)
+        high = cut
+    else:
+        if rel == cut:
+            yield recv((low + root) % p)
+        low = cut
+return live[root][me]
 '''
 
 

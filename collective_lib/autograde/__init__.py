@@ -7,7 +7,7 @@
   (:mod:`.student`, :mod:`.sandbox`, one cgroup per submission in
   :mod:`.cgroups`, forbidden library code poisoned by :mod:`.poison`) reached
   through stand-ins (:mod:`.remote`) and a data-only codec (:mod:`.codec`);
-  ``DeduplicateCells`` keeps a copied cell from stopping nbgrader, and
+  ``DeduplicateCells`` keeps a copied or relabelled cell from stopping nbgrader, and
   ``FlagForReview`` marks cells whose checks raised a flag
   (:mod:`collective_lib.grading.review`) for manual grading. The checks
   themselves are :mod:`collective_lib.grading`, the layer below this one

@@ -47,6 +47,7 @@ from nbformat.corpus.words import generate_corpus_id
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.exchange import Exchange
+from nbgrader.nbgraderformat import SCHEMA_VERSION
 from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 
@@ -91,6 +92,25 @@ def instructor_cells(db_url: str, notebook: str, assignment: str, order: list = 
     ranked = [name for name in order if name in found]
     ranked += [name for name in found if name not in ranked]
     return {name: found[name] for name in ranked}
+
+
+def _roles(db_url: str, notebook: str, assignment: str) -> dict:
+    """``{grade_id: nbgrader metadata}`` of every cell of the source notebook, as the
+    gradebook has them (the role fields only)."""
+    with Gradebook(db_url) as gb:
+        source_nb = gb.find_notebook(notebook, assignment)
+        grades = {c.name: c.max_score for c in source_nb.grade_cells}
+        tasks = {c.name: c.max_score for c in source_nb.task_cells}
+        solutions = {c.name for c in source_nb.solution_cells}
+        roles = {}
+        for c in source_nb.source_cells:
+            role = {"grade": c.name in grades, "solution": c.name in solutions,
+                    "task": c.name in tasks, "locked": bool(c.locked),
+                    "schema_version": SCHEMA_VERSION}
+            if c.name in grades or c.name in tasks:
+                role["points"] = grades.get(c.name, tasks.get(c.name))
+            roles[c.name] = role
+    return roles
 
 
 def assemble(nb: NotebookNode, cells: dict) -> tuple:
@@ -180,14 +200,33 @@ def _notes(missing: list, moved: list, changed: list) -> list:
 
 
 class DeduplicateCells(DeduplicateIds):
-    """nbgrader's ``DeduplicateIds``, but a copy loses its nbgrader metadata whole.
+    """nbgrader's ``DeduplicateIds``, but a copy loses its nbgrader metadata whole, and a
+    cell keeps only the nbgrader metadata the gradebook vouches for.
 
     nbgrader leaves a copied cell (a student duplicated a test cell, as the
     notebook's "copy cell" does) with empty nbgrader metadata, which its own
     ``CheckCellMetadata`` then refuses as "an old version of the metadata
     format", failing the whole submission. Without the key, the copy is
-    simply the student's cell.
+    simply the student's cell.  So is a cell whose nbgrader metadata is not a
+    dict or names a grade id the assignment does not have; a cell with a known
+    grade id gets that cell's role back (test, answer, locked, points).  nbgrader
+    stopped on such edits before any grading, and left the gradebook with the
+    scores of the student's previous submission.  Run it first.
     """
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        info = resources["nbgrader"]
+        roles = _roles(info["db_url"], info["notebook"], info["assignment"])
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader")
+            if meta is None:
+                continue
+            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+            if not isinstance(grade_id, str) or grade_id not in roles:
+                del cell.metadata["nbgrader"]
+            else:
+                cell.metadata["nbgrader"] = {"grade_id": grade_id, **roles[grade_id]}
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
         cell, resources = super().preprocess_cell(cell, resources, index)

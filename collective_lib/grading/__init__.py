@@ -17,7 +17,10 @@ Every helper turns anything that can go wrong in a student's code into an
 * a submission that just calls the library's reference implementation
   (:func:`forbid_library_calls`);
 * PEs that share Python globals instead of sending messages
-  (:func:`check_pe_isolation` runs each PE in its own process).
+  (:func:`check_pe_isolation` runs each PE in its own process; under
+  ``nbgrader autograde`` one PE of every run is replayed alone, :func:`differs_alone`);
+* a message that declares fewer words than it carries, or hides them in a form
+  no check can count (:func:`check_declared_words`).
 
 Each such error is a :class:`~.failures.CheckFailed` whose ``kind`` names the
 cause from a small vocabulary (:data:`~.failures.KINDS`: ``"wrong_result"``,
@@ -31,7 +34,7 @@ swallowed while it runs.
 
 One module per topic: :mod:`.failures` (the kinds of failure), :mod:`.guards`
 (the wall-clock limit, silence, failures told as advice), :mod:`.programs`
-(running and checking SPMD programs),
+(running and checking SPMD programs), :mod:`.sizes` (what a message carries),
 :mod:`.isolation` (each PE in a process of its own), :mod:`.library` (is it the
 student's own work?), :mod:`.forbidden` (what the library calls by a name),
 :mod:`.static` (reading a student's cells without running them), :mod:`.review`
@@ -49,16 +52,16 @@ from .failures import KINDS, CheckFailed, failure_kind
 from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
 from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
-from .isolation import IsolatedProgram, PEProcessError, isolated
+from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
 from .library import forbid_library_calls, forbid_library_execution
 from .locks import (check_lock_exclusion, check_lock_exhaustive, check_lock_progress,
                     check_own_lock, replay_schedule)
 from .pipelining import pipelined_broadcast_time
 from .programs import (OperationLimitExceeded, check_broadcast_program, check_collective_program,
-                       check_enough_finished, check_pe_isolation, count_pieces, run_program,
-                       simulated_time)
+                       check_enough_finished, check_pe_isolation, run_program, simulated_time)
 from .reductions import check_operator_in_reductions
 from .review import flag_for_review, take_review_flags
+from .sizes import check_declared_words, count_pieces
 from .standins import StandIn, is_stand_in
 from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, definitions,
                      dynamic_lookups, likeness, node_source, similarity, used_names)
@@ -69,15 +72,16 @@ __all__ = [
     "FORBIDDEN", "fingerprint", "forbidden_name", "library_definitions",
     "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
     "scaled_time_limits",
-    "isolated", "IsolatedProgram", "PEProcessError",
+    "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",
     "forbid_library_calls", "forbid_library_execution",
     "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
     "check_lock_exhaustive",
     "pipelined_broadcast_time",
     "run_program", "check_broadcast_program", "simulated_time", "check_collective_program",
-    "check_pe_isolation", "count_pieces", "check_enough_finished", "OperationLimitExceeded",
+    "check_pe_isolation", "check_enough_finished", "OperationLimitExceeded",
     "check_operator_in_reductions",
     "flag_for_review", "take_review_flags",
+    "count_pieces", "check_declared_words",
     "StandIn", "is_stand_in",
     "definitions", "used_names", "dynamic_lookups", "canonical_labels", "similarity",
     "node_source", "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES",

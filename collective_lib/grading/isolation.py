@@ -49,6 +49,8 @@ PEs that share a global are right only while they share a process:
 """
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import io
 import multiprocessing
@@ -57,9 +59,12 @@ import sys
 from typing import Any, Callable
 
 from ..errors import student_line
+from ..ops import relay
+from ..wording import plural
+from ._advice import format_value, same_value
 from .standins import is_stand_in
 
-__all__ = ["isolated", "IsolatedProgram", "PEProcessError"]
+__all__ = ["isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone"]
 
 _FORK = multiprocessing.get_context("fork")
 
@@ -255,6 +260,103 @@ class IsolatedProgram:
             if process.exitcode is None:
                 process.kill()
             process.join()                  # reaps it, and multiprocessing forgets it
+
+
+def noting(program: Callable, notes: dict) -> Callable:
+    """``program``, with what each PE started from and did noted for :func:`differs_alone`.
+
+    ``notes[me]`` becomes ``(data, operations, values)``: a copy of PE me's data as
+    it started, every operation it yielded and every value it was resumed with.
+
+    Examples
+    --------
+    >>> from collective_lib import sendrecv, simulate
+    >>> def swap(me, p, data):
+    ...     return (yield sendrecv(1 - me, data, 1 - me))
+    >>> notes = {}
+    >>> simulate(noting(swap, notes), 2, ["a", "b"]).results
+    ['b', 'a']
+    >>> notes[0]
+    ('a', [SendRecv(dst=1, data='a', src=1, words=1)], ['b'])
+    """
+    @functools.wraps(program)
+    def noted(me, p, data, **params):
+        start = copy.deepcopy(data)             # the PE may change its data as it runs
+        steps = program(me, p, data, **params)
+        if not inspect.isgenerator(steps):
+            return steps                        # for the simulator to refuse
+        operations, values = [], []
+        notes[me] = (start, operations, values)
+        return relay(steps, _appended(operations), _appended(values))
+    return noted
+
+
+def _appended(items: list) -> Callable:
+    def append(item):
+        items.append(item)
+        return item
+    return append
+
+
+def differs_alone(program: Callable, me: int, p: int, params: dict, noted: tuple, result: Any,
+                  *, time_limit_s: float = 10.0) -> str:
+    """How PE ``me`` of a run behaves otherwise in a process of its own; ``""`` if it does not.
+
+    The PE runs alone (:func:`isolated`) from the data it started from and is fed
+    the values it was resumed with in the run (``noted``, from :func:`noting`); it
+    must yield the same operations and return ``result``.  A PE that reads another
+    PE's state through a Python global of a process they share cannot: alone, it
+    has only its own data and its messages.  So a program that shares state only
+    when it can, and behaves when alone, is caught on its shared runs.
+
+    Examples
+    --------
+    >>> from collective_lib import recv, send, simulate
+    >>> SEEN = {}
+    >>> def peek(me, p, data):
+    ...     SEEN[me] = data
+    ...     if me == 0:
+    ...         yield send(1, None, words=0)
+    ...     else:
+    ...         yield recv(0)
+    ...     return SEEN.get(0)              # PE 0's data, read from its memory
+    >>> notes = {}
+    >>> run = simulate(noting(peek, notes), 2, ["secret", None])
+    >>> run.results
+    ['secret', 'secret']
+    >>> SEEN.clear()           # a PE's process starts as a copy of this one (see isolated)
+    >>> differs_alone(peek, 1, 2, {}, notes[1], run.results[1])
+    "returned None, where it returned 'secret' in the run"
+    """
+    data, operations, values = noted
+    done = 0
+    with isolated(program, time_limit_s=time_limit_s) as alone:
+        steps = alone(me, p, data, **params)
+        try:
+            op = next(steps)
+            for want, value in zip(operations, values):
+                if not _same(op, want):
+                    return (f"yielded {format_value(op)} as its operation {done + 1}, where it "
+                            f"yielded {format_value(want)} in the run")
+                done += 1
+                op = steps.send(value)
+            return (f"yielded {format_value(op)} after its {plural(done, 'operation')}, where "
+                    "it returned in the run")
+        except StopIteration as stop:
+            if done < len(operations):
+                return (f"returned after {plural(done, 'operation')}, where it yielded "
+                        f"{len(operations)} in the run")
+            if not _same(stop.value, result):
+                return (f"returned {format_value(stop.value)}, where it returned "
+                        f"{format_value(result)} in the run")
+            return ""
+        except PEProcessError as exc:
+            return exc.detail
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same value, NaN included (equal, or spelt the same)."""
+    return same_value(a, b) or repr(a) == repr(b)
 
 
 def _serve(conn, program, me, p, data, params, idle_limit_s) -> None:

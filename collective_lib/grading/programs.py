@@ -13,6 +13,7 @@ import copy
 import functools
 import inspect
 import math
+import random
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable
 
@@ -26,11 +27,27 @@ from ..simulator import DEFAULT_MODEL, simulate
 from ._advice import explain_exception, format_value, name_of, quiet, root_list, same_value
 from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit
-from .isolation import PEProcessError, isolated
+from .isolation import PEProcessError, differs_alone, isolated, noting
+from .sizes import check_declared_words
+from .standins import is_stand_in
 
 __all__ = ["run_program", "check_broadcast_program", "simulated_time",
-           "check_collective_program", "check_pe_isolation", "count_pieces",
+           "check_collective_program", "check_pe_isolation",
            "check_enough_finished", "OperationLimitExceeded"]
+
+
+# Which PE of a graded run is replayed alone (_run): a choice the student's code cannot foresee.
+_UNFORESEEN = random.SystemRandom()
+# What _run found of a student's program (a stand-in) that read what it never received: every
+# later run and check_enough_finished of the notebook fail with it, so that a test that skips
+# the runs that fail cannot hide it (nor make it depend on which PE was replayed).  Pairs
+# (stand-in, finding), matched by identity: a stand-in need not be hashable.
+_CAUGHT: list = []
+
+
+def _caught(program: Callable) -> str:
+    """What :func:`_run` found of ``program`` (a stand-in) reading what it never received."""
+    return next((found for caught, found in _CAUGHT if caught is program), "")
 
 
 class OperationLimitExceeded(CheckFailed):
@@ -107,7 +124,11 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
 
     Like :func:`~collective_lib.simulate`, with guards: at most ``max_ops``
     operations (default: generous for a logarithmic algorithm) and at most
-    ``time_limit_s`` seconds of real time.
+    ``time_limit_s`` seconds of real time.  Under ``nbgrader autograde``, where the
+    PEs of a run share the student's process, one PE of each run, chosen at random,
+    runs again in a process of its own from the same data and messages; a PE that
+    behaves otherwise there read what it never received (a program that shares
+    state only when it can), and the run fails.
 
     Parameters
     ----------
@@ -152,16 +173,31 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
     hello for p=2: PE 0 sent messages that were never received:
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
+    return _run(program, p, inputs, model=model, network=network, max_ops=max_ops,
+                time_limit_s=time_limit_s, context=context, params=params)
+
+
+def _run(program: Callable, p: int, inputs, *, model, network, max_ops, time_limit_s, context,
+         params: dict, copying: bool = False, alone: bool | None = None) -> Run:
+    """:func:`run_program`; ``copying``: copy every message (:func:`_copying_messages`);
+    ``alone``: replay one PE, chosen at random, in a process of its own and fail where it
+    behaves otherwise (:func:`~.isolation.differs_alone`); by default for a stand-in, whose
+    PEs share the student's process (in a student's own notebook nothing is graded)."""
+    __tracebackhide__ = True
     if context is None:
         context = ", ".join([f"p={p}"] + [f"{k}={v!r}" for k, v in params.items()])
     limit = _default_max_ops(p) if max_ops is None else max_ops
-    name = name_of(program)
-    where = f"{name} for {context}"
+    where = f"{name_of(program)} for {context}"
+    if _caught(program):
+        raise CheckFailed(_caught(program), "shared_state")
+    alone = (is_stand_in(program) if alone is None else alone) and p > 1
+    notes: dict = {}
+    runner = _copying_messages(program) if copying else program
     try:
         with quiet(), wall_clock_limit(
                 time_limit_s, _endless_loop_text(where, time_limit_s)):
-            return simulate(program, p, inputs, model=model, network=network, trace=True,
-                            max_ops=limit, **params)
+            run = simulate(noting(runner, notes) if alone else runner, p, inputs, model=model,
+                           network=network, trace=True, max_ops=limit, **params)
     except DeadlockError as exc:
         lines = [f"  PE {pe} waits in {what}" for pe, what in sorted(exc.blocked.items())]
         raise CheckFailed(
@@ -187,6 +223,19 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
         raise
     except Exception as exc:   # the student's own code, or an invalid operation it yielded
         raise CheckFailed(explain_exception(exc, where), "exception") from None
+    if alone:
+        me = _UNFORESEEN.randrange(p)
+        with quiet():
+            differs = differs_alone(program, me, p, params, notes[me], run.results[me],
+                                    time_limit_s=time_limit_s)
+        if differs:
+            _CAUGHT.append((program,
+                f"{where}: PE {me} behaves otherwise in a process of its own: started from "
+                f"the same data and fed the values it received in the run, it {differs}. A PE "
+                "knows only its own data and the messages it received; PEs must not share "
+                "Python globals (nor draw random numbers or read the clock)."))
+            raise CheckFailed(_caught(program), "shared_state")
+    return run
 
 
 def _deadlock_hint(waiting: int, p: int) -> str:
@@ -421,35 +470,6 @@ def _traffic_text(run: Run) -> str:
             f"{'s' * (rounds != 1)}; the longest was {longest} word{'s' * (longest != 1)})")
 
 
-def count_pieces(payload: Any, pieces) -> int:
-    """How many items of ``pieces`` a payload carries, looking inside lists, tuples, sets and dicts.
-
-    ``pieces`` is a set of hashable items (lists are compared as tuples).  Use it
-    to count the input messages a bundle carries, whatever the bundle's layout
-    (a list of messages, of (source, message) pairs, a dict ...).
-
-    >>> count_pieces([(0, (5, 6)), (2, (7, 8))], {(5, 6), (7, 8), (9, 9)})
-    2
-    >>> count_pieces({3: [5, 6]}, {(5, 6)})
-    1
-    """
-    if isinstance(payload, (list, tuple)):
-        try:
-            if tuple(payload) in pieces:
-                return 1
-        except TypeError:           # an unhashable item inside
-            pass
-        return sum(count_pieces(item, pieces) for item in payload)
-    if isinstance(payload, dict):
-        return sum(count_pieces(k, pieces) + count_pieces(v, pieces) for k, v in payload.items())
-    if isinstance(payload, (set, frozenset)):
-        return sum(count_pieces(item, pieces) for item in payload)
-    try:
-        return int(payload in pieces)
-    except TypeError:
-        return 0
-
-
 def check_enough_finished(program: Callable, finished: Iterable[int], tried: Iterable[int],
                           what: str, see: str) -> None:
     """Check that a test judged only on the runs that finish had enough of them to judge.
@@ -475,6 +495,8 @@ def check_enough_finished(program: Callable, finished: Iterable[int], tried: Ite
     the time is measured on the runs that finish, and <lambda>
     finished on 0 of the 2 cases with p >= 2: too few to judge the time; see the correctness test
     """
+    if _caught(program):                # why the runs failed, once and for all
+        raise CheckFailed(_caught(program), "shared_state")
     done = sum(1 for p in finished if p >= 2)
     cases = sum(1 for p in tried if p >= 2)
     if not (cases > 0 and 2 * done >= cases):
@@ -528,7 +550,7 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
         How to name that time in messages, e.g. ``"(ts + tw m)(p - 1)"``.
     payload_words : callable, optional
         ``payload_words(payload, inputs)``: the words a message really carries
-        (e.g. n times the input messages it holds, see :func:`count_pieces`);
+        (e.g. n times the input messages it holds, see :func:`~.sizes.count_pieces`);
         a transfer that declares fewer (``words=``) fails.
     item : str
         What one entry of a result list is called in messages ("word",
@@ -578,18 +600,18 @@ def check_collective_program(program: Callable, cases: Iterable, *, make_inputs:
         for p, params, context, inputs, want in _prepared_cases(cases, make_inputs, expected,
                                                                 rng, state):
             original = copy.deepcopy(inputs)
-            run = run_program(program if payload_words is None else _copying_messages(program),
-                              p, inputs, model=model,
-                              network=None if network_for is None else network_for(p),
-                              max_ops=max_ops, time_limit_s=time_limit_s, context=context,
-                              **params)
+            run = _run(program, p, inputs, model=model,
+                       network=None if network_for is None else network_for(p), max_ops=max_ops,
+                       time_limit_s=time_limit_s, context=context, params=params,
+                       copying=payload_words is not None)
             pe = None if want is None else _first_wrong_pe(run.results, want)
             if pe is not None:
                 why = hint(run.results, original, **params) if callable(hint) else hint
                 raise CheckFailed(_wrong_result_text(name, context, pe, run.results[pe],
                                                      want[pe], item, why), "wrong_result")
             if payload_words is not None:
-                _check_declared_words(run, lambda x: payload_words(x, original), name, context)
+                check_declared_words(run, lambda x: payload_words(x, original),
+                                     f"{name} for {context}")
             _check_time(run, name, context, model, p, params, expected_time, time_bound,
                         time_label, rel_tol, time_hint)
 
@@ -666,10 +688,9 @@ def check_pe_isolation(program: Callable, cases: Iterable, *, make_inputs: Calla
     def results_of(runner, p, inputs, context, params) -> tuple:
         """``(results, None)`` of one run, or ``(None, the AssertionError)``."""
         try:
-            run = run_program(runner, p, copy.deepcopy(inputs), model=model,
-                              network=None if network_for is None else network_for(p),
-                              max_ops=max_ops, time_limit_s=time_limit_s, context=context,
-                              **params)
+            run = _run(runner, p, copy.deepcopy(inputs), model=model,
+                       network=None if network_for is None else network_for(p), max_ops=max_ops,
+                       time_limit_s=time_limit_s, context=context, params=params, alone=False)
             return run.results, None
         except AssertionError as err:
             return None, err
@@ -714,19 +735,6 @@ def _shared_state_text(name: str, context: str, failure: AssertionError | None,
             f"right, but with each PE in its own process {apart}. A PE knows only its own data "
             "and the messages it received; PEs must not share Python globals."
             + (f"\n  at {where}" if where else ""))
-
-
-def _check_declared_words(run: Run, payload_words: Callable, name: str, context: str) -> None:
-    for msg in run.messages:
-        carried = payload_words(msg.payload)
-        if not msg.words >= carried:                    # fails on NaN too
-            raise CheckFailed(
-                f"{name} for {context}: the message from PE {msg.src} to PE {msg.dst} carries "
-                f"{carried} words of data but is sent as {msg.words} word"
-                f"{'s' * (msg.words != 1)}, so the simulator charges too little for it.\n"
-                "Hint: a list of messages counts as one word per list item; give the real size "
-                "with `words=`, e.g. `sendrecv(dst, bundle, src, words=n * len(bundle))`.",
-                "message_size")
 
 
 def _check_time(run, name, context, model, p, params, expected_time, time_bound, label,

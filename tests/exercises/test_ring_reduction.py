@@ -317,13 +317,14 @@ def test_the_time_test_says_what_it_measured(graded):
         results["crashes"].messages("time_tests"))
 
 
-def test_pes_sharing_globals_lose_the_correctness_points(graded):
-    # right with all PEs in one process (every other check passes), but the hidden check with
-    # each PE in its own process says what is wrong; the honest solution keeps full marks
+def test_pes_sharing_globals_lose_every_point_of_their_runs(graded):
+    # right with all PEs in one process, but a PE of a graded run, replayed in a process of
+    # its own, behaves otherwise: none of its runs counts; the honest solution keeps full marks
     _, results = graded
     result = results["shares_globals"]
-    assert result.scores == {**FULL, "program_tests": 0}
-    h.assert_isolation_message(result, "program_tests")
+    assert result.scores == {**FULL, "program_tests": 0, "time_tests": 0}
+    for cell in ("program_tests", "time_tests"):
+        h.assert_isolation_message(result, cell)
     h.assert_full_marks(results["solution"])
 
 

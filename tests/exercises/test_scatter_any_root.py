@@ -18,7 +18,8 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import SPINS, YIELDS_FOREVER, validate_tests, validated_fixture
+from exercise_submissions import (SHARES_WHEN_IT_CAN, SPINS, YIELDS_FOREVER, validate_tests,
+                                  validated_fixture)
 
 ASSIGNMENT = "scatter_any_root"
 SOLUTION_CELL = "scatter_solution"
@@ -106,6 +107,32 @@ while high - low > 1:
 return list(board[me])                        # read from the board, not from a message
 '''
 
+# The halving tree's messages, each carrying the root's whole list in a string declared as 0
+# words (a red-team attack): every message then costs a start-up alone.
+HIDES_ITS_SIZE = '''
+import json
+rel = (me - root) % p
+low, high = 0, p
+if rel == 0:
+    everything = [data[(root + j) % p] for j in range(p)]
+else:
+    while True:
+        cut = low + (high - low + 1) // 2
+        if rel < cut:
+            high = cut
+        elif rel == cut:
+            parent, low = low, cut
+            break
+        else:
+            low = cut
+    everything = json.loads((yield recv((parent + root) % p)))
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    yield send((cut + root) % p, json.dumps(everything), words=0)
+    high = cut
+return everything[rel]
+'''
+
 # Right for every p >= 2; at p = 1 the root still makes its first split and sends to itself.
 CRASHES_AT_P1 = '''
 rel = (me - root) % p
@@ -156,6 +183,8 @@ def build_submissions(source):
         "without_words": (SOLUTION_CELL, WITHOUT_WORDS),
         "binomial_tree": (SOLUTION_CELL, BINOMIAL_TREE),
         "shares_globals": (SOLUTION_CELL, SHARES_GLOBALS),
+        "shares_when_it_can": (SOLUTION_CELL, SHARES_WHEN_IT_CAN),
+        "hides_its_size": (SOLUTION_CELL, HIDES_ITS_SIZE),
         "calls_library": (SOLUTION_CELL, CALLS_THE_LIBRARY),
         "crashes": (SOLUTION_CELL, CRASHES),
         "crashes_at_p1": (SOLUTION_CELL, CRASHES_AT_P1),
@@ -231,13 +260,28 @@ def test_each_bug_costs_exactly_one_cell(graded, student, lost, cell, message):
     assert message in _flat(result.messages(cell)), result.messages(cell)
 
 
-def test_pes_sharing_globals_lose_the_correctness_points(graded):
-    # right with all PEs in one process, but the hidden check with each PE in its own process
-    # says what is wrong; the tree and the time are right and keep their points
+def test_words_hidden_in_a_string_lose_the_time_points(graded):
+    # the tree and the results are right, but a message of the root's whole list in a string,
+    # declared as 0 words, cannot be measured: a message holds the messages themselves
     _, results = graded
-    result = results["shares_globals"]
-    assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "correctness_tests": 0}
-    h.assert_isolation_message(result, "correctness_tests")
+    result = results["hides_its_size"]
+    assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "time_tests": 0}
+    assert result.cell("time_tests").metadata["collective_lib"] == {"failure": "message_size"}
+    assert ("the size of the message from PE 0 to PE 4 cannot be checked: it holds '[[0, "
+            in _flat(result.messages("time_tests")))
+
+
+@pytest.mark.parametrize("student", ["shares_globals", "shares_when_it_can"])
+def test_pes_sharing_globals_lose_every_point_of_their_runs(graded, student):
+    # right with all PEs in one process, and "shares_when_it_can" even with each PE in its
+    # own process (it behaves when alone); but a PE of a graded run, replayed alone from the
+    # same data and messages, behaves otherwise, and none of its runs counts
+    _, results = graded
+    result = results[student]
+    assert result.scores == {**WRITTEN_CELLS, **{cell: 0 for cell in CELLS}}
+    for cell in CELLS:
+        h.assert_isolation_message(result, cell)
+        assert result.cell(cell).metadata["collective_lib"] == {"failure": "shared_state"}
 
 
 def test_calling_the_library_gets_no_credit(graded):
@@ -295,24 +339,25 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
               for gid, cell in cells.items()}
     assert causes["correctness_tests"] == {
         "exception": (2, "crashes"), "wrong_result": (1, "not_reordered"),
-        "shared_state": (1, "shares_globals"), "time_limit": (1, "spins"),
+        "shared_state": (2, "shares_globals"), "time_limit": (1, "spins"),
         "operation_limit": (1, "yields_forever"), "uses_library": (1, "calls_library")}
     assert causes["time_tests"] == {
-        "message_size": (1, "without_words"), "time_limit": (1, "spins"),
+        "message_size": (2, "hides_its_size"), "time_limit": (1, "spins"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
-        "uses_library": (1, "calls_library")}
+        "uses_library": (1, "calls_library"), "shared_state": (2, "shares_globals")}
     # the tree is compared by the test cell's own checks, the visible one (p = 6) first: a
     # wrong tree (the library's binomial tree too) is a wrong form, and a program that does
     # not end on two p is told so with the kind of its endless loop
     assert causes["tree_tests"] == {
         "wrong_form": (3, "binomial_tree"), "time_limit": (1, "spins"),
-        "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes")}
+        "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
+        "shared_state": (2, "shares_globals")}
     assert results["larger_half_away"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "wrong_form"}
     text = failures_text(ASSIGNMENT, list(cells.values()))
-    assert "correctness_tests (4 points): failed in 7 of 11 submissions (64%)" in text
-    assert ("e.g. (without_words) halving_scatter for p=8, root=0: the message from PE 0 to "
-            "PE 4 carries 12 words of data but is sent as 4 words") in text
+    assert "correctness_tests (4 points): failed in 8 of 13 submissions (62%)" in text
+    assert ("e.g. (hides_its_size) halving_scatter for p=8, root=0: the size of the message "
+            "from PE 0 to PE 4 cannot be checked: it holds '[[0, ") in _flat(text)
     # the kind is kept beside the message in the autograded notebook, and only there
     assert results["spins"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "time_limit"}

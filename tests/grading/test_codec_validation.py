@@ -21,7 +21,7 @@ import pytest
 from collective_lib import CostModel, ops
 from collective_lib.autograde.codec import (MAX_ITEMS, MAX_MESSAGE_BYTES, Undecodable, decode,
                                             encode, receive_message, send_message)
-from collective_lib.grading import programs
+from collective_lib.grading import check_declared_words, programs
 from collective_lib.networks import FullyConnected
 from collective_lib.ops import Compute, Multi, Recv, Send, SendRecv, shown
 from collective_lib.shared_memory import CAS, FetchAdd, Marker, Pause, Read, Write
@@ -263,6 +263,6 @@ def test_a_time_check_fails_on_a_time_that_is_not_finite(time, which):
 
 
 def test_a_declared_size_check_fails_on_nan():
-    with pytest.raises(AssertionError, match="carries 3 words of data but is sent as nan"):
-        programs._check_declared_words(_run(1.0, words=NAN), lambda payload: 3, "prog", "p=2")
-    programs._check_declared_words(_run(1.0, words=3), lambda payload: 3, "prog", "p=2")
+    with pytest.raises(AssertionError, match="carries 3 words of data\nbut is sent as nan"):
+        check_declared_words(_run(1.0, words=NAN), lambda payload: 3, "prog for p=2")
+    check_declared_words(_run(1.0, words=3), lambda payload: 3, "prog for p=2")

@@ -7,15 +7,21 @@ process outlives its run, also after a deadlock.
 """
 import multiprocessing
 import operator
+import textwrap
 import time
 
 import pytest
 
-from collective_lib import DeadlockError, recv, send, sendrecv, simulate
-from collective_lib.grading import isolation
-from collective_lib.grading.isolation import IsolatedProgram, PEProcessError, isolated
+from collective_lib import DeadlockError, compute, recv, send, sendrecv, simulate
+from collective_lib.grading import (CheckFailed, check_collective_program, check_pe_isolation,
+                                    isolation, run_program)
+from collective_lib.grading.isolation import (IsolatedProgram, PEProcessError, differs_alone,
+                                              isolated, noting)
+from collective_lib.grading.standins import StandIn
+from collective_lib.ops import Compute, SendRecv
 from collective_lib.networks import Ring
 from exercise_references import load_reference
+from exercise_submissions import SHARES_WHEN_IT_CAN
 
 # Grama's Algorithm 4.5: the reference answer of the assignment ring_reduction (not in the library).
 RING_REDUCTION = load_reference("ring_reduction").all_to_all_red_ring
@@ -201,3 +207,96 @@ def test_an_abandoned_pe_process_ends_itself():
     process.join(5)
     assert process.exitcode == 0
     gen.close()
+
+
+# -- one PE of a graded run replayed alone (grading.programs._run, isolation.differs_alone) --
+
+# The attack, built from the submission the exercise test hands in (its globals are SHARING).
+SHARING = {"send": send, "recv": recv}
+exec("def sharing_scatter(me, p, data, root=0):\n" + textwrap.indent(SHARES_WHEN_IT_CAN, "    "),
+     SHARING)
+sharing_scatter = SHARING["sharing_scatter"]
+
+
+def direct_scatter(me, p, data, root=0):
+    if me == root:
+        for pe in range(p):
+            if pe != root:
+                yield send(pe, data[pe])
+        return data[root]
+    return (yield recv(root))
+
+
+class SharedProcess(StandIn):
+    """A stand-in whose runs, as the student's process under autograde, share this
+    process; each PE apart runs in a process of its own."""
+    kind = "program"
+
+    def __init__(self, program):
+        self.program = program
+        self.__name__ = program.__name__
+
+    def __call__(self, *args, **kwargs):
+        return self.program(*args, **kwargs)
+
+    def student_sources(self):
+        return []
+
+    def forbid(self, names):
+        raise NotImplementedError
+
+    def each_pe_apart(self):
+        SHARING.pop("LIVE", None)           # a PE's process starts as a copy of this one
+        return IsolatedProgram(self.program)
+
+    def replayer(self):
+        raise NotImplementedError
+
+
+def scatter_inputs(p, rng, root=0):
+    messages = [[pe, int(rng.integers(1000))] for pe in range(p)]
+    return [messages if pe == root else None for pe in range(p)]
+
+
+def own_message(inputs, root=0):
+    return list(inputs[root])
+
+
+def test_a_program_that_shares_state_only_when_it_can_fails_every_graded_run():
+    cases = [(p, {"root": root}) for p in (3, 6, 9) for root in (0, p - 1)]
+    # run in one process as the simulator does, it passes, also check_pe_isolation
+    check_collective_program(sharing_scatter, cases, make_inputs=scatter_inputs,
+                             expected=own_message)
+    check_pe_isolation(SharedProcess(sharing_scatter), cases, make_inputs=scatter_inputs,
+                       expected=own_message)
+    for p, params in cases:                 # but not under autograde: whichever PE is replayed
+        SHARING.pop("LIVE", None)
+        with pytest.raises(CheckFailed, match="behaves otherwise in a process of its own") as err:
+            check_collective_program(SharedProcess(sharing_scatter), [(p, params)],
+                                     make_inputs=scatter_inputs, expected=own_message)
+        assert err.value.kind == "shared_state"
+        assert "PEs must not share Python globals" in str(err.value)
+
+
+def test_an_honest_program_passes_with_a_pe_replayed_alone():
+    cases = [(p, {"root": root}) for p in (1, 2, 5, 8) for root in (0, p // 2)]
+    check_collective_program(SharedProcess(direct_scatter), cases, make_inputs=scatter_inputs,
+                             expected=own_message)
+    run = run_program(SharedProcess(ring_allgather), 5, list(range(5)), network=Ring(5))
+    assert run.results == [[0, 1, 2, 3, 4]] * 5
+
+
+def test_what_a_pe_does_otherwise_alone_is_said():
+    def tell(me, p, data):
+        BOARD[me] = data
+        yield sendrecv((me + 1) % p, 0, (me - 1) % p)
+        if len(BOARD) == p:
+            yield compute(1.0)
+        return data
+
+    notes = {}
+    simulate(noting(tell, notes), 2, ["a", "b"])
+    BOARD.clear()
+    assert differs_alone(tell, 0, 2, {}, notes[0], "a") == (
+        "returned after 1 operation, where it yielded 2 in the run")
+    assert notes[1] == ("b", [SendRecv(0, 0, 0, 1), Compute(1.0)], [0, None])

@@ -19,9 +19,9 @@ from all_to_all_submissions import (REFERENCE_RING, all_at_once, direct, own_rin
                                     reduced, rightwards, ring_time, vectors)
 from collective_lib import CostModel, catalog, compute, recv, send, sendrecv
 from collective_lib.algorithms.reduce import add
-from collective_lib.grading import (check_broadcast_program, check_collective_program,
-                                    count_pieces, guarded_call, run_program,
-                                    simulated_time)
+from collective_lib.grading import (CheckFailed, check_broadcast_program,
+                                    check_collective_program, count_pieces, guarded_call,
+                                    run_program, simulated_time)
 from collective_lib.networks import Ring
 
 needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
@@ -351,19 +351,51 @@ def test_under_declared_words_are_caught():
         return [[10 * i, 10 * i + 1, 10 * i + 2] for i in range(p)]
 
     def words(payload, inputs):
-        return 3 * count_pieces(payload, {tuple(x) for x in inputs})
+        return 3 * count_pieces(payload, {tuple(x) for x in inputs}, len(inputs))
 
     with pytest.raises(AssertionError) as err:
         check_collective_program(bundles, [3], make_inputs=inputs,
                                  expected=lambda x: [x[-1]] + x[:-1], payload_words=words)
     assert ("bundles for p=3: the message from PE 0 to PE 1 carries 3 words of data but is sent "
-            "as 1 word") in str(err.value)
+            "as 1 word") in " ".join(str(err.value).split())
     assert "words=" in str(err.value)
+
+
+@pytest.mark.parametrize("hidden, declared", [
+    ("str(data)", 0),                               # the words in a string
+    ("list(data) + list(data)", 0),                 # flattened: no input message left whole
+    ("sum(x << 20 * i for i, x in enumerate(data))", 1),     # packed into one number
+    ("[i % p for x in data for i in range(x)]", 0),          # spelt in ranks
+    ("[tuple(data)] * 2 + [(1, 7)]", 6),            # a message twice, then a stranger
+])
+def test_words_hidden_in_a_form_no_check_can_count_are_caught(hidden, declared):
+    def words(payload, inputs):
+        return 3 * count_pieces(payload, {tuple(x) for x in inputs}, len(inputs))
+
+    def inputs(p, rng, **_):
+        return [[10 * i + 9, 10 * i + 11, 10 * i + 12] for i in range(p)]
+
+    hider = eval(f"lambda data, p: {hidden}")
+
+    def hides(me, p, data):
+        yield sendrecv((me + 1) % p, hider(data, p), (me - 1) % p, words=declared)
+        return data
+
+    with pytest.raises(CheckFailed) as err:
+        check_collective_program(hides, [3], make_inputs=inputs, expected=lambda x: x,
+                                 payload_words=words)
+    assert err.value.kind == "message_size"
+    text = " ".join(str(err.value).split())
+    assert "hides for p=3: the size of the message from PE 0 to PE 1 cannot be checked: it " \
+        "holds " in text
+    assert text.endswith("A message may hold only the input messages themselves, in lists, "
+                         "tuples or dicts, with ranks as labels.")
+    assert max(map(len, str(err.value).splitlines())) <= 90     # Validate cuts longer lines
 
 
 def test_declared_words_are_checked_against_what_was_sent_not_what_became_of_it():
     def words(payload, inputs):
-        return 3 * count_pieces(payload, {tuple(x) for x in inputs})
+        return 3 * count_pieces(payload, {tuple(x) for x in inputs}, len(inputs))
 
     def inputs(p, rng, **_):
         return [[10 * i, 10 * i + 1, 10 * i + 2] for i in range(p)]
@@ -383,7 +415,7 @@ def test_declared_words_are_checked_against_what_was_sent_not_what_became_of_it(
         bundle.clear()
         return got[0]
 
-    with pytest.raises(AssertionError, match="carries 3 words of data but is sent as 1 word"):
+    with pytest.raises(AssertionError, match="carries 3 words of data\nbut is sent as 1 word"):
         check_collective_program(empties_what_it_sent, [3], make_inputs=inputs,
                                  expected=lambda x: [x[-1]] + x[:-1], payload_words=words)
 

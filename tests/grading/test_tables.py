@@ -6,6 +6,8 @@ check_answer_table names the first wrong entry of a table.
 """
 import operator
 
+import re
+
 import pytest
 
 from all_to_all_submissions import REFERENCE_RING
@@ -30,11 +32,24 @@ def test_parse_terms_reads_strings_lists_and_pairs():
 
 
 def test_count_pieces_looks_inside_any_bundle():
-    pieces = {(1, 2), (3, 4)}
-    assert count_pieces([[1, 2], [3, 4], [5, 6]], pieces) == 2
-    assert count_pieces([(0, 1, [1, 2]), (2, 3, (3, 4))], pieces) == 2
-    assert count_pieces({0: [1, 2], (3, 4): None}, pieces) == 2
-    assert count_pieces(7, pieces) == 0 and count_pieces([[1, 2, 3]], pieces) == 0
+    pieces = {(11, 12), (13, 14)}
+    assert count_pieces([[11, 12], [13, 14]], pieces, 4) == 2
+    assert count_pieces([(0, 1, [11, 12]), (2, 3, (13, 14))], pieces, 4) == 2
+    assert count_pieces({0: [11, 12], (13, 14): None}, pieces, 4) == 2
+    assert count_pieces([], pieces, 4) == 0 and count_pieces([None, 3], pieces, 4) == 0
+
+
+@pytest.mark.parametrize("payload, what", [
+    (7, "7, which is neither"),                     # not a rank of 4 PEs
+    ([[11, 12, 13]], "11, which is neither"),       # a message no input is
+    (["(11, 12)"], "'(11, 12)', which is neither"),
+    ([(11, 12), 2.0], "2.0, which is neither"),
+    ([(11, 12), True], "True, which is neither"),
+    ([(11, 12), 0, 1, 2, 3, 0], "5 ranks besides 1 input message, more than two labels"),
+])
+def test_count_pieces_refuses_what_could_hide_pieces(payload, what):
+    with pytest.raises(ValueError, match=re.escape(what)):
+        count_pieces(payload, {(11, 12), (13, 14)}, 4)
 
 
 def _ring_table(p):
