@@ -26,7 +26,7 @@ ASSIGNMENT = "gray_codes"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 
 # Words that appear only in the hidden tests of gray_codes: no feedback may show them.
-HIDDEN_WORDS = ("_ref_gray", "_FORBIDDEN", "Compare bit k of G(i)")
+HIDDEN_WORDS = ("_ref_gray", "Compare bit k of G(i)")
 
 CORRECT = '''
 def gray_of(i):

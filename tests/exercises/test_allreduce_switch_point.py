@@ -206,6 +206,11 @@ VALIDATE = {
         [("derive_solution", OFF_BY_ONE), ("simulate_solution", WITHOUT_THE_NETWORK)],
         ["the ring is not strictly faster",
          "two_level_switch_point(2, 2, 512) raised TypeError"]),
+    # the library's answer passes the visible checks: Validate must say it is refused
+    "library": ([("derive_solution", DERIVE_WITH_THE_LIBRARY),
+                 ("simulate_solution", SIMULATE_WITH_THE_LIBRARY)],
+                ["switch_point uses the library's `predict`",
+                 "two_level_switch_point uses the library's `"]),
 }
 
 validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
@@ -216,7 +221,7 @@ validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
-        "math.floor(x) + 1", "slope = (log_p", "_reference", "_CASES", "forbid_library_calls",
+        "math.floor(x) + 1", "slope = (log_p", "_reference", "_CASES",
         "for m in range(p, m_max + 1)", "moves **down**"],
         shows=["def switch_point(p, ts, tw):",
                "def two_level_switch_point(nodes, per_node, m_max=M_MAX):",

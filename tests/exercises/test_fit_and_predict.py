@@ -144,6 +144,9 @@ VALIDATE = {
     "spins_divides_by_zero": (
         [("fit_solution", FIT_SPINS), ("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO)],
         ["WallClockLimitExceeded: fit_ping_pong(", "raised ZeroDivisionError"]),
+    # the library's fit passes the visible check of the fit: Validate must say it is refused
+    "library": ([("fit_solution", FIT_CALLS_THE_LIBRARY)],
+                ["fit_ping_pong uses the library's `fit_ts_tw`"]),
 }
 WRITTEN = {"explain_crossover": "m* = (ts/tw) L / (L - 2(p-1)/p)."}
 
@@ -157,7 +160,7 @@ def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
         "np.linalg.lstsq(design", "/ t[:, None]", "slope_gain", "levels - 2 * (p - 1) / p",
-        "_reference", "_timings", "forbid_library_calls(", "Model answer", "Rubric",
+        "_reference", "_timings", "Model answer", "Rubric",
         "9600", "L - 2(p-1)/p"],
         shows=["def fit_ping_pong(words, round_trips):", "def crossover(ts, tw, p):",
                "YOUR ANSWER HERE",
@@ -195,7 +198,8 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
 
 
 def test_the_visible_checks_say_what_they_do_not_check(graded):
-    # the library's calibration passes the visible check of the fit: the release says so
+    # the visible check refuses the library's fit, but not a fit copied from elsewhere, nor
+    # every timing: the release says what the graded tests add
     course, _ = graded
     assert ("Not checked here (the graded tests check them): the exact fit on other timings, and "
             "that the fit is your own work." in _flat(h.released_text(course, ASSIGNMENT)).replace(

@@ -48,6 +48,11 @@ BACKWARDS_INDEX = '''
 return gray_of((gray_rank(pa) - s) % 2**d)
 '''
 
+LIBRARY_GRAY = '''
+from collective_lib.cm200.gray import gray
+return int(gray(i))
+'''
+
 LIBRARY_INDEX = '''
 from collective_lib.cm200.schedules import one_cycle_index
 return int(one_cycle_index(pa, s, d))
@@ -89,6 +94,10 @@ VALIDATE = {
          "but the simulated broadcast leaves another index in address 1 of node 0"]),
     "crashing": ([("transitions_solution", CRASHING_TRANSITIONS)],
                  ["transitions(3) raised ValueError"]),
+    # the library's codes and index pass the visible checks: Validate must say they are refused
+    "library": ([("gray_solution", LIBRARY_GRAY, 0), ("index_solution", LIBRARY_INDEX)],
+                ["gray_of uses the library's `gray`",
+                 "fig7_index uses the library's `one_cycle_index`"]),
 }
 
 
@@ -99,7 +108,7 @@ validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
 def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
-        "i ^ (i >> 1)", "_ref_gray", "(position + s)", "_FORBIDDEN", "bit_length() - 1)"],
+        "i ^ (i >> 1)", "_ref_gray", "(position + s)", "bit_length() - 1)"],
         shows=["def gray_of(i):", "def gray_rank(g):", "def transitions(d):",
                "def fig7_index(pa, s, d):"], unanswered=4)
 
