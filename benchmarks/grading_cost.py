@@ -185,8 +185,9 @@ def round_trips(calls: int = 5000) -> list:
     try:
         os.sched_setaffinity(0, {allowed[0]})
         for where, cpu in placements:
-            host = Host(["def gray(i):\n    return i ^ (i >> 1)\n"], [], None, {}, cpu=cpu)
-            sandbox = Sandbox(host, {})
+            cells = ["def gray(i):\n    return i ^ (i >> 1)\n"]
+            host = Host(cells, [], None, {}, cpu=cpu)
+            sandbox = Sandbox(host, {}, cells)
             try:
                 gray = sandbox.bind(["gray"])["gray"]
                 gray(0)                                      # the process starts

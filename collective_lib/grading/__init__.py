@@ -18,7 +18,7 @@ Every helper turns anything that can go wrong in a student's code into an
   (:func:`forbid_library_calls`);
 * PEs that share Python globals instead of sending messages
   (:func:`check_pe_isolation` runs each PE in its own process; under
-  ``nbgrader autograde`` one PE of every run is replayed alone, :func:`differs_alone`);
+  ``nbgrader autograde`` one PE of one run in four is replayed alone, :func:`differs_alone`);
 * a message that declares fewer words than it carries, or hides them in a form
   no check can count (:func:`check_declared_words`).
 
@@ -58,7 +58,8 @@ from .locks import (check_lock_exclusion, check_lock_exhaustive, check_lock_prog
                     check_own_lock, replay_schedule)
 from .pipelining import pipelined_broadcast_time
 from .programs import (OperationLimitExceeded, check_broadcast_program, check_collective_program,
-                       check_enough_finished, check_pe_isolation, run_program, simulated_time)
+                       check_enough_finished, check_pe_isolation, run_program, simulated_time,
+                       REPLAYED_SHARE)
 from .reductions import check_operator_in_reductions
 from .review import flag_for_review, take_review_flags
 from .sizes import check_declared_words, count_pieces
@@ -78,7 +79,7 @@ __all__ = [
     "check_lock_exhaustive",
     "pipelined_broadcast_time",
     "run_program", "check_broadcast_program", "simulated_time", "check_collective_program",
-    "check_pe_isolation", "check_enough_finished", "OperationLimitExceeded",
+    "check_pe_isolation", "check_enough_finished", "OperationLimitExceeded", "REPLAYED_SHARE",
     "check_operator_in_reductions",
     "flag_for_review", "take_review_flags",
     "count_pieces", "check_declared_words",

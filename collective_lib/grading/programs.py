@@ -33,11 +33,15 @@ from .standins import is_stand_in
 
 __all__ = ["run_program", "check_broadcast_program", "simulated_time",
            "check_collective_program", "check_pe_isolation",
-           "check_enough_finished", "OperationLimitExceeded"]
+           "check_enough_finished", "OperationLimitExceeded", "REPLAYED_SHARE"]
 
 
-# Which PE of a graded run is replayed alone (_run): a choice the student's code cannot foresee.
+# Which graded runs have a PE replayed alone, and which PE (_run): choices the student's code
+# cannot foresee.  A replay starts a student process (some 30 ms), so one run in four: a
+# program must share state in many runs to earn points, and each of them is a draw that
+# catches it (scatter_any_root grades some 400 runs: 4 s of grading became 7, not 17).
 _UNFORESEEN = random.SystemRandom()
+REPLAYED_SHARE = 0.25
 # What _run found of a student's program (a stand-in) that read what it never received: every
 # later run and check_enough_finished of the notebook fail with it, so that a test that skips
 # the runs that fail cannot hide it (nor make it depend on which PE was replayed).  Pairs
@@ -125,10 +129,10 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
     Like :func:`~collective_lib.simulate`, with guards: at most ``max_ops``
     operations (default: generous for a logarithmic algorithm) and at most
     ``time_limit_s`` seconds of real time.  Under ``nbgrader autograde``, where the
-    PEs of a run share the student's process, one PE of each run, chosen at random,
-    runs again in a process of its own from the same data and messages; a PE that
-    behaves otherwise there read what it never received (a program that shares
-    state only when it can), and the run fails.
+    PEs of a run share the student's process, one run in four (:data:`REPLAYED_SHARE`),
+    drawn at random, has one PE, chosen at random, run again in a process of its own
+    from the same data and messages; a PE that behaves otherwise there read what it
+    never received (a program that shares state only when it can), and the run fails.
 
     Parameters
     ----------
@@ -180,9 +184,10 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
 def _run(program: Callable, p: int, inputs, *, model, network, max_ops, time_limit_s, context,
          params: dict, copying: bool = False, alone: bool | None = None) -> Run:
     """:func:`run_program`; ``copying``: copy every message (:func:`_copying_messages`);
-    ``alone``: replay one PE, chosen at random, in a process of its own and fail where it
-    behaves otherwise (:func:`~.isolation.differs_alone`); by default for a stand-in, whose
-    PEs share the student's process (in a student's own notebook nothing is graded)."""
+    ``alone``: in a share :data:`REPLAYED_SHARE` of the runs, replay one PE, chosen at
+    random, in a process of its own and fail where it behaves otherwise
+    (:func:`~.isolation.differs_alone`); by default for a stand-in, whose PEs share the
+    student's process (in a student's own notebook nothing is graded)."""
     __tracebackhide__ = True
     if context is None:
         context = ", ".join([f"p={p}"] + [f"{k}={v!r}" for k, v in params.items()])
@@ -190,7 +195,8 @@ def _run(program: Callable, p: int, inputs, *, model, network, max_ops, time_lim
     where = f"{name_of(program)} for {context}"
     if _caught(program):
         raise CheckFailed(_caught(program), "shared_state")
-    alone = (is_stand_in(program) if alone is None else alone) and p > 1
+    alone = (is_stand_in(program) if alone is None else alone) and p > 1 and \
+        _UNFORESEEN.random() < REPLAYED_SHARE
     notes: dict = {}
     runner = _copying_messages(program) if copying else program
     try:

@@ -7,6 +7,7 @@ process outlives its run, also after a deadlock.
 """
 import multiprocessing
 import operator
+import random
 import textwrap
 import time
 
@@ -14,7 +15,7 @@ import pytest
 
 from collective_lib import DeadlockError, compute, recv, send, sendrecv, simulate
 from collective_lib.grading import (CheckFailed, check_collective_program, check_pe_isolation,
-                                    isolation, run_program)
+                                    isolation, programs, run_program)
 from collective_lib.grading.isolation import (IsolatedProgram, PEProcessError, differs_alone,
                                               isolated, noting)
 from collective_lib.grading.standins import StandIn
@@ -262,7 +263,13 @@ def own_message(inputs, root=0):
     return list(inputs[root])
 
 
-def test_a_program_that_shares_state_only_when_it_can_fails_every_graded_run():
+@pytest.fixture
+def every_run_replayed(monkeypatch):
+    """Every graded run has a PE replayed alone (grading replays one run in four)."""
+    monkeypatch.setattr(programs, "REPLAYED_SHARE", 1.0)
+
+
+def test_a_program_that_shares_state_only_when_it_can_fails_every_graded_run(every_run_replayed):
     cases = [(p, {"root": root}) for p in (3, 6, 9) for root in (0, p - 1)]
     # run in one process as the simulator does, it passes, also check_pe_isolation
     check_collective_program(sharing_scatter, cases, make_inputs=scatter_inputs,
@@ -278,12 +285,26 @@ def test_a_program_that_shares_state_only_when_it_can_fails_every_graded_run():
         assert "PEs must not share Python globals" in str(err.value)
 
 
-def test_an_honest_program_passes_with_a_pe_replayed_alone():
+def test_an_honest_program_passes_with_a_pe_replayed_alone(every_run_replayed):
     cases = [(p, {"root": root}) for p in (1, 2, 5, 8) for root in (0, p // 2)]
     check_collective_program(SharedProcess(direct_scatter), cases, make_inputs=scatter_inputs,
                              expected=own_message)
     run = run_program(SharedProcess(ring_allgather), 5, list(range(5)), network=Ring(5))
     assert run.results == [[0, 1, 2, 3, 4]] * 5
+
+
+def test_one_graded_run_in_four_has_a_pe_replayed(monkeypatch):
+    replayed = []
+    monkeypatch.setattr(programs, "differs_alone", lambda *args, **kwargs: replayed.append(1) or "")
+    monkeypatch.setattr(programs, "_UNFORESEEN", random.Random(7))     # repeatable draws
+    for _ in range(400):
+        run_program(SharedProcess(direct_scatter), 3, [[[1], [2], [3]], None, None])
+    draws, want = random.Random(7), 0
+    for _ in range(400):                    # the same draws: a run, then its PE if replayed
+        if draws.random() < 0.25:
+            want += 1
+            draws.randrange(3)
+    assert programs.REPLAYED_SHARE == 0.25 and len(replayed) == want and 80 <= want <= 120
 
 
 def test_what_a_pe_does_otherwise_alone_is_said():
