@@ -20,8 +20,9 @@ saves a 1366x768 screenshot and reports
 * phone: at phone width (390 px, as a phone lays the page out) whether the page
   scrolls sideways, every element that sticks out of the screen without a
   box of its own that scrolls or clips it (code and wide tables scroll inside
-  their boxes there, which is what a reader expects), and every formula whose
-  box clips it instead of scrolling (its end would be lost); a second screenshot each;
+  their boxes there, which is what a reader expects), every formula whose
+  box clips it instead of scrolling (its end would be lost), and every display
+  formula that scrolls but is not in the tab order; a second screenshot each;
 * focus: the controls among the first 30 that Tab reaches whose keyboard focus
   nothing shows (no outline, no visible box shadow).
 
@@ -167,6 +168,16 @@ PAGE_OVERFLOW = r"""
                                   el.getBoundingClientRect().right) : 0;
     if (cut > 1 && ["hidden", "clip"].includes(getComputedStyle(el).overflowX)) {
       problems.push(`${name(el)} cuts ${cut} px off a formula: ` +
+                    el.textContent.trim().slice(0, 40));
+    }
+  }
+  // a display formula that scrolls in its box where no key reaches it
+  for (const el of document.querySelectorAll("div.math mjx-container")) {
+    const drawn = el.querySelector("mjx-math");
+    const hidden = drawn ? Math.round(drawn.getBoundingClientRect().width -
+                                      el.getBoundingClientRect().width) : 0;
+    if (hidden > 1 && el.tabIndex < 0) {
+      problems.push(`a display formula scrolls ${hidden} px but no key reaches it: ` +
                     el.textContent.trim().slice(0, 40));
     }
   }

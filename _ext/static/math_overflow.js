@@ -1,5 +1,6 @@
 // An inline formula wider than its line scrolls inside its box, and a box that scrolls can be
-// reached with the keyboard (WCAG 2.1.1); the others keep the theme's box. Marked once MathJax
+// reached with the keyboard (WCAG 2.1.1), a display formula's too; the others keep the theme's
+// box. Marked once MathJax
 // has typeset the page and again whenever the window changes size (a phone turned around).
 (() => {
   const fit = () => {
@@ -12,6 +13,18 @@
       if (wide) {
         el.tabIndex = 0;
       } else {
+        el.removeAttribute("tabindex");
+      }
+    }
+    // a display formula scrolls in its own box already (the theme's rule): put it in the tab
+    // order when it does not fit (MathJax leaves formulas out of it, inTabOrder: false)
+    for (const el of document.querySelectorAll("div.math mjx-container")) {
+      const drawn = el.querySelector("mjx-math");
+      const wide = drawn !== null &&
+        drawn.getBoundingClientRect().width > el.getBoundingClientRect().width + 1;
+      if (wide) {
+        el.tabIndex = 0;
+      } else if (el.tabIndex === 0) {
         el.removeAttribute("tabindex");
       }
     }
