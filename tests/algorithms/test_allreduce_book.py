@@ -289,3 +289,19 @@ def test_loggp_turns_the_choice_of_a_short_broadcast(p):
     assert long_naive[1] == (p - 2) * max(g, 999 * G) + 2 * o + 999 * G + L
     if p >= 4:
         assert all(b < n for b, n in zip(long_binomial, long_naive))
+
+
+def test_the_double_binary_tree_at_p_32_against_doubling_and_rabenseifner():
+    # Chapter 8, the one-level table (p = 32, m = 1000, ts = 100, tw = 1, k = 8 as it
+    # prints): slower than both, with many more start-ups than either and more words than
+    # Rabenseifner's algorithm (though fewer than recursive doubling).
+    tree, rd, rab = (entry(n) for n in ("double_binary_tree_allreduce",
+                                         "recursive_doubling_allreduce",
+                                         "rabenseifner_allreduce"))
+
+    def cost(entry, ts, tw, **params):
+        return entry.predict(32, 1000, entry.default_model(ts, tw), **params)
+
+    assert cost(tree, 100, 1, k=8) > max(cost(rd, 100, 1), cost(rab, 100, 1))
+    assert cost(tree, 1, 0, k=8) > 2 * max(cost(rd, 1, 0), cost(rab, 1, 0))     # start-ups
+    assert cost(rab, 0, 1) < cost(tree, 0, 1, k=8) < cost(rd, 0, 1)              # words

@@ -30,7 +30,7 @@ from collective_lib.cm200.gray import bits, gray, gray_inverse, sh, transition_s
 from collective_lib.cm200.matvec import (fit_flop_rate, matvec_comm_time, matvec_inputs,
                                          matvec_result, nodal_array, simulate_matvec,
                                          table19_consistency)
-from collective_lib.cm200.models import (MODELS, PAPER_ISSUES, PRINTED_CONSTANTS,
+from collective_lib.cm200.models import (MODELS, PAPER_ISSUES, PRINTED_CONSTANTS, TABLE_NUMBERS,
                                          TABLE2_OPERATIONS,
                                          broadcast_lower_bound, cm200_table, consistency_report,
                                          constants_comparison, cycles_crossover, d_cycles_time,
@@ -652,3 +652,12 @@ def test_the_products_of_table_19_against_the_models():
     assert t4["transpose"][t4["words_per_node"] == 4][0] == 0.90 and mv.points[0].ms == 6.90
     assert round(100 * 0.90 / mv.points[0].ms) == 13
     assert (mv.points[0].P, mv.points[0].nodes) == (1024, 256)
+
+
+def test_twelve_of_the_fifteen_tables_of_section_6_are_times():
+    # §6.6: M&J §5-§6 report Tables 3 to 17; all but the speedups (Table 6), the crossover
+    # sizes (Table 9) and the relative times (Table 10) are times in milliseconds.
+    numbers = [n for n in TABLE_NUMBERS if 3 <= n <= 17]
+    in_ms = [n for n in numbers if "msec" in cm200_table(n).caption]
+    assert len(numbers) == 15 and len(in_ms) == 12
+    assert sorted(set(numbers) - set(in_ms)) == [6, 9, 10]
