@@ -7,7 +7,8 @@
   (:mod:`.student`, :mod:`.sandbox`, one cgroup per submission in
   :mod:`.cgroups`, forbidden library code poisoned by :mod:`.poison`) reached
   through stand-ins (:mod:`.remote`) and a data-only codec (:mod:`.codec`);
-  ``DeduplicateCells`` keeps a copied or relabelled cell from stopping nbgrader, and
+  ``DeduplicateCells`` keeps a copied or relabelled cell from stopping nbgrader,
+  ``SubmissionExporter`` (:mod:`.reading`) reads any submitted file as a notebook, and
   ``FlagForReview`` marks cells whose checks raised a flag
   (:mod:`collective_lib.grading.review`) for manual grading. The checks
   themselves are :mod:`collective_lib.grading`, the layer below this one
@@ -34,11 +35,11 @@ grading library can use the light modules without loading nbgrader.
 import importlib
 
 __all__ = ["LimitOutputSize", "EscapeStudentMarkup", "TrustedVerdict", "DeduplicateCells",
-           "FlagForReview", "PerQuestionExportPlugin", "question_column"]
+           "SubmissionExporter", "FlagForReview", "PerQuestionExportPlugin", "question_column"]
 
 _HOMES = {"LimitOutputSize": "preprocessors", "EscapeStudentMarkup": "preprocessors",
           "TrustedVerdict": "verdict",
-          "DeduplicateCells": "verdict",
+          "DeduplicateCells": "verdict", "SubmissionExporter": "reading",
           "FlagForReview": "verdict", "PerQuestionExportPlugin": "export",
           "question_column": "export"}
 

@@ -53,6 +53,7 @@ from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 
 from .cgroups import SubmissionGroup
 from .checker import TIME_SCALE
+from .reading import UNREADABLE, without_lone_surrogates
 from .remote import CELLS_S, HostTemplate
 from .sandbox import SandboxUser, self_check
 
@@ -298,6 +299,10 @@ class TrustedVerdict(NbGraderPreprocessor):
                                  self._order(info))
         roles, notes = assemble(nb, cells)
         roles = [(cell, role) for cell, role in roles if cell.cell_type == "code"]
+        unreadable = nb.metadata.get(UNREADABLE, {}).get("unreadable")
+        if unreadable:                  # set by reading.read_submission, never by a student
+            notes.insert(0, f"your notebook's file could not be read as a notebook "
+                            f"({unreadable}), so it was graded without your answers")
         if notes:
             self.log.warning("%s: %s", info["notebook"], "; ".join(notes))
             nb.cells.insert(0, NotebookNode(cell_type="markdown", metadata={}, source=(
@@ -404,7 +409,8 @@ class TrustedVerdict(NbGraderPreprocessor):
                         checker.enter(process.pid)        # before it reads the job
                     out, _ = process.communicate(json.dumps(job).encode(),
                                                  timeout=self.notebook_timeout)
-                    answer = json.loads(out) if out else {}
+                    # the student's own text may hold what no file can (reading.py)
+                    answer = without_lone_surrogates(json.loads(out)) if out else {}
                     reason = answer.get("error") if out else _stopped_checker(process)
                 except subprocess.TimeoutExpired:
                     answer, reason = {}, (f"grading this notebook took longer than "

@@ -1,0 +1,163 @@
+"""How autograde reads a submitted notebook: whatever its file holds, a notebook comes out.
+
+nbgrader reads a submission with ``nbformat.read`` and stops on the first file it
+cannot read or validate, before any grading: the notebook gets no verdict, and on a
+regrade the gradebook keeps the scores of the student's previous submission. A
+student's edit of the file's JSON is enough: a number of 5001 digits, ``NaN`` as an
+execution count, a source that is a number, a cell without metadata, nesting
+100,000 levels deep, ``"nbformat": 5``. A lone UTF-16 surrogate (``"\\ud800"``) is
+read, but no file can hold it, so nbgrader failed at the end, when it wrote the
+graded notebook (after saving its scores: no feedback).
+
+:class:`SubmissionExporter` (``c.Autograde.exporter_class`` in
+``exercises/nbgrader_config.py``) reads through :func:`read_submission` instead,
+which rebuilds the notebook from what it can use: each cell's type, source,
+nbformat id, tags, a markdown cell's attachments and its nbgrader metadata (which
+``DeduplicateCells`` then checks against the gradebook), every string without lone
+surrogates. Outputs, execution
+counts and all other metadata are dropped; grading clears or rebuilds them anyway.
+A file it cannot read as a notebook at all becomes an empty notebook that says why
+(:data:`UNREADABLE` in its metadata): grading puts every instructor cell back, each
+test fails for want of the student's answers, and the graded notebook's note from
+the grader gives the reason. Either way every graded cell gets a verdict, and the
+gradebook the scores of this submission.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from nbconvert.exporters import NotebookExporter
+from nbformat import v4
+from nbformat.notebooknode import NotebookNode
+
+__all__ = ["SubmissionExporter", "read_submission", "without_lone_surrogates", "UNREADABLE"]
+
+#: The key of a notebook's metadata that says why its file could not be read
+#: (``{"collective_lib": {"unreadable": reason}}``); only :func:`read_submission` sets it.
+UNREADABLE = "collective_lib"
+#: The kinds of cells a notebook may hold.
+CELL_TYPES = ("code", "markdown", "raw")
+#: An nbformat 4.5 cell id.
+CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: The scalar values a cell's nbgrader metadata may hold.
+SCALARS = (str, int, float, bool, type(None))
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Unreadable(ValueError):
+    """A submission's file is not a notebook this reader can rebuild."""
+
+
+def read_submission(data: bytes | str) -> NotebookNode:
+    """The notebook that a submitted file holds, rebuilt; an empty notebook that says
+    why (:data:`UNREADABLE`) when the file holds none.
+
+    >>> nb = read_submission('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, '
+    ...                      '"cells": [{"cell_type": "code", "source": ["x = ", "1"], '
+    ...                      '"execution_count": NaN, "metadata": {"a": [[[]]]}}]}')
+    >>> nb.cells[0].source, nb.cells[0].execution_count, dict(nb.cells[0].metadata)
+    ('x = 1', None, {})
+    >>> read_submission('{"nbformat": 5}').metadata["collective_lib"]["unreadable"]
+    'it is written in nbformat 5, not 4'
+    """
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
+    try:
+        notebook = _rebuilt(json.loads(data, parse_int=_int))
+    except (Unreadable, ValueError, RecursionError) as error:
+        notebook = v4.new_notebook()
+        notebook.metadata[UNREADABLE] = {"unreadable": _reason(error)}
+    return notebook
+
+
+def without_lone_surrogates(value):
+    """``value`` (JSON data) with every lone UTF-16 surrogate of its strings replaced by
+    U+FFFD: JSON's ``"\\ud800"`` reads as one, and no file can hold it."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _int(digits: str) -> int | None:
+    """An integer of the file; None for one Python will not read (over 4300 digits), which
+    can only be an execution count or metadata, both dropped."""
+    return int(digits) if len(digits) <= 1000 else None
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, Unreadable):
+        return str(error)
+    if isinstance(error, RecursionError):
+        return "its JSON is nested too deeply"
+    return f"it is not valid JSON ({without_lone_surrogates(str(error))[:200]})"
+
+
+def _rebuilt(raw) -> NotebookNode:
+    if not isinstance(raw, dict):
+        raise Unreadable(f"it holds a JSON {type(raw).__name__}, not a notebook")
+    version = raw.get("nbformat")
+    if version != 4 or isinstance(version, bool):
+        raise Unreadable(f"it is written in nbformat {version!r}, not 4")
+    cells = raw.get("cells")
+    if not isinstance(cells, list):
+        raise Unreadable("it has no list of cells")
+    notebook = v4.new_notebook(cells=[_cell(cell, number) for number, cell in
+                                      enumerate(cells, 1)])
+    metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    kernelspec = metadata.get("kernelspec")
+    if isinstance(kernelspec, dict) and all(isinstance(v, str) for v in kernelspec.values()):
+        notebook.metadata.kernelspec = without_lone_surrogates(kernelspec)
+    return notebook
+
+
+def _cell(raw, number: int) -> NotebookNode:
+    if not isinstance(raw, dict) or raw.get("cell_type") not in CELL_TYPES:
+        raise Unreadable(f"its cell {number} is not a code, markdown or raw cell")
+    source = raw.get("source", "")
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        source = "".join(source)
+    if not isinstance(source, str):
+        raise Unreadable(f"the source of its cell {number} is not text")
+    metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    kept = {}
+    nbgrader = metadata.get("nbgrader")
+    if isinstance(nbgrader, dict) and all(isinstance(v, SCALARS) for v in nbgrader.values()):
+        kept["nbgrader"] = nbgrader
+    tags = metadata.get("tags")
+    if isinstance(tags, list) and all(isinstance(tag, str) for tag in tags):
+        kept["tags"] = tags
+    make = {"code": v4.new_code_cell, "markdown": v4.new_markdown_cell,
+            "raw": v4.new_raw_cell}[raw["cell_type"]]
+    cell = make(source=without_lone_surrogates(source), metadata=without_lone_surrogates(kept))
+    attachments = raw.get("attachments")
+    if raw["cell_type"] == "markdown" and isinstance(attachments, dict) and all(
+            isinstance(files, dict) and all(isinstance(mime, str) and isinstance(data, str)
+                                            for mime, data in files.items())
+            for files in attachments.values()):
+        cell.attachments = without_lone_surrogates(attachments)   # a picture in an answer
+    cell_id = raw.get("id")
+    if isinstance(cell_id, str) and CELL_ID.fullmatch(cell_id):
+        cell.id = cell_id
+    return cell
+
+
+class SubmissionExporter(NotebookExporter):
+    """nbconvert's notebook exporter, reading a submitted file with :func:`read_submission`.
+
+    nbgrader's autograde reads each notebook twice: the submitted file, which it
+    sanitizes into the autograded folder, then that copy, which it grades (with
+    ``NBGRADER_EXECUTION=autograde`` set). The copy is this reader's own output,
+    :data:`UNREADABLE` included, and is read as it is.
+    """
+
+    def from_file(self, file_stream, resources=None, **kw):
+        if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+            return super().from_file(file_stream, resources=resources, **kw)
+        data = file_stream.buffer.read() if hasattr(file_stream, "buffer") else file_stream.read()
+        return self.from_notebook_node(read_submission(data), resources=resources, **kw)
