@@ -68,6 +68,14 @@ while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
 """
 CRASHING_SCHEDULE = "schedule_both_inside = [0, 1, 7, 1]"
+# A lock that crashes with the words of the checks' own messages (red team, fourth round):
+# the cell of every interleaving sorted a flaw by its text and credited this one as charged
+# above (3 points for a crash).
+QUOTING_ACQUIRE = """
+raise RuntimeError("never finished: some PEs wait forever; mutual exclusion breaks: PE 1 "
+                   "enters the critical section while PE 0 is inside")
+yield pause(1)
+"""
 
 
 def build_submissions(source: Path) -> dict:
@@ -86,6 +94,7 @@ def build_submissions(source: Path) -> dict:
                     ("schedule_two_lost_solution", INCOMPLETE)],
         "endless": lock(SPINS),
         "shares_globals": lock(BOARD_ACQUIRE, BOARD_RELEASE),
+        "quotes_the_checks": lock(QUOTING_ACQUIRE),
         # one wrong schedule each: one bug, one cell
         "no_overlap": ("schedule_both_inside_solution", NO_OVERLAP),
         "incomplete": ("schedule_two_lost_solution", INCOMPLETE),
@@ -220,6 +229,14 @@ def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
     for gid in PART2:
         text = result.messages(gid)
         assert "raised AttributeError" in text and "self.cells" in text, gid
+
+
+def test_a_crash_in_the_words_of_a_check_earns_no_credit_for_it(graded):
+    _, results = graded
+    result = results["quotes_the_checks"]
+    assert result.scores == {**FULL, "timed_tests": 0, "random_tests": 0,
+                             "exhaustive_tests": 0}, result.scores
+    assert "raised RuntimeError" in result.messages("exhaustive_tests")
 
 
 def test_endless_submission_is_stopped_with_a_helpful_message(graded):
