@@ -174,10 +174,9 @@ def check_notebook(job: dict) -> dict:
                     own = assigned - students
                     wanted = ((loaded_names(cell["source"]) | (assigned & students))
                               - ours - own - set(namespace))
-                    namespace.update(sandbox.bind(sorted(wanted)))
                     ours |= own
                     verdicts[cell["id"]] = _grade(cell, namespace, sandbox,
-                                                  job.get("cell_timeout_s", 600))
+                                                  job.get("cell_timeout_s", 600), wanted)
     finally:
         sandbox.end_cell()
         host.close()
@@ -197,11 +196,19 @@ def _run(source: str, namespace: dict) -> tuple:
         return out.getvalue(), err
 
 
-def _grade(cell: dict, namespace: dict, sandbox: Sandbox, timeout_s: float) -> dict:
+def _grade(cell: dict, namespace: dict, sandbox: Sandbox, timeout_s: float,
+           wanted: set) -> dict:
+    """The verdict of one graded cell, after binding the names ``wanted`` from the
+    student's cells: whatever fails in either is this cell's failure, not the notebook's."""
     take_review_flags()
     try:
         with _deadline(timeout_s):
-            output, err = _run(cell["source"], namespace)
+            try:
+                namespace.update(sandbox.bind(sorted(wanted)))
+            except Exception as error:         # whatever the student's process sent
+                output, err = "", error
+            else:
+                output, err = _run(cell["source"], namespace)
     except _CellTimeout:
         output, err = "", CheckFailed(
             f"the checks of this cell took longer than {timeout_s:g} s and were stopped",

@@ -311,6 +311,12 @@ class Host:
             os.close(self._pidfd)
 
 
+#: Why a student process that sent something other than its answer was stopped: the
+#: student's code can write to the process's pipe to the checker.
+_FORGED = ("sent the grader a message that is not its answer (does your code write to "
+           "the grader's pipe?) and was stopped")
+
+
 class StudentProcess:
     """One sandboxed process that ran the student's cells; requests go over its pipes.
 
@@ -330,11 +336,12 @@ class StudentProcess:
         self.first_error = ready.get("first_error", "")
         if "ready" not in ready:
             self.kill()
+            err = ready.get("err", _FORGED)
             if ready.get("limit"):
-                raise StartFailed(f"your cells did not finish running: {ready['err']}")
+                raise StartFailed(f"your cells did not finish running: {err}")
             within = f" within {budget:g} s" if ready.get("type") == "TimeoutError" else ""
             raise StartFailed(f"your cells did not finish running{within}: the process that "
-                              f"ran them {ready['err']}")
+                              f"ran them {err}")
 
     def _mark(self) -> int:
         return self.host.mark() if self.host is not None else 0
@@ -355,6 +362,9 @@ class StudentProcess:
         try:
             while True:
                 reply = receive_message(self.rfd, deadline)
+                if not isinstance(reply, dict):     # the student's code wrote to the pipe
+                    self.kill()
+                    return {"err": _FORGED, "type": "RuntimeError"}
                 if "call" not in reply:
                     break
                 send_message(self.wfd, self._call_back(reply))
@@ -512,6 +522,8 @@ class Sandbox:
                 reply = {"err": str(failure)}
             if "err" in reply:
                 found[name] = Missing(f"{name}: {reply['err']}")
+            elif reply.get("kind") not in _KINDS:     # written to the pipe by the student
+                found[name] = Missing(f"{name}: the process that ran your cells {_FORGED}")
             elif reply["kind"] == "data":
                 try:
                     found[name] = decode(reply["value"])
@@ -524,6 +536,8 @@ class Sandbox:
 
 
 _NOTHING = object()
+#: What a student process says a name is (``student.Host.describe``).
+_KINDS = ("data", "program", "class", "function")
 
 
 class Remote(StandIn):
