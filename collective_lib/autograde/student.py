@@ -56,6 +56,8 @@ _PRELOAD = ("subprocess", "numpy", "logging", "logging.handlers", "math", "rando
             "collective_lib.shared_memory", "collective_lib.algorithms.sync",
             "collective_lib.cm200", "collective_lib.networks")
 _MAX_TEXT = 2000
+#: A name the student's cells had not defined when the checker set it.
+_ABSENT = object()
 
 
 def _preload() -> None:
@@ -182,10 +184,14 @@ class _Server:
         return obj
 
     def lookup(self, name: str):
-        if name not in self.ns:
+        """What the student's cells left under ``name``, also where the checker has put a
+        value of its own there for the student's code to call (``set``): a stand-in is
+        always the student's object."""
+        value = self.originals[name] if name in self.originals else self.ns.get(name, _ABSENT)
+        if value is _ABSENT:
             because = f" (your cells raised {self.first_error})" if self.first_error else ""
             raise NameError(f"{name} is not defined{because}")
-        return self.ns[name]
+        return value
 
     def describe(self, obj) -> dict:
         if inspect.isgeneratorfunction(obj) or inspect.isgeneratorfunction(
@@ -264,13 +270,17 @@ class _Server:
             return {"event": kind_, "value": self.encode(value)}
         if kind == "set":
             name = request["name"]
-            self.originals.setdefault(name, self.ns.get(name))
+            self.originals.setdefault(name, self.ns.get(name, _ABSENT))
             self.ns[name] = decode(request["value"], self.callback)
             return {"ret": None}
         if kind == "restore":
             name = request["name"]
             if name in self.originals:
-                self.ns[name] = self.originals.pop(name)
+                original = self.originals.pop(name)
+                if original is _ABSENT:
+                    self.ns.pop(name, None)
+                else:
+                    self.ns[name] = original
             return {"ret": None}
         raise ValueError(f"unknown request {kind!r}")
 

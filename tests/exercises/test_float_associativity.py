@@ -47,15 +47,30 @@ my_values = [float(i) for i in range(16)]
 '''
 
 
+# A tree_difference that keeps the student's own (wrong) simulated_sum as a default argument,
+# where the grader's correct one put in its place cannot reach it: right for that sum. The
+# hidden test compares with the student's own sum there, which the checker reached under the
+# name it had set to the reference (red team, fourth round: 0 of 2).
+OWN_SUM_DIFFERENCE = '''
+return abs(float(_sum(values, "binomial_reduce")) - float(_sum(values, "binary_tree_reduce")))
+'''
+
+
 def build_submissions(source):
-    return h.submissions(source, {
+    built = h.submissions(source, {
         "double": ("sum_solution", DOUBLE_PRECISION),
         "left_to_right": ("sum_solution", LEFT_TO_RIGHT),
         "sum_crashes": ("sum_solution", SUM_CRASHES),
         "difference_spins": ("difference_solution", DIFFERENCE_SPINS),
         "signed_difference": ("difference_solution", SIGNED_DIFFERENCE),
         "harmless_data": ("data_solution", HARMLESS_DATA),
+        "double_kept_by_difference": [("sum_solution", DOUBLE_PRECISION),
+                                      ("difference_solution", OWN_SUM_DIFFERENCE)],
     })
+    cell = h.find_cell(built["double_kept_by_difference"], "difference_solution")
+    cell.source = cell.source.replace("def tree_difference(values):",
+                                      "def tree_difference(values, _sum=simulated_sum):")
+    return built
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["difference_spins"])
@@ -94,6 +109,11 @@ def test_wrong_sums_lose_only_their_points(graded, student, message):
     # tree_difference is graded with a correct simulated_sum, my_values with the reference
     assert result.scores == {**FULL, "sum_tests": 0}
     assert message in result.messages("sum_tests")
+
+
+def test_a_difference_right_for_the_students_own_sum_keeps_its_points(graded):
+    _, results = graded
+    assert results["double_kept_by_difference"].scores == {**FULL, "sum_tests": 0}
 
 
 def test_no_message_states_the_sum_of_data(graded):
