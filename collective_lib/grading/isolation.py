@@ -58,6 +58,8 @@ import pickle
 import sys
 from typing import Any, Callable
 
+import numpy as np
+
 from ..errors import student_line
 from ..ops import relay
 from ..wording import plural
@@ -355,8 +357,12 @@ def differs_alone(program: Callable, me: int, p: int, params: dict, noted: tuple
 
 
 def _same(a: Any, b: Any) -> bool:
-    """The same value, NaN included (equal, or spelt the same)."""
-    return same_value(a, b) or repr(a) == repr(b)
+    """The same value, NaN included (equal, or spelt the same in full: numpy shortens the
+    spelling of an array of over 1000 items, and two such arrays could look alike)."""
+    if same_value(a, b):
+        return True
+    with np.printoptions(threshold=sys.maxsize):
+        return repr(a) == repr(b)
 
 
 def _serve(conn, program, me, p, data, params, idle_limit_s) -> None:

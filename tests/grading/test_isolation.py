@@ -11,6 +11,7 @@ import random
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 from collective_lib import DeadlockError, compute, recv, send, sendrecv, simulate
@@ -321,3 +322,20 @@ def test_what_a_pe_does_otherwise_alone_is_said():
     assert differs_alone(tell, 0, 2, {}, notes[0], "a") == (
         "returned after 1 operation, where it yielded 2 in the run")
     assert notes[1] == ("b", [SendRecv(0, 0, 0, 1), Compute(1.0)], [0, None])
+
+
+def test_a_long_array_that_is_otherwise_alone_in_one_item_is_told_apart():
+    # numpy spells an array of over 1000 items with "...": two such arrays that differ in
+    # the middle look alike (red team, fourth round)
+    def counts(me, p, data):
+        result = np.zeros(2000)
+        result[1000] = len(BOARD)
+        BOARD[me] = data
+        yield compute(1.0)
+        return result
+
+    notes = {}
+    run = simulate(noting(counts, notes), 2, ["a", "b"])
+    BOARD.clear()
+    assert differs_alone(counts, 1, 2, {}, notes[1], run.results[1]).startswith("returned ")
+    assert differs_alone(counts, 0, 2, {}, notes[0], run.results[0]) == ""
