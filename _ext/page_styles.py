@@ -1,7 +1,14 @@
 """Sphinx extension: what the book's pages need beyond the theme, on screen and on paper.
 
 * Every focusable control shows a focus ring (``static/accessibility.css``).
-* A code cell's 88 columns fit the text column at 1366 px (``static/layout.css``).
+* A code cell's 88 columns fit the text column from 1200 px on (``static/layout.css``).
+* The theme's navigation bar stays off: pydata-sphinx-theme 0.17 puts its
+  ``navbar_persistent`` search field back into every page unless the option is set
+  (sphinx-book-theme's own setting no longer reaches it; executablebooks/sphinx-book-theme
+  issue 986). The bar then showed a second search field above the sidebar's at 960 px and
+  wider, and it holds hidden copies of the sidebar buttons that the theme's script binds
+  first, so the visible buttons opened no sidebar: a phone reader could not reach the table
+  of contents.
 * An inline formula wider than its line scrolls in its own box, in the tab order, where
   the theme clipped it (``static/math_overflow.js``, ``static/layout.css``).
 * Printed (``make pdf``), a page is its text column, with code wrapped, figures and
@@ -31,8 +38,13 @@ def add_static(app, config) -> None:
     config.html_static_path.append(str(STATIC))
 
 
+def keep_navbar_off(app, config) -> None:
+    config.html_theme_options.setdefault("navbar_persistent", [])
+
+
 def setup(app):
     app.connect("config-inited", add_static)
+    app.connect("config-inited", keep_navbar_off)
     app.add_css_file("accessibility.css")
     app.add_css_file("layout.css")
     app.add_css_file("print.css", media="print")

@@ -16,12 +16,17 @@ saves a 1366x768 screenshot and reports
 * axe: the WCAG 2.1 A and AA violations that axe-core (the npm package, installed
   into ``tools/node_modules`` by ``make``) rates *serious* or *critical*, run in
   the rendered page once MathJax is done;
-* wide: code cells (source or output) that scroll sideways at 1366 px;
+* wide: code cells (source or output) that scroll sideways at a laptop's width (1200,
+  1280 or 1366 px; the sidebars take their room from 1200 px on);
+* nav: whether a reader can move around: at 1366 px a single search button shows; at phone
+  width a tap on the visible sidebar button opens the table of contents (and one on the
+  contents button the page's contents) and Escape closes it again;
 * phone: at phone width (390 px, as a phone lays the page out) whether the page
   scrolls sideways, every element that sticks out of the screen without a
   box of its own that scrolls or clips it (code and wide tables scroll inside
-  their boxes there, which is what a reader expects), every formula whose
-  box clips it instead of scrolling (its end would be lost), and every display
+  their boxes there, which is what a reader expects), every control (a button,
+  a slider) that lies outside its box until the reader scrolls it, every formula
+  whose box clips it instead of scrolling (its end would be lost), and every display
   formula that scrolls but is not in the tab order; a second screenshot each;
 * focus: the controls among the first 30 that Tab reaches whose keyboard focus
   nothing shows (no outline, no visible box shadow).
@@ -63,6 +68,8 @@ AXE_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
 AXE_FAILING = ("serious", "critical")
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 WIDTH, HEIGHT = 1366, 768
+#: Screen widths at which no code cell may scroll: the sidebars appear at 1200 px.
+LAPTOP_WIDTHS = (1200, 1280, WIDTH)
 PHONE_WIDTH, PHONE_HEIGHT = 390, 844
 #: Tab stops whose focus ring each page's check looks at (the header's and the sidebar's
 #: controls, and the chapter's first links).
@@ -171,6 +178,21 @@ PAGE_OVERFLOW = r"""
                     el.textContent.trim().slice(0, 40));
     }
   }
+  // a control (a button, a slider) that lies outside the box that holds it: the reader
+  // must scroll the box to find it (matplotlib's animation buttons on a phone)
+  for (const el of document.querySelectorAll("main button, main input, main select")) {
+    const box = el.getBoundingClientRect();
+    if (!box.width || getComputedStyle(el).visibility === "hidden") continue;
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX === "visible") continue;
+      const outside = Math.round(box.right - up.getBoundingClientRect().right);
+      if (outside > 1) {
+        problems.push(`${name(el)} "${el.getAttribute("aria-label") || el.title || ""}" ` +
+                      `lies ${outside} px outside its box`);
+      }
+      break;
+    }
+  }
   // a display formula that scrolls in its box where no key reaches it
   for (const el of document.querySelectorAll("div.math mjx-container")) {
     const drawn = el.querySelector("mjx-math");
@@ -183,6 +205,38 @@ PAGE_OVERFLOW = r"""
   }
   return problems;
 })()
+"""
+
+# The theme's search buttons a reader sees (one belongs in the sidebar; the search page
+# has its own form besides).
+VISIBLE_SEARCH_FIELDS = r"""
+[...document.querySelectorAll(".search-button-field")]
+  .filter(el => el.getBoundingClientRect().width > 0 && getComputedStyle(el).visibility !== "hidden")
+  .length
+"""
+
+# Where to tap the visible button of a sidebar (``null``: no such button shows).
+SIDEBAR_BUTTON = r"""
+((kind) => {
+  const button = [...document.querySelectorAll(`button.${kind}-toggle`)]
+    .find(b => b.getBoundingClientRect().width > 0 && getComputedStyle(b).visibility !== "hidden");
+  if (!button) return null;
+  const box = button.getBoundingClientRect();
+  return [box.x + box.width / 2, box.y + box.height / 2];
+})
+"""
+
+# Whether a sidebar's links are on the screen: the table of contents (primary) or the
+# page's contents (secondary), wherever the theme shows them (in place, or in a dialog).
+SIDEBAR_SHOWN = r"""
+((kind) => {
+  const links = kind === "primary" ? "nav.bd-docs-nav a" : "nav.page-toc a, nav#bd-toc-nav a";
+  return [...document.querySelectorAll(links)].some(a => {
+    const box = a.getBoundingClientRect();
+    return box.width > 0 && box.right > 0 && box.left < document.documentElement.clientWidth &&
+           getComputedStyle(a).visibility !== "hidden";
+  });
+})
 """
 
 # The element that has the keyboard focus, and whether anything shows it (WCAG 2.4.7): an
@@ -355,10 +409,60 @@ def unshown_focus(tools: "DevTools", stops: int = FOCUS_STOPS) -> list[str]:
     return unshown
 
 
+def wide_code(tools: "DevTools") -> list[str]:
+    """The code cells that scroll sideways at each of ``LAPTOP_WIDTHS``."""
+    wide = []
+    for width in LAPTOP_WIDTHS:
+        resize(tools, width, HEIGHT, mobile=False)
+        wide += [f"at {width} px {code}" for code in tools.evaluate(WIDE_CODE)]
+    return wide
+
+
+def wait_until(tools: "DevTools", expression: str, timeout: float = 3.0) -> bool:
+    """Whether ``expression`` became true in the page within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not tools.evaluate(expression):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def tap(tools: "DevTools", x: float, y: float) -> None:
+    for kind in ("mousePressed", "mouseReleased"):
+        tools.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+
+def sidebar_problems(tools: "DevTools") -> list[str]:
+    """At phone width: the sidebars that their visible button does not open, or Escape does
+    not close. The table of contents must have a button; the page's contents only where the
+    page has sections."""
+    problems = []
+    for kind, what in (("primary", "the table of contents"), ("secondary", "the page's contents")):
+        where = tools.evaluate(f"({SIDEBAR_BUTTON})({kind!r})")
+        if where is None:
+            if kind == "primary":
+                problems.append(f"no visible button opens {what}")
+            continue
+        if tools.evaluate(f"({SIDEBAR_SHOWN})({kind!r})"):
+            problems.append(f"{what} shows before its button is pressed")
+            continue
+        tap(tools, *where)
+        if not wait_until(tools, f"({SIDEBAR_SHOWN})({kind!r})"):
+            problems.append(f"its button does not open {what}")
+            continue
+        for key in ("keyDown", "keyUp"):
+            tools.call("Input.dispatchKeyEvent", type=key, key="Escape", code="Escape",
+                       windowsVirtualKeyCode=27)
+        if not wait_until(tools, f"!({SIDEBAR_SHOWN})({kind!r})"):
+            problems.append(f"Escape does not close {what}")
+    return problems
+
+
 def failing(row: dict) -> bool:
     """Whether a page's row holds a problem (every count but "typeset")."""
-    return any(row[key] for key in ("untypeset", "external", "errors", "axe", "wide", "phone",
-                                    "focus"))
+    return any(row[key] for key in ("untypeset", "external", "errors", "axe", "wide", "nav",
+                                    "phone", "focus"))
 
 
 def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
@@ -385,16 +489,20 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
                 resize(tools, WIDTH, HEIGHT, mobile=False)
                 open_page(tools, origin + page)
                 math = tools.evaluate(COUNT_MATH)
-                wide = tools.evaluate(WIDE_CODE)
                 screenshot(tools, shots / f"{name}.png")
                 axe = axe_violations(tools, axe_source)
                 focus = unshown_focus(tools)
+                searches = tools.evaluate(VISIBLE_SEARCH_FIELDS)
+                nav = [f"{searches} search buttons show at {WIDTH} px"] if searches > 1 else []
+                wide = wide_code(tools)
                 external, errors = page_problems(tools.events, origin)
                 resize(tools, PHONE_WIDTH, PHONE_HEIGHT, mobile=True)   # the same page, narrow
                 phone = tools.evaluate(PAGE_OVERFLOW)
                 screenshot(tools, shots / f"{name}_phone.png")
+                nav += sidebar_problems(tools)
                 rows.append({"page": page, **math, "external": external, "errors": errors,
-                             "axe": axe, "wide": wide, "phone": phone, "focus": focus})
+                             "axe": axe, "wide": wide, "nav": nav, "phone": phone,
+                             "focus": focus})
             tools.socket.close()
         finally:
             process.terminate()
@@ -406,13 +514,15 @@ def check_site(site: Path, shots: Path, chromium: str) -> list[dict]:
 def report(rows: list[dict]) -> str:
     """The table, then the details of every problem."""
     width = max(len("page"), *(len(r["page"]) for r in rows))
-    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors | axe | wide | phone "
-             "| focus",
-             f"{'-' * width}-|---------|-----------|----------|--------|-----|------|-------|------"]
+    lines = [f"{'page':<{width}} | typeset | untypeset | external | errors | axe | wide | nav "
+             "| phone | focus",
+             f"{'-' * width}-|---------|-----------|----------|--------|-----|------|-----|"
+             "-------|------"]
     for r in rows:
         lines.append(f"{r['page']:<{width}} | {r['typeset']:>7} | {r['untypeset']:>9} | "
                      f"{len(r['external']):>8} | {len(r['errors']):>6} | {len(r['axe']):>3} | "
-                     f"{len(r['wide']):>4} | {len(r['phone']):>5} | {len(r['focus']):>5}")
+                     f"{len(r['wide']):>4} | {len(r['nav']):>3} | {len(r['phone']):>5} | "
+                     f"{len(r['focus']):>5}")
     for r in rows:
         for sample in r["samples"][:5]:
             lines.append(f"{r['page']}: untypeset {sample!r}")
@@ -424,7 +534,9 @@ def report(rows: list[dict]) -> str:
             lines.append(f"{r['page']}: axe {v['impact']} {v['id']} ({v['help']}) on "
                          f"{v['nodes']} element(s), e.g. {'; '.join(v['targets'])}")
         for code in r["wide"][:5]:
-            lines.append(f"{r['page']}: at {WIDTH} px a code cell scrolls, {code}")
+            lines.append(f"{r['page']}: a code cell scrolls {code}")
+        for problem in r["nav"]:
+            lines.append(f"{r['page']}: {problem}")
         for problem in r["phone"][:5]:
             lines.append(f"{r['page']}: at {PHONE_WIDTH} px {problem}")
         for control in r["focus"]:
