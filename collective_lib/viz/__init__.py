@@ -27,7 +27,8 @@ One module per kind of picture; every public name is re-exported here, so
   the load on each node's external links);
 * :mod:`~collective_lib.viz.style` -- the colours, sizes and fonts they all share, and
   :func:`smallest_font`, the smallest text of a figure as the book shows it, and
-  :func:`warn_small_text`, the figure hook the chapters set to hold their own figures to it;
+  :func:`warn_small_text`, the figure hook the chapters set to hold their own figures to it,
+  and :func:`book_figures`, a chapter's set-up of its figures;
 * :mod:`~collective_lib.viz.descriptions` -- :func:`describe`, :func:`description`: what a
   drawing shows, in words (its alt text in the book); :func:`curve_comparison`.
 
@@ -54,7 +55,7 @@ from .style import (ARROW_COLOUR, BOOK_DPI, FONT, HATCHES, HOLDER_COLOUR, LINE_S
                     MARKERS, MAX_DRAWN_CLIQUE, MAX_LABELLED, MIN_FONT, MIN_FONT_PX, NODE_COLOUR,
                     OVERSUBSCRIBED_COLOUR, PALETTE, SECTION_COLOURS, TEXT_COLUMN_PX, TEXT_WIDTH,
                     TITLE_FONT, TREE_EDGE_COLOUR, SmallestFont, category_style, smallest_font,
-                    warn_small_text)
+                    book_figures, warn_small_text)
 from .tables import Holding, ValuesTable, holdings_table, values_table
 from .timelines import space_time, space_time_stack
 from .topology import (draw_network, draw_step, draw_steps, link_load_map, payload_sources,

@@ -67,11 +67,15 @@ def description(fig) -> str | None:
 
 
 def _png_with_description(png_formatter):
-    """The notebook's PNG formatter for figures, adding the figure's description."""
+    """The notebook's PNG formatter for figures, adding the figure's description to the
+    metadata the formatter gives (IPython's "retina" PNG gives its display size)."""
     def png(fig):
         data = png_formatter(fig)
         text = description(fig)
-        return data if text is None or data is None else (data, {"alt": text})
+        if text is None or data is None:
+            return data
+        data, metadata = data if isinstance(data, tuple) else (data, {})
+        return data, {**metadata, "alt": text}
     png.adds_description = True
     return png
 

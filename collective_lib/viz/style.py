@@ -13,7 +13,7 @@ stay within the column and no font is smaller than :data:`MIN_FONT` points,
 so no text is shown smaller than :data:`MIN_FONT_PX` pixels;
 :func:`smallest_font` measures a figure, and :func:`warn_small_text`, a pyplot
 figure hook that the chapters set, holds the figures a chapter draws itself to
-the same rule.
+the same rule.  :func:`book_figures` is the chapters' set-up of all this.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ __all__ = ["LINK_COLOUR", "ARROW_COLOUR", "HOLDER_COLOUR", "TREE_EDGE_COLOUR", "
            "PALETTE", "LINE_STYLES", "MARKERS", "HATCHES", "SECTION_COLOURS",
            "OVERSUBSCRIBED_COLOUR", "MAX_DRAWN_CLIQUE", "MAX_LABELLED", "BOOK_DPI",
            "TEXT_COLUMN_PX", "TEXT_WIDTH", "MIN_FONT", "MIN_FONT_PX", "FONT", "TITLE_FONT",
-           "category_style", "smallest_font", "SmallestFont", "warn_small_text"]
+           "category_style", "smallest_font", "SmallestFont", "warn_small_text", "book_figures"]
 
 #: Categorical colours (Okabe and Ito, "Color Universal Design", 2008): blue, vermillion,
 #: bluish green, orange, reddish purple, sky blue, black, yellow.
@@ -59,7 +59,7 @@ MAX_DRAWN_CLIQUE = 8
 #: Above this many PEs node numbers and arrow labels are left out by default.
 MAX_LABELLED = 32
 
-#: Dots per inch of the chapters' figures (their set-up cell sets ``figure.dpi``).
+#: CSS pixels per inch of the chapters' figures (:func:`book_figures` sets ``figure.dpi``).
 BOOK_DPI = 90
 #: Width of the book's text column in CSS pixels (at a window 1366 pixels wide).
 TEXT_COLUMN_PX = 757
@@ -175,3 +175,25 @@ def warn_small_text(fig) -> None:
                 f"across the column; make it narrower or its text larger", stacklevel=2)
 
     connection = fig.canvas.mpl_connect("draw_event", measure)
+
+
+def book_figures() -> None:
+    """Set up pyplot in a chapter: its figures' size, resolution and smallest text.
+
+    A figure is laid out at :data:`BOOK_DPI` CSS pixels per inch, the size
+    :data:`TEXT_COLUMN_PX` and the font rules count with, and drawn with twice as
+    many pixels each way (IPython's "retina" PNG, which carries its display size):
+    at 90 dots per inch a figure was blurred on every screen with two device pixels
+    to a CSS pixel (most laptops, every phone), and a reader who zooms into a figure
+    on a phone, where the column shrinks it to half its size, found no detail to
+    zoom into. The book links each such image to its full-size file (Sphinx's
+    ``html_scaled_image_link``). :func:`warn_small_text` becomes every figure's hook.
+
+    Call it once, in a chapter's hidden set-up cell, in an IPython kernel.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+    plt.rcParams["figure.dpi"] = BOOK_DPI
+    plt.rcParams["figure.hooks"] = ["collective_lib.viz.style:warn_small_text"]
+    set_matplotlib_formats("retina")

@@ -496,7 +496,8 @@ def test_every_page_renders_offline_typeset_accessible_and_fits_the_screen(site,
 def figure_problems(site: Path, soup: BeautifulSoup) -> list[str]:
     """Every picture of a chapter's content (not an animation's frame, which has its own
     alt text and text equivalent) sits in a numbered figure and says what it shows."""
-    problems = []
+    problems = [f"a figure shown as its text: {pre.get_text().strip()[:60]}"
+                for pre in soup.select("main pre") if "<Figure size" in pre.get_text()]
     for image in soup.select("main img"):
         if (image.get("id") or "").startswith("_anim_img") or image.get("src", "").startswith("data:"):
             continue
@@ -508,6 +509,27 @@ def figure_problems(site: Path, soup: BeautifulSoup) -> list[str]:
         caption = figure.find("figcaption") if figure else None
         if caption is None or not caption.get_text(" ", strip=True).startswith("Fig. "):
             problems.append(f"{name}: not in a numbered figure with a caption")
+        problems += sharpness_problems(site, image)
+    return problems
+
+
+def sharpness_problems(site: Path, image) -> list[str]:
+    """A figure's PNG holds two pixels for each CSS pixel it is shown at (sharp on a screen
+    with two device pixels to a CSS pixel, with detail for a reader who zooms), and the
+    image links to its file (viz.book_figures)."""
+    from PIL import Image
+
+    name = Path(urlsplit(image.get("src", "")).path).name
+    pixels = Image.open(site / "_images" / name).size
+    style = dict(re.findall(r"(width|height):\s*([\d.]+)px", image.get("style", "")))
+    shown = tuple(int(float(style.get(side, 0))) for side in ("width", "height"))
+    problems = []
+    if [abs(2 * s - p) > 2 for s, p in zip(shown, pixels)] != [False, False]:
+        problems.append(f"{name}: {pixels[0]}x{pixels[1]} pixels shown at "
+                        f"{shown[0]}x{shown[1]} CSS pixels, not two pixels for each")
+    link = image.find_parent("a")
+    if link is None or Path(urlsplit(link.get("href", "")).path).name != name:
+        problems.append(f"{name}: does not link to its full-size file")
     return problems
 
 
