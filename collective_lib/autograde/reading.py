@@ -38,15 +38,15 @@ __all__ = ["SubmissionExporter", "read_submission", "without_lone_surrogates", "
 #: (``{"collective_lib": {"unreadable": reason}}``); only :func:`read_submission` sets it.
 UNREADABLE = "collective_lib"
 #: The kinds of cells a notebook may hold.
-CELL_TYPES = ("code", "markdown", "raw")
+_CELL_TYPES = ("code", "markdown", "raw")
 #: An nbformat 4.5 cell id.
-CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The scalar values a cell's nbgrader metadata may hold.
-SCALARS = (str, int, float, bool, type(None))
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SCALARS = (str, int, float, bool, type(None))
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class Unreadable(ValueError):
+class _Unreadable(ValueError):
     """A submission's file is not a notebook this reader can rebuild."""
 
 
@@ -66,7 +66,7 @@ def read_submission(data: bytes | str) -> NotebookNode:
         data = data.decode("utf-8", errors="replace")
     try:
         notebook = _rebuilt(json.loads(data, parse_int=_int))
-    except (Unreadable, ValueError, RecursionError) as error:
+    except (_Unreadable, ValueError, RecursionError) as error:
         notebook = v4.new_notebook()
         notebook.metadata[UNREADABLE] = {"unreadable": _reason(error)}
     return notebook
@@ -76,7 +76,7 @@ def without_lone_surrogates(value):
     """``value`` (JSON data) with every lone UTF-16 surrogate of its strings replaced by
     U+FFFD: JSON's ``"\\ud800"`` reads as one, and no file can hold it."""
     if isinstance(value, str):
-        return LONE_SURROGATE.sub("\ufffd", value)
+        return _LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
         return [without_lone_surrogates(item) for item in value]
     if isinstance(value, dict):
@@ -91,7 +91,7 @@ def _int(digits: str) -> int | None:
 
 
 def _reason(error: Exception) -> str:
-    if isinstance(error, Unreadable):
+    if isinstance(error, _Unreadable):
         return str(error)
     if isinstance(error, RecursionError):
         return "its JSON is nested too deeply"
@@ -100,13 +100,13 @@ def _reason(error: Exception) -> str:
 
 def _rebuilt(raw) -> NotebookNode:
     if not isinstance(raw, dict):
-        raise Unreadable(f"it holds a JSON {type(raw).__name__}, not a notebook")
+        raise _Unreadable(f"it holds a JSON {type(raw).__name__}, not a notebook")
     version = raw.get("nbformat")
     if version != 4 or isinstance(version, bool):
-        raise Unreadable(f"it is written in nbformat {version!r}, not 4")
+        raise _Unreadable(f"it is written in nbformat {version!r}, not 4")
     cells = raw.get("cells")
     if not isinstance(cells, list):
-        raise Unreadable("it has no list of cells")
+        raise _Unreadable("it has no list of cells")
     notebook = v4.new_notebook(cells=[_cell(cell, number) for number, cell in
                                       enumerate(cells, 1)])
     metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
@@ -117,17 +117,17 @@ def _rebuilt(raw) -> NotebookNode:
 
 
 def _cell(raw, number: int) -> NotebookNode:
-    if not isinstance(raw, dict) or raw.get("cell_type") not in CELL_TYPES:
-        raise Unreadable(f"its cell {number} is not a code, markdown or raw cell")
+    if not isinstance(raw, dict) or raw.get("cell_type") not in _CELL_TYPES:
+        raise _Unreadable(f"its cell {number} is not a code, markdown or raw cell")
     source = raw.get("source", "")
     if isinstance(source, list) and all(isinstance(line, str) for line in source):
         source = "".join(source)
     if not isinstance(source, str):
-        raise Unreadable(f"the source of its cell {number} is not text")
+        raise _Unreadable(f"the source of its cell {number} is not text")
     metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
     kept = {}
     nbgrader = metadata.get("nbgrader")
-    if isinstance(nbgrader, dict) and all(isinstance(v, SCALARS) for v in nbgrader.values()):
+    if isinstance(nbgrader, dict) and all(isinstance(v, _SCALARS) for v in nbgrader.values()):
         kept["nbgrader"] = nbgrader
     tags = metadata.get("tags")
     if isinstance(tags, list) and all(isinstance(tag, str) for tag in tags):
@@ -142,7 +142,7 @@ def _cell(raw, number: int) -> NotebookNode:
             for files in attachments.values()):
         cell.attachments = without_lone_surrogates(attachments)   # a picture in an answer
     cell_id = raw.get("id")
-    if isinstance(cell_id, str) and CELL_ID.fullmatch(cell_id):
+    if isinstance(cell_id, str) and _CELL_ID.fullmatch(cell_id):
         cell.id = cell_id
     return cell
 
