@@ -428,6 +428,16 @@ def submissions(source: os.PathLike | str | NotebookNode, changes: dict) -> dict
     return built
 
 
+def released_course(course_dir: os.PathLike | str, assignment: str) -> tuple:
+    """Copy the course to ``course_dir`` and release ``assignment``: ``(course, released,
+    source)``, the released notebook as a student gets it and the instructor's."""
+    course = copy_course(course_dir)
+    generate_assignment(course, assignment)
+    name = f"{assignment}.ipynb"
+    return (course, nbformat.read(course / "release" / assignment / name, as_version=4),
+            nbformat.read(source_notebook(course, assignment, name), as_version=4))
+
+
 def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submissions,
                       spinning: Iterable[str] = ()) -> tuple:
     """Copy the course to ``course_dir``, release ``assignment``, grade its submissions.

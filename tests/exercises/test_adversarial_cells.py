@@ -98,10 +98,8 @@ def _delete_tests(nb):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("adversarial-cells") / "course")
-    h.generate_assignment(course, ASSIGNMENT)
-    released = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
-    solved = nbformat.read(h.source_notebook(course, ASSIGNMENT, NOTEBOOK), as_version=4)
+    course, released, solved = h.released_course(
+        tmp_path_factory.mktemp("adversarial-cells") / "course", ASSIGNMENT)
     payloads = {
         "honest": solved,
         "honest_without_data": _edited(solved, lambda nb: nb.cells.pop(_cell(nb, "data"))),

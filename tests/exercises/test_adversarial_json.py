@@ -19,7 +19,6 @@ import pytest
 import nbgrader_harness as h
 
 ASSIGNMENT = "gray_codes"
-NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 ANSWER = "gray_solution"
 
 
@@ -92,10 +91,8 @@ def _note(result) -> str:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("json") / "course")
-    h.generate_assignment(course, ASSIGNMENT)
-    released = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
-    source = nbformat.read(h.source_notebook(course, ASSIGNMENT, NOTEBOOK), as_version=4)
+    course, released, source = h.released_course(
+        tmp_path_factory.mktemp("json") / "course", ASSIGNMENT)
 
     def honest():
         return h.answered_release(released, source)

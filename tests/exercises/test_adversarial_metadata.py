@@ -17,7 +17,6 @@ import pytest
 import nbgrader_harness as h
 
 ASSIGNMENT = "gray_codes"
-NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 WRONG = "def gray_of(i):\n    return 0\n\n\ndef gray_rank(g):\n    return 0\n"
 
 
@@ -59,10 +58,8 @@ def _attacked(released, attack, answer=WRONG):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("metadata") / "course")
-    h.generate_assignment(course, ASSIGNMENT)
-    released = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
-    source = nbformat.read(h.source_notebook(course, ASSIGNMENT, NOTEBOOK), as_version=4)
+    course, released, source = h.released_course(
+        tmp_path_factory.mktemp("metadata") / "course", ASSIGNMENT)
     honest = h.answered_release(released, source)
     first = h.autograde_many(course, ASSIGNMENT, {"regraded": honest})
     # every attack on a wrong answer, and the regraded student's next submission: wrong, with

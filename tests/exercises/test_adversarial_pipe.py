@@ -12,13 +12,11 @@ process sent the grader something other than its answer
 (``collective_lib.autograde.remote``), and binding names is part of each cell's checks
 (``checker._grade``), so nothing a student process sends can end the notebook's grading.
 """
-import nbformat
 import pytest
 
 import nbgrader_harness as h
 
 ASSIGNMENT = "gray_codes"
-NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 GRADED = ("gray_tests", "transitions_tests", "index_tests")
 
 FORGE = '''
@@ -46,10 +44,8 @@ FORGED = {"ready_is_a_list": "[1]",
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("pipe") / "course")
-    h.generate_assignment(course, ASSIGNMENT)
-    released = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
-    source = nbformat.read(h.source_notebook(course, ASSIGNMENT, NOTEBOOK), as_version=4)
+    course, released, source = h.released_course(
+        tmp_path_factory.mktemp("pipe") / "course", ASSIGNMENT)
     submissions = {"honest": h.answered_release(released, source)}
     for student, messages in FORGED.items():
         nb = h.answered_release(released, source)

@@ -7,8 +7,9 @@ give exactly those grades:
 
 * an ``honest`` student hands in the instructor's solution, a ``buggy`` one a wrong
   answer, a ``hostile`` one an answer that kills its parent process and exits its own;
-* a ``crash`` student hands in a notebook that is not JSON, which makes nbgrader itself
-  fail on that student: it must cost that student's grade only.
+* a ``crash`` student hands in a folder where the notebook belongs, which makes nbgrader
+  itself fail on that student (any file is read as a notebook, collective_lib/autograde/
+  reading.py, but a folder is not a file): it must cost that student's grade only.
 
 The parallel runs are on a real ``LocalCluster`` of separate worker processes
 (through ``--scheduler``, as on a cluster), on the default local cluster of the
@@ -70,7 +71,7 @@ def _submit(course: Path) -> None:
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True, exist_ok=True)
         if kind == "crash":
-            (folder / NOTEBOOK).write_text('{"cells": [ this is not a notebook')
+            (folder / NOTEBOOK).mkdir()
         else:
             nbformat.write(notebooks[kind], folder / NOTEBOOK)
 
@@ -156,7 +157,7 @@ def test_the_workers_of_a_scheduler_give_the_grades_of_a_sequential_run(
         # again alone, so the reason is the student's own (nbgrader's error about its
         # notebook)
         assert by_student[student]["reason"].startswith(
-            "nbgrader autograde exited with status 1 (nbformat.reader.NotJSONError: ")
+            "nbgrader autograde exited with status 1 (IsADirectoryError: ")
     # graded in the cluster's worker processes, not in this one
     pids = {int(e["worker"].rsplit(":", 1)[1]) for e in ledger}
     assert os.getpid() not in pids and len(pids) >= 1
