@@ -13,7 +13,8 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 
 from collective_lib.autograde import feedback
 from collective_lib.autograde import (DeduplicateCells, EscapeStudentMarkup, FlagForReview,
-                                      LimitOutputSize, SubmissionExporter, TrustedVerdict)
+                                      LimitOutputSize, SubmissionCollect, SubmissionExporter,
+                                      TrustedVerdict)
 
 c = get_config()  # noqa: F821  (injected by nbgrader when it loads this file)
 
@@ -33,9 +34,11 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # loses that metadata whole (a known grade id gets the gradebook's role back), so it is
 # the student's own cell and does not make nbgrader refuse the notebook
 # (collective_lib.autograde.verdict).
-# Every submitted file is read as a notebook, whatever its JSON holds
+# Every submitted file is read as a notebook, whatever its JSON holds, and a link a
+# student leaves in the exchange is collected as a link, never followed
 # (collective_lib/autograde/reading.py).
 c.Autograde.exporter_class = SubmissionExporter
+c.ExchangeFactory.collect = SubmissionCollect
 c.Autograde.sanitize_preprocessors = [
     DeduplicateCells,
     ClearOutput,

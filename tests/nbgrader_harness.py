@@ -348,7 +348,8 @@ def _solution_regions(lines: Iterable[str]) -> list[tuple[int, int]]:
 def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: dict,
                    spinning: Iterable[str] = ()) -> dict:
     """Autograde every ``{student: notebook or path}`` of ``assignment`` in one nbgrader run
-    (two with ``spinning``). A ``str`` is the submitted file's exact text.
+    (two with ``spinning``). A ``str`` is the submitted file's exact text, a callable makes
+    the submitted file at the path it is given.
 
     One run for all students is much faster than :func:`autograde` per student.
     The students named in ``spinning`` (code that never returns, cells that
@@ -370,6 +371,9 @@ def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: 
         target.mkdir(parents=True, exist_ok=True)
         if isinstance(nb, str):
             (target / name).write_text(nb, encoding="utf-8")
+            continue
+        if callable(nb):
+            nb(target / name)
             continue
         if isinstance(nb, Path):
             nb = nbformat.read(nb, as_version=4)

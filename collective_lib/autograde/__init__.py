@@ -8,7 +8,8 @@
   :mod:`.cgroups`, forbidden library code poisoned by :mod:`.poison`) reached
   through stand-ins (:mod:`.remote`) and a data-only codec (:mod:`.codec`);
   ``DeduplicateCells`` keeps a copied or relabelled cell from stopping nbgrader,
-  ``SubmissionExporter`` (:mod:`.reading`) reads any submitted file as a notebook, and
+  ``SubmissionExporter`` (:mod:`.reading`) reads any submitted file as a notebook
+  (``SubmissionCollect`` collects a link as a link), and
   ``FlagForReview`` marks cells whose checks raised a flag
   (:mod:`collective_lib.grading.review`) for manual grading. The checks
   themselves are :mod:`collective_lib.grading`, the layer below this one
@@ -35,11 +36,13 @@ grading library can use the light modules without loading nbgrader.
 import importlib
 
 __all__ = ["LimitOutputSize", "EscapeStudentMarkup", "TrustedVerdict", "DeduplicateCells",
-           "SubmissionExporter", "FlagForReview", "PerQuestionExportPlugin", "question_column"]
+           "SubmissionExporter", "SubmissionCollect", "FlagForReview", "PerQuestionExportPlugin",
+           "question_column"]
 
 _HOMES = {"LimitOutputSize": "preprocessors", "EscapeStudentMarkup": "preprocessors",
           "TrustedVerdict": "verdict",
           "DeduplicateCells": "verdict", "SubmissionExporter": "reading",
+          "SubmissionCollect": "reading",
           "FlagForReview": "verdict", "PerQuestionExportPlugin": "export",
           "question_column": "export"}
 

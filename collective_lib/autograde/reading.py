@@ -1,42 +1,63 @@
-"""How autograde reads a submitted notebook: whatever its file holds, a notebook comes out.
+"""How the course takes in what a student hands in: every submitted file is graded.
 
 nbgrader reads a submission with ``nbformat.read`` and stops on the first file it
 cannot read or validate, before any grading: the notebook gets no verdict, and on a
 regrade the gradebook keeps the scores of the student's previous submission. A
 student's edit of the file's JSON is enough: a number of 5001 digits, ``NaN`` as an
-execution count, a source that is a number, a cell without metadata, nesting
-100,000 levels deep, ``"nbformat": 5``. A lone UTF-16 surrogate (``"\\ud800"``) is
-read, but no file can hold it, so nbgrader failed at the end, when it wrote the
-graded notebook (after saving its scores: no feedback).
+execution count, a source that is a number, a cell without metadata, a tag with a
+comma, nesting 100,000 levels deep, ``"nbformat": 5``; and so is a folder or a link
+where the notebook belongs. A lone UTF-16 surrogate (``"\\ud800"``) is read, but no
+file can hold it, so nbgrader failed at the end, when it wrote the graded notebook
+(after saving its scores: no feedback). A file of 95 MB took 2.5 GB of the grader's
+memory to parse, and one of 100,000 cells two minutes, outside every limit.
 
 :class:`SubmissionExporter` (``c.Autograde.exporter_class`` in
 ``exercises/nbgrader_config.py``) reads through :func:`read_submission` instead,
 which rebuilds the notebook from what it can use: each cell's type, source,
-nbformat id, tags, a markdown cell's attachments and its nbgrader metadata (which
+nbformat id, a markdown cell's attachments and its nbgrader metadata (which
 ``DeduplicateCells`` then checks against the gradebook), every string without lone
-surrogates. Outputs, execution
-counts and all other metadata are dropped; grading clears or rebuilds them anyway.
-A file it cannot read as a notebook at all becomes an empty notebook that says why
-(:data:`UNREADABLE` in its metadata): grading puts every instructor cell back, each
-test fails for want of the student's answers, and the graded notebook's note from
-the grader gives the reason. Either way every graded cell gets a verdict, and the
-gradebook the scores of this submission.
+surrogates. Outputs, execution counts, tags and all other metadata are dropped;
+grading clears or rebuilds them anyway. It reads a regular file only, never through
+a link, and at most :data:`MAX_NOTEBOOK_BYTES` and :data:`MAX_CELLS` cells. What it
+cannot read as a notebook becomes an empty notebook that says why (:data:`UNREADABLE`
+in its metadata): grading puts every instructor cell back, each test fails for want
+of the student's answers, and the graded notebook's note from the grader gives the
+reason. Either way every graded cell gets a verdict, and the gradebook the scores of
+this submission.
+
+A link is never followed because nbgrader's ``collect`` copies the students' folders
+of the exchange, which students write, with the instructor's rights: a link there to
+the instructor's source notebook came out as a copy of it, solutions included, and
+was graded as the student's. :class:`SubmissionCollect` (``c.ExchangeFactory.collect``)
+copies a link as a link, which the reader then refuses.
 """
 from __future__ import annotations
 
+import datetime
+import functools
 import json
 import os
 import re
+import shutil
+import stat
 
 from nbconvert.exporters import NotebookExporter
+from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import v4
 from nbformat.notebooknode import NotebookNode
+from nbgrader.exchange.default import ExchangeCollect
 
-__all__ = ["SubmissionExporter", "read_submission", "without_lone_surrogates", "UNREADABLE"]
+__all__ = ["SubmissionExporter", "SubmissionCollect", "read_submission",
+           "without_lone_surrogates", "UNREADABLE", "MAX_NOTEBOOK_BYTES", "MAX_CELLS"]
 
 #: The key of a notebook's metadata that says why its file could not be read
 #: (``{"collective_lib": {"unreadable": reason}}``); only :func:`read_submission` sets it.
 UNREADABLE = "collective_lib"
+#: The largest notebook file read (a notebook whose outputs hold many pictures is the
+#: largest a student makes; parsing JSON takes up to some 25 times a file's size).
+MAX_NOTEBOOK_BYTES = 20 << 20
+#: The most cells a notebook may have (an assignment has some 20).
+MAX_CELLS = 2000
 #: The kinds of cells a notebook may hold.
 _CELL_TYPES = ("code", "markdown", "raw")
 #: An nbformat 4.5 cell id.
@@ -62,13 +83,20 @@ def read_submission(data: bytes | str) -> NotebookNode:
     >>> read_submission('{"nbformat": 5}').metadata["collective_lib"]["unreadable"]
     'it is written in nbformat 5, not 4'
     """
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        return _unreadable(f"it is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB (clear its "
+                           "outputs and hand it in again)")
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
     try:
-        notebook = _rebuilt(json.loads(data, parse_int=_int))
+        return _rebuilt(json.loads(data, parse_int=_int))
     except (_Unreadable, ValueError, RecursionError) as error:
-        notebook = v4.new_notebook()
-        notebook.metadata[UNREADABLE] = {"unreadable": _reason(error)}
+        return _unreadable(_reason(error))
+
+
+def _unreadable(reason: str) -> NotebookNode:
+    notebook = v4.new_notebook()
+    notebook.metadata[UNREADABLE] = {"unreadable": reason}
     return notebook
 
 
@@ -107,6 +135,8 @@ def _rebuilt(raw) -> NotebookNode:
     cells = raw.get("cells")
     if not isinstance(cells, list):
         raise _Unreadable("it has no list of cells")
+    if len(cells) > MAX_CELLS:
+        raise _Unreadable(f"it has {len(cells)} cells, more than {MAX_CELLS}")
     notebook = v4.new_notebook(cells=[_cell(cell, number) for number, cell in
                                       enumerate(cells, 1)])
     metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
@@ -129,9 +159,6 @@ def _cell(raw, number: int) -> NotebookNode:
     nbgrader = metadata.get("nbgrader")
     if isinstance(nbgrader, dict) and all(isinstance(v, _SCALARS) for v in nbgrader.values()):
         kept["nbgrader"] = nbgrader
-    tags = metadata.get("tags")
-    if isinstance(tags, list) and all(isinstance(tag, str) for tag in tags):
-        kept["tags"] = tags
     make = {"code": v4.new_code_cell, "markdown": v4.new_markdown_cell,
             "raw": v4.new_raw_cell}[raw["cell_type"]]
     cell = make(source=without_lone_surrogates(source), metadata=without_lone_surrogates(kept))
@@ -156,8 +183,55 @@ class SubmissionExporter(NotebookExporter):
     :data:`UNREADABLE` included, and is read as it is.
     """
 
-    def from_file(self, file_stream, resources=None, **kw):
+    def from_filename(self, filename, resources=None, **kw):
         if os.environ.get("NBGRADER_EXECUTION") == "autograde":
-            return super().from_file(file_stream, resources=resources, **kw)
-        data = file_stream.buffer.read() if hasattr(file_stream, "buffer") else file_stream.read()
+            return super().from_filename(filename, resources=resources, **kw)
+        resources = ResourcesDict() if resources is None else resources
+        if not resources.get("metadata"):
+            resources["metadata"] = ResourcesDict()
+        path, name = os.path.split(filename)
+        resources["metadata"].update(name=os.path.splitext(name)[0], path=path)
+        try:
+            data, modified = _regular_file(filename)
+        except _Unreadable as error:
+            return self.from_notebook_node(_unreadable(str(error)), resources=resources, **kw)
+        resources["metadata"]["modified_date"] = modified.strftime("%B %-d, %Y")
         return self.from_notebook_node(read_submission(data), resources=resources, **kw)
+
+
+def _regular_file(filename: str) -> tuple:
+    """The bytes of ``filename`` (at most one more than :data:`MAX_NOTEBOOK_BYTES`) and its
+    time of change, read without following a link; :class:`_Unreadable` for anything but a
+    regular file."""
+    try:
+        fd = os.open(filename, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        kind = "a link" if os.path.islink(filename) else "not a file it can open"
+        raise _Unreadable(f"it is {kind}, not a notebook file ({error.strerror})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise _Unreadable(f"it is {kind}, not a notebook file")
+    with os.fdopen(fd, "rb") as file:
+        return (file.read(MAX_NOTEBOOK_BYTES + 1),
+                datetime.datetime.fromtimestamp(info.st_mtime, tz=datetime.timezone.utc))
+
+
+class SubmissionCollect(ExchangeCollect):
+    """nbgrader's ``collect``, but a link in a student's folder is copied as a link.
+
+    nbgrader copies the folders students write in the exchange with the instructor's
+    rights, following links (``shutil.copytree``'s default): a link to a file only the
+    instructor may read came out as a copy of that file in the student's submission.
+    """
+
+    def do_copy(self, src, dest, log=None):
+        # nbgrader's own copy (its size limits, ignore patterns and group permissions) with
+        # copytree told to keep links; collect runs in one thread.
+        copytree = shutil.copytree
+        shutil.copytree = functools.partial(copytree, symlinks=True)
+        try:
+            super().do_copy(src, dest, log)
+        finally:
+            shutil.copytree = copytree

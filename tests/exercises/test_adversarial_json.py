@@ -4,10 +4,13 @@ Attacks of the fourth round, on the JSON of a submitted notebook: a lone UTF-16
 surrogate (``"\\ud800"``, which no file can hold), an execution count of 5001
 digits or ``NaN``, a cell without metadata, a cell whose source is a number,
 metadata nested 100,000 levels deep, ``"nbformat": 5``, a file cut short; and a
-student's own exception message holding a lone surrogate. nbgrader stopped on
-each file (or, for the message, when it wrote the graded notebook): no verdict,
-no feedback, and a regrade left the gradebook with the previous submission's
-scores. Now every file is read as a notebook (``collective_lib.autograde.reading``):
+student's own exception message holding a lone surrogate. Of the fifth: tags nbformat
+refuses (a comma, twice the same, empty), a folder or a link where the notebook
+belongs (a link to the instructor's source notebook was graded 8/8), a file of 95
+MB (2.5 GB of the grader's memory) and one of 100,000 cells (two minutes). nbgrader
+stopped on each file (or, for the message, when it wrote the graded notebook): no
+verdict, no feedback, and a regrade left the gradebook with the previous
+submission's scores. Now every file is read as a notebook (``collective_lib.autograde.reading``):
 an edit grading does not need is dropped and the answers are graded; a file that
 holds no notebook is graded without answers, and its note says why.
 """
@@ -17,6 +20,7 @@ import nbformat
 import pytest
 
 import nbgrader_harness as h
+from collective_lib.autograde.reading import MAX_CELLS, MAX_NOTEBOOK_BYTES
 
 ASSIGNMENT = "gray_codes"
 ANSWER = "gray_solution"
@@ -72,14 +76,45 @@ def _cut_short(nb) -> str:
     return text[:len(text) // 2]
 
 
+def _odd_tags(nb) -> str:
+    h.find_cell(nb, ANSWER).metadata["tags"] = ["a,b", "x", "x", ""]
+    return json.dumps(_json(nb))
+
+
+def _folder(nb):
+    return lambda path: path.mkdir()
+
+
+def _link_to_the_source(nb):
+    # what nbgrader's collect made of a link a student left in the exchange (fifth round)
+    return lambda path: path.symlink_to(h.source_notebook(path.parents[3], ASSIGNMENT,
+                                                          f"{ASSIGNMENT}.ipynb"))
+
+
+def _too_large(nb) -> str:
+    data = _json(nb)
+    data["metadata"]["padding"] = "x" * MAX_NOTEBOOK_BYTES
+    return json.dumps(data)
+
+
+def _too_many_cells(nb) -> str:
+    data = _json(nb)
+    data["cells"] += [{"cell_type": "raw", "source": "", "metadata": {}}] * MAX_CELLS
+    return json.dumps(data)
+
+
 #: Edits grading does not need: the answers are graded as if the edit were not there.
 READABLE = {"surrogate_comment": _surrogate_comment, "huge_count": _huge_count,
-            "nan_count": _nan_count, "no_metadata": _no_metadata}
+            "nan_count": _nan_count, "no_metadata": _no_metadata, "odd_tags": _odd_tags}
 #: Files that hold no notebook this reader rebuilds, with the reason the note gives.
 UNREADABLE = {"source_number": (_source_number, "is not text"),
               "deep_metadata": (_deep_metadata, "nested too deeply"),
               "nbformat_5": (_nbformat_5, "nbformat 5, not 4"),
-              "cut_short": (_cut_short, "not valid JSON")}
+              "cut_short": (_cut_short, "not valid JSON"),
+              "folder": (_folder, "it is a folder"),
+              "link_to_the_source": (_link_to_the_source, "it is a link"),
+              "too_large": (_too_large, "larger than 20 MiB"),
+              "too_many_cells": (_too_many_cells, "more than 2000")}
 RAISES_SURROGATE = ('def gray_of(i):\n    raise ValueError("bad \\ud800 value")\n\n\n'
                     "def gray_rank(g):\n    return 0\n")
 

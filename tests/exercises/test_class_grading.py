@@ -7,9 +7,9 @@ give exactly those grades:
 
 * an ``honest`` student hands in the instructor's solution, a ``buggy`` one a wrong
   answer, a ``hostile`` one an answer that kills its parent process and exits its own;
-* a ``crash`` student hands in a folder where the notebook belongs, which makes nbgrader
-  itself fail on that student (any file is read as a notebook, collective_lib/autograde/
-  reading.py, but a folder is not a file): it must cost that student's grade only.
+* a ``crash`` student's submission holds a ``timestamp.txt`` nbgrader cannot parse,
+  which makes nbgrader itself fail on that student (whatever the notebook holds, it is
+  graded: collective_lib/autograde/reading.py): it must cost that student's grade only.
 
 The parallel runs are on a real ``LocalCluster`` of separate worker processes
 (through ``--scheduler``, as on a cluster), on the default local cluster of the
@@ -71,7 +71,8 @@ def _submit(course: Path) -> None:
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True, exist_ok=True)
         if kind == "crash":
-            (folder / NOTEBOOK).mkdir()
+            nbformat.write(notebooks["honest"], folder / NOTEBOOK)
+            (folder / "timestamp.txt").write_text("not a time")
         else:
             nbformat.write(notebooks[kind], folder / NOTEBOOK)
 
@@ -155,9 +156,10 @@ def test_the_workers_of_a_scheduler_give_the_grades_of_a_sequential_run(
         assert student in by_student[student]["reason"] and f"FAILED {student}:" in out.out
         # the batch with the crashes failed, and its unfinished students were graded
         # again alone, so the reason is the student's own (nbgrader's error about its
-        # notebook)
-        assert by_student[student]["reason"].startswith(
-            "nbgrader autograde exited with status 1 (IsADirectoryError: ")
+        # timestamp)
+        reason = by_student[student]["reason"]
+        assert reason.startswith("nbgrader autograde exited with status 1 ("), reason
+        assert "get_existing_timestamp" in reason, reason
     # graded in the cluster's worker processes, not in this one
     pids = {int(e["worker"].rsplit(":", 1)[1]) for e in ledger}
     assert os.getpid() not in pids and len(pids) >= 1

@@ -1,0 +1,85 @@
+"""What the course takes in of a student's files (collective_lib.autograde.reading): every
+submitted file becomes a notebook, read without following a link, and collect copies a
+link as a link. The end-to-end attacks are in tests/exercises/test_adversarial_json.py."""
+import json
+import os
+import shutil
+
+import nbformat
+import pytest
+from nbgrader.coursedir import CourseDirectory
+
+from collective_lib.autograde.reading import (MAX_CELLS, MAX_NOTEBOOK_BYTES, UNREADABLE,
+                                              SubmissionCollect, SubmissionExporter,
+                                              read_submission)
+
+
+def _notebook(cells) -> dict:
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+
+
+def _reason(nb) -> str | None:
+    return nb.metadata.get(UNREADABLE, {}).get("unreadable")
+
+
+def test_what_grading_needs_is_kept_and_the_rest_dropped():
+    cell = {"cell_type": "markdown", "source": ["# \ud800 answer"], "id": "answer-1",
+            "metadata": {"nbgrader": {"grade_id": "a", "points": 2}, "tags": ["a,b", "a", "a"],
+                         "other": [[[]]]},
+            "attachments": {"p.png": {"image/png": "iVBOR"}}}
+    nb = read_submission(json.dumps(_notebook([cell])))
+    (kept,) = nb.cells
+    assert kept.source == "# \ufffd answer" and kept.id == "answer-1"
+    assert dict(kept.metadata) == {"nbgrader": {"grade_id": "a", "points": 2}}
+    assert kept.attachments == {"p.png": {"image/png": "iVBOR"}}
+    nbformat.validate(nb)                   # what nbgrader refused now passes its checks
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b"\xff\xfe not json", "not valid JSON"),
+    (json.dumps(_notebook([{"cell_type": "raw", "source": ""}] * (MAX_CELLS + 1))),
+     f"more than {MAX_CELLS}"),
+    (b" " * (MAX_NOTEBOOK_BYTES + 1), "larger than 20 MiB"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    (json.dumps(_notebook([{"cell_type": "heading", "source": ""}])), "cell 1 is not a code"),
+])
+def test_a_file_that_holds_no_notebook_says_why(data, reason):
+    nb = read_submission(data)
+    assert nb.cells == [] and reason in _reason(nb)
+
+
+def _export(path):
+    nb, _ = SubmissionExporter().from_filename(str(path))
+    return nbformat.reads(nb, as_version=4)
+
+
+def test_the_exporter_reads_a_regular_file_and_nothing_else(tmp_path, monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    notebook = tmp_path / "a.ipynb"
+    notebook.write_text(json.dumps(_notebook([{"cell_type": "code", "source": "x = 1"}])))
+    assert [c.source for c in _export(notebook).cells] == ["x = 1"]
+    secret = tmp_path / "secret.ipynb"
+    secret.write_text(json.dumps(_notebook([{"cell_type": "code", "source": "solution"}])))
+    link = tmp_path / "link.ipynb"
+    link.symlink_to(secret)
+    folder = tmp_path / "folder.ipynb"
+    folder.mkdir()
+    fifo = tmp_path / "fifo.ipynb"
+    os.mkfifo(fifo)
+    for path, why in [(link, "it is a link"), (folder, "it is a folder"),
+                      (fifo, "not a regular file"), (tmp_path / "gone.ipynb", "can open")]:
+        nb = _export(path)
+        assert nb.cells == [] and why in _reason(nb), (path, _reason(nb))
+
+
+def test_collect_copies_a_link_as_a_link(tmp_path):
+    inbound = tmp_path / "inbound" / "student+a+2026"
+    inbound.mkdir(parents=True)
+    (inbound / "a.ipynb").symlink_to(tmp_path / "instructors_only.ipynb")
+    (inbound / "data.txt").write_text("mine")
+    (tmp_path / "instructors_only.ipynb").write_text("solutions")
+    collect = SubmissionCollect(coursedir=CourseDirectory())
+    collect.do_copy(str(inbound), str(tmp_path / "submitted"))
+    copied = tmp_path / "submitted" / "a.ipynb"
+    assert copied.is_symlink() and (tmp_path / "submitted" / "data.txt").read_text() == "mine"
+    assert shutil.copytree.__name__ == "copytree"      # nbgrader's copy is itself again
