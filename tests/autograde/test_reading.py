@@ -9,6 +9,8 @@ import nbformat
 import pytest
 from nbgrader.coursedir import CourseDirectory
 
+import nbgrader_harness as h
+
 from collective_lib.autograde.reading import (MAX_CELLS, MAX_NOTEBOOK_BYTES, UNREADABLE,
                                               SubmissionCollect, SubmissionExporter,
                                               read_submission)
@@ -83,3 +85,13 @@ def test_collect_copies_a_link_as_a_link(tmp_path):
     copied = tmp_path / "submitted" / "a.ipynb"
     assert copied.is_symlink() and (tmp_path / "submitted" / "data.txt").read_text() == "mine"
     assert shutil.copytree.__name__ == "copytree"      # nbgrader's copy is itself again
+
+
+def test_the_course_configuration_collects_and_reads_with_them():
+    from nbgrader.converters import Autograde
+    from nbgrader.exchange import ExchangeFactory
+    from traitlets.config import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(h.EXERCISES_DIR)).load_config()
+    assert ExchangeFactory(config=config).collect is SubmissionCollect
+    assert Autograde(config=config).exporter_class is SubmissionExporter
