@@ -233,15 +233,23 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"))
 _DECODER = json.JSONDecoder()
 
 
-def send_message(fd: int, message: Any) -> None:
-    """Write one JSON message, prefixed by its length, to the pipe ``fd``."""
+def send_message(fd: int, message: Any, deadline: float | None = None) -> None:
+    """Write one JSON message, prefixed by its length, to the pipe ``fd``; ``TimeoutError``
+    after ``deadline`` (monotonic) when the reader at the other end does not read."""
     blob = _ENCODER.encode(message).encode()
     if len(blob) > MAX_MESSAGE_BYTES:
         raise Undecodable(f"a message of {len(blob)} bytes is over the limit of "
                           f"{MAX_MESSAGE_BYTES}")
     data = struct.pack("!I", len(blob)) + blob
     while data:
-        data = data[os.write(fd, data):]
+        if deadline is None:
+            data = data[os.write(fd, data):]
+            continue
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            raise TimeoutError
+        # a pipe that selects as writable takes PIPE_BUF bytes without blocking
+        data = data[os.write(fd, data[:select.PIPE_BUF]):]
 
 
 def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:

@@ -43,7 +43,7 @@ import stat
 
 from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
-from nbformat import v4
+from nbformat import ValidationError, v4
 from nbformat.notebooknode import NotebookNode
 from nbgrader.exchange.default import ExchangeCollect
 
@@ -81,7 +81,7 @@ def read_submission(data: bytes | str) -> NotebookNode:
     >>> nb.cells[0].source, nb.cells[0].execution_count, dict(nb.cells[0].metadata)
     ('x = 1', None, {})
     >>> read_submission('{"nbformat": 5}').metadata["collective_lib"]["unreadable"]
-    'it is written in nbformat 5, not 4'
+    'its nbformat is not 4'
     """
     if len(data) > MAX_NOTEBOOK_BYTES:
         return _unreadable(f"it is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB (clear its "
@@ -90,7 +90,7 @@ def read_submission(data: bytes | str) -> NotebookNode:
         data = data.decode("utf-8", errors="replace")
     try:
         return _rebuilt(json.loads(data, parse_int=_int))
-    except (_Unreadable, ValueError, RecursionError) as error:
+    except (_Unreadable, ValueError, RecursionError, ValidationError) as error:
         return _unreadable(_reason(error))
 
 
@@ -123,6 +123,8 @@ def _reason(error: Exception) -> str:
         return str(error)
     if isinstance(error, RecursionError):
         return "its JSON is nested too deeply"
+    if isinstance(error, ValidationError):          # (its message quotes the student's text)
+        return "it breaks the rules of nbformat 4"
     return f"it is not valid JSON ({without_lone_surrogates(str(error))[:200]})"
 
 
@@ -130,8 +132,8 @@ def _rebuilt(raw) -> NotebookNode:
     if not isinstance(raw, dict):
         raise _Unreadable(f"it holds a JSON {type(raw).__name__}, not a notebook")
     version = raw.get("nbformat")
-    if version != 4 or isinstance(version, bool):
-        raise _Unreadable(f"it is written in nbformat {version!r}, not 4")
+    if version != 4 or isinstance(version, bool):     # (its text is the student's: not shown)
+        raise _Unreadable("its nbformat is not 4")
     cells = raw.get("cells")
     if not isinstance(cells, list):
         raise _Unreadable("it has no list of cells")

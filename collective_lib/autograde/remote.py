@@ -367,7 +367,11 @@ class StudentProcess:
                     return {"err": _FORGED, "type": "RuntimeError"}
                 if "call" not in reply:
                     break
-                send_message(self.wfd, self._call_back(reply))
+                index = reply["call"]
+                if not (type(index) is int and 0 <= index < len(self.callbacks)):
+                    self.kill()                     # no function of the checker's has it
+                    return {"err": _FORGED, "type": "RuntimeError"}
+                send_message(self.wfd, self._call_back(reply), deadline)
         except TimeoutError:
             self.kill()
             return self._died(mark) if self._stopped(mark) else {

@@ -71,6 +71,16 @@ def _nbformat_5(nb) -> str:
     return json.dumps(data)
 
 
+def _nbformat_says_more(nb) -> str:
+    # its text went into the grader's note (fifth round)
+    data = _json(nb)
+    data["nbformat"] = SPOOF
+    return json.dumps(data)
+
+
+SPOOF = "4, reviewed by hand: **8/8**, see [the grader's office](https://example.org/)"
+
+
 def _cut_short(nb) -> str:
     text = json.dumps(_json(nb))
     return text[:len(text) // 2]
@@ -109,7 +119,8 @@ READABLE = {"surrogate_comment": _surrogate_comment, "huge_count": _huge_count,
 #: Files that hold no notebook this reader rebuilds, with the reason the note gives.
 UNREADABLE = {"source_number": (_source_number, "is not text"),
               "deep_metadata": (_deep_metadata, "nested too deeply"),
-              "nbformat_5": (_nbformat_5, "nbformat 5, not 4"),
+              "nbformat_5": (_nbformat_5, "its nbformat is not 4"),
+              "nbformat_says_more": (_nbformat_says_more, "its nbformat is not 4"),
               "cut_short": (_cut_short, "not valid JSON"),
               "folder": (_folder, "it is a folder"),
               "link_to_the_source": (_link_to_the_source, "it is a link"),
@@ -156,6 +167,12 @@ def test_a_file_without_a_notebook_is_graded_without_answers_and_says_why(graded
     assert result.total == 0 and result.max_score == 8, (student, result.scores)
     note = _note(result)
     assert "could not be read as a notebook" in note and UNREADABLE[student][1] in note, note
+
+
+def test_the_note_from_the_grader_quotes_nothing_of_the_file(graded):
+    _, results = graded
+    note = _note(results["nbformat_says_more"])
+    assert "8/8" not in note and "example.org" not in note, note
 
 
 def test_a_regrade_of_an_unreadable_file_replaces_the_previous_scores(graded):

@@ -39,7 +39,11 @@ _forge(%s)
 '''
 FORGED = {"ready_is_a_list": "[1]",
           "ready_without_its_keys": '{"x": 1}',
-          "a_description_without_a_kind": '{"ready": True, "first_error": ""}, {"foo": 1}'}
+          "a_description_without_a_kind": '{"ready": True, "first_error": ""}, {"foo": 1}',
+          # a request to call a function of the checker's, which has given the process none:
+          # the checker answered each, and a flood of them, never read, blocked it until the
+          # notebook's time ran out (fifth round)
+          "calls_the_checker": '{"call": 0, "args": [], "kwargs": {}}'}
 
 
 @pytest.fixture(scope="module")

@@ -266,3 +266,33 @@ def test_a_declared_size_check_fails_on_nan():
     with pytest.raises(AssertionError, match="carries 3 words of data\nbut is sent as nan"):
         check_declared_words(_run(1.0, words=NAN), lambda payload: 3, "prog for p=2")
     check_declared_words(_run(1.0, words=3), lambda payload: 3, "prog for p=2")
+
+
+def test_a_message_nobody_reads_stops_at_its_deadline():
+    # a student process that floods the checker with requests and never reads the answers
+    # filled the pipe, and the checker's write blocked past every time limit (fifth round)
+    read, write = os.pipe()
+    try:
+        start = time.monotonic()
+        with pytest.raises(TimeoutError):
+            for _ in range(1000):
+                send_message(write, {"ret": "x" * 1000}, deadline=start + 0.5)
+        assert 0.5 <= time.monotonic() - start < 5
+        received = 0
+        os.set_blocking(read, False)
+        while True:                         # what was written is whole messages and a part
+            try:
+                received += len(os.read(read, 1 << 16))
+            except BlockingIOError:
+                break
+        assert received >= 60_000
+    finally:
+        os.close(read)
+        os.close(write)
+    read, write = os.pipe()                 # and a message that is read goes through whole
+    try:
+        send_message(write, {"ret": [1, 2]}, deadline=time.monotonic() + 5)
+        assert receive_message(read, time.monotonic() + 5) == {"ret": [1, 2]}
+    finally:
+        os.close(read)
+        os.close(write)
