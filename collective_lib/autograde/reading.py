@@ -208,8 +208,9 @@ def _regular_file(filename: str) -> tuple:
     try:
         fd = os.open(filename, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
-        kind = "a link" if os.path.islink(filename) else "not a file it can open"
-        raise _Unreadable(f"it is {kind}, not a notebook file ({error.strerror})") from None
+        if os.path.islink(filename):
+            raise _Unreadable("it is a link, not a notebook file") from None
+        raise _Unreadable(f"the grader cannot open it ({error.strerror})") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)

@@ -69,7 +69,7 @@ def test_the_exporter_reads_a_regular_file_and_nothing_else(tmp_path, monkeypatc
     fifo = tmp_path / "fifo.ipynb"
     os.mkfifo(fifo)
     for path, why in [(link, "it is a link"), (folder, "it is a folder"),
-                      (fifo, "not a regular file"), (tmp_path / "gone.ipynb", "can open")]:
+                      (fifo, "not a regular file"), (tmp_path / "gone.ipynb", "cannot open it")]:
         nb = _export(path)
         assert nb.cells == [] and why in _reason(nb), (path, _reason(nb))
 
