@@ -29,7 +29,7 @@ A link is never followed because nbgrader's ``collect`` copies the students' fol
 of the exchange, which students write, with the instructor's rights: a link there to
 the instructor's source notebook came out as a copy of it, solutions included, and
 was graded as the student's. :class:`SubmissionCollect` (``c.ExchangeFactory.collect``)
-copies a link as a link, which the reader then refuses.
+leaves links out, and what else a student may not hand in (see there).
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.exchange.default import ExchangeCollect
 
 __all__ = ["SubmissionExporter", "SubmissionCollect", "read_submission",
-           "without_lone_surrogates", "UNREADABLE", "MAX_NOTEBOOK_BYTES", "MAX_CELLS"]
+           "without_lone_surrogates", "UNREADABLE", "MAX_NOTEBOOK_BYTES", "MAX_CELLS", "FUTURE_S"]
 
 #: The key of a notebook's metadata that says why its file could not be read
 #: (``{"collective_lib": {"unreadable": reason}}``); only :func:`read_submission` sets it.
@@ -58,6 +58,8 @@ UNREADABLE = "collective_lib"
 MAX_NOTEBOOK_BYTES = 20 << 20
 #: The most cells a notebook may have (an assignment has some 20).
 MAX_CELLS = 2000
+#: How far ahead of the grader's clock a submission's timestamp may be, in seconds.
+FUTURE_S = 3600
 #: The kinds of cells a notebook may hold.
 _CELL_TYPES = ("code", "markdown", "raw")
 #: An nbformat 4.5 cell id.
@@ -222,19 +224,80 @@ def _regular_file(filename: str) -> tuple:
 
 
 class SubmissionCollect(ExchangeCollect):
-    """nbgrader's ``collect``, but a link in a student's folder is copied as a link.
+    """nbgrader's ``collect``, taking in only what a student may hand in.
 
-    nbgrader copies the folders students write in the exchange with the instructor's
-    rights, following links (``shutil.copytree``'s default): a link to a file only the
-    instructor may read came out as a copy of that file in the student's submission.
+    nbgrader collects the folders of the exchange's inbound folder, which every student
+    may write, with the instructor's rights: it followed links (``shutil.copytree``), so
+    a link to the instructor's source notebook or to the gradebook came out as a copy in
+    the student's submission, and from there in the student's feedback; a named pipe in
+    one student's folder, or a folder named with a timestamp it cannot read, stopped the
+    collection of the whole class; and a folder in another student's name with a
+    timestamp in 2099 replaced that student's submission for good. Here a link, a pipe or
+    any other file that is not a regular file or a folder is left out; a folder whose
+    name holds no readable timestamp, or a time more than :data:`FUTURE_S` ahead, is not
+    collected; nor is one that another student of the course owns (where the machine's
+    user names are the student ids, as nbgrader's ``check_owner`` assumes).
     """
+
+    def _path_to_record(self, path):
+        try:
+            record = super()._path_to_record(path)
+        except (ValueError, OverflowError):         # dateutil's ParserError is a ValueError
+            return self._skipped(path, "its name holds no timestamp")
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)  # as nbgrader
+        ahead = record["timestamp"] - now
+        if ahead.total_seconds() > FUTURE_S:
+            return self._skipped(path, "its timestamp lies in the future")
+        owner = _owner(path)
+        if owner != record["username"] and owner in self._student_ids():
+            return self._skipped(path, "another student of the course owns it")
+        return record
+
+    def _skipped(self, path, why: str) -> dict:
+        self.log.warning("not collected: %s (%s)", path, why)
+        return {"username": "", "filename": os.path.basename(path),
+                "timestamp": datetime.datetime.min}
+
+    def _student_ids(self) -> set:
+        if not hasattr(self, "_students"):
+            from nbgrader.api import Gradebook
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+                self._students = {student.id for student in gb.students}
+        return self._students
+
+    def init_src(self):
+        super().init_src()
+        self.src_records = [r for r in self.src_records if r["username"]]
 
     def do_copy(self, src, dest, log=None):
         # nbgrader's own copy (its size limits, ignore patterns and group permissions) with
-        # copytree told to keep links; collect runs in one thread.
+        # copytree told to leave out what is not a regular file or a folder; collect runs in
+        # one thread.
         copytree = shutil.copytree
-        shutil.copytree = functools.partial(copytree, symlinks=True)
+        shutil.copytree = functools.partial(_copytree_of_files, copytree)
         try:
             super().do_copy(src, dest, log)
         finally:
             shutil.copytree = copytree
+
+
+def _owner(path: str) -> str | None:
+    try:
+        import pwd
+        return pwd.getpwuid(os.lstat(path).st_uid).pw_name
+    except (ImportError, KeyError, OSError):
+        return None
+
+
+def _copytree_of_files(copytree, src, dst, symlinks=False, ignore=None, *args, **kw):
+    """``copytree`` leaving out every entry that is neither a regular file nor a folder
+    (links among them, never followed); it calls itself for each folder, as copytree does."""
+    def left_out(folder, names):
+        chosen = set(ignore(folder, names)) if ignore is not None else set()
+        return chosen | {name for name in names
+                         if not _file_or_folder(os.lstat(os.path.join(folder, name)).st_mode)}
+    return copytree(src, dst, symlinks, left_out, *args, **kw)
+
+
+def _file_or_folder(mode: int) -> bool:
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)

@@ -74,17 +74,66 @@ def test_the_exporter_reads_a_regular_file_and_nothing_else(tmp_path, monkeypatc
         assert nb.cells == [] and why in _reason(nb), (path, _reason(nb))
 
 
-def test_collect_copies_a_link_as_a_link(tmp_path):
+def test_collect_leaves_out_links_and_pipes(tmp_path):
+    # links named *.html came out as the source notebook, the gradebook and /etc/shadow in
+    # the student's feedback; a pipe stopped the collection of the whole class (sixth round)
     inbound = tmp_path / "inbound" / "student+a+2026"
-    inbound.mkdir(parents=True)
-    (inbound / "a.ipynb").symlink_to(tmp_path / "instructors_only.ipynb")
-    (inbound / "data.txt").write_text("mine")
+    (inbound / "data").mkdir(parents=True)
     (tmp_path / "instructors_only.ipynb").write_text("solutions")
+    (inbound / "a.ipynb").symlink_to(tmp_path / "instructors_only.ipynb")
+    (inbound / "solutions.html").symlink_to(tmp_path / "instructors_only.ipynb")
+    (inbound / "data" / "up").symlink_to(tmp_path)
+    os.mkfifo(inbound / "pipe")
+    (inbound / "data" / "values.txt").write_text("mine")
     collect = SubmissionCollect(coursedir=CourseDirectory())
     collect.do_copy(str(inbound), str(tmp_path / "submitted"))
-    copied = tmp_path / "submitted" / "a.ipynb"
-    assert copied.is_symlink() and (tmp_path / "submitted" / "data.txt").read_text() == "mine"
+    copied = sorted(p.relative_to(tmp_path / "submitted").as_posix()
+                    for p in (tmp_path / "submitted").rglob("*"))
+    assert copied == ["data", "data/values.txt"]
     assert shutil.copytree.__name__ == "copytree"      # nbgrader's copy is itself again
+
+
+def test_collect_takes_no_folder_without_a_time_from_the_future_or_of_another_student(
+        tmp_path, monkeypatch):
+    import datetime
+    import pwd
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    # a new gradebook runs `alembic`, beside this Python
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable),
+                                                os.environ["PATH"]]))
+
+    me = pwd.getpwuid(os.getuid()).pw_name            # the owner of every folder made here
+    root = tmp_path / "exchange"
+    inbound = root / "course" / "inbound"
+    inbound.mkdir(parents=True)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+    def hand_in(student, when):
+        (inbound / f"{student}+a+{when}+x").mkdir()
+
+    hand_in(me, now - datetime.timedelta(minutes=5))             # my own
+    hand_in(me, now + datetime.timedelta(days=365))              # from the future
+    hand_in("zz", "not-a-time")                                  # stopped every collect
+    hand_in("alice", now - datetime.timedelta(minutes=1))        # in alice's name, by me
+    db = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(db, "course") as gb:
+        for student in (me, "alice"):
+            gb.add_student(student)
+    coursedir = CourseDirectory(course_id="course", assignment_id="a", db_url=db)
+    collect = SubmissionCollect(coursedir=coursedir, root=str(root))
+    collect.init_src()
+    chosen = {r["username"]: r["timestamp"] for r in collect.src_records}
+    assert set(chosen) == {me} and chosen[me] < now, chosen
+    # where the owner is no student of the course (grading as root, say), the folder is
+    # taken in the name it gives, as nbgrader does
+    with Gradebook(db, "course") as gb:
+        gb.remove_student(me)
+    collect = SubmissionCollect(coursedir=coursedir, root=str(root))
+    collect.init_src()
+    assert {r["username"] for r in collect.src_records} == {me, "alice"}
 
 
 def test_the_course_configuration_collects_and_reads_with_them():
