@@ -60,6 +60,8 @@ MAX_NOTEBOOK_BYTES = 20 << 20
 MAX_CELLS = 2000
 #: How far ahead of the grader's clock a submission's timestamp may be, in seconds.
 FUTURE_S = 3600
+#: A student id collect takes: no glob pattern or path character, not a hidden name.
+_STUDENT_ID = re.compile(r"[^*?\[\]/\\.][^*?\[\]/\\]*")
 #: The kinds of cells a notebook may hold.
 _CELL_TYPES = ("code", "markdown", "raw")
 #: An nbformat 4.5 cell id.
@@ -232,11 +234,13 @@ class SubmissionCollect(ExchangeCollect):
     the student's submission, and from there in the student's feedback; a named pipe in
     one student's folder, or a folder named with a timestamp it cannot read, stopped the
     collection of the whole class; and a folder in another student's name with a
-    timestamp in 2099 replaced that student's submission for good. Here a link, a pipe or
-    any other file that is not a regular file or a folder is left out; a folder whose
-    name holds no readable timestamp, or a time more than :data:`FUTURE_S` ahead, is not
-    collected; nor is one that another student of the course owns (where the machine's
-    user names are the student ids, as nbgrader's ``check_owner`` assumes).
+    timestamp in 2099 replaced that student's submission for good; a folder in the name
+    ``*`` took the first student's grade (nbgrader uses the id as a glob pattern). Here a
+    link, a pipe or any other file that is not a regular file or a folder is left out; a
+    folder whose name holds no readable timestamp, a time more than :data:`FUTURE_S`
+    ahead, or a student id with a pattern or path character is not collected; nor is one
+    that another student of the course owns (where the machine's user names are the
+    student ids, as nbgrader's ``check_owner`` assumes).
     """
 
     def _path_to_record(self, path):
@@ -244,6 +248,9 @@ class SubmissionCollect(ExchangeCollect):
             record = super()._path_to_record(path)
         except (ValueError, OverflowError):         # dateutil's ParserError is a ValueError
             return self._skipped(path, "its name holds no timestamp")
+        if not _STUDENT_ID.fullmatch(record["username"]):
+            # nbgrader uses the id as a glob pattern: "*" took the first student's grade
+            return self._skipped(path, "its student id holds a pattern or path character")
         now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)  # as nbgrader
         ahead = record["timestamp"] - now
         if ahead.total_seconds() > FUTURE_S:
