@@ -236,14 +236,18 @@ class SubmissionCollect(ExchangeCollect):
     collection of the whole class; and a folder in another student's name with a
     timestamp in 2099 replaced that student's submission for good; a folder in the name
     ``*`` took the first student's grade (nbgrader uses the id as a glob pattern). Here a
-    link, a pipe or any other file that is not a regular file or a folder is left out; a
-    folder whose name holds no readable timestamp, a time more than :data:`FUTURE_S`
+    link, a pipe or any other file that is not a regular file or a folder is left out; an
+    entry of inbound that is not a folder (a link to one), a folder whose name holds no
+    readable timestamp, a time more than :data:`FUTURE_S`
     ahead, or a student id with a pattern or path character is not collected; nor is one
     that another student of the course owns (where the machine's user names are the
     student ids, as nbgrader's ``check_owner`` assumes).
     """
 
     def _path_to_record(self, path):
+        if os.path.islink(path) or not os.path.isdir(path):
+            # a link in inbound to the instructor's folder would be copied as the submission
+            return self._skipped(path, "it is not a folder")
         try:
             record = super()._path_to_record(path)
         except (ValueError, OverflowError):         # dateutil's ParserError is a ValueError

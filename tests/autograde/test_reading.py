@@ -119,6 +119,7 @@ def test_collect_takes_no_folder_without_a_time_from_the_future_or_of_another_st
     hand_in("zz", "not-a-time")                                  # stopped every collect
     hand_in("alice", now - datetime.timedelta(minutes=1))        # in alice's name, by me
     hand_in("*", now - datetime.timedelta(minutes=1))            # took the first's grade
+    (inbound / f"{me}+a+{now}+link").symlink_to(tmp_path, target_is_directory=True)
     hand_in("[am]*", now - datetime.timedelta(minutes=1))
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with Gradebook(db, "course") as gb:
