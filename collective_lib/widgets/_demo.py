@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from ..catalog import catalog
 from ..viz.descriptions import description
 
-__all__ = ["operation_entries", "PICTURE_DPI", "MAX_PICTURE_HEIGHT", "CONTROLS_WIDTH",
+__all__ = ["operation_entries", "PICTURE_DPI", "MAX_PICTURE_HEIGHT", "SNAPSHOT_SCALE", "CONTROLS_WIDTH",
            "png_bytes", "png_size", "Picture", "show_png", "img_tag", "animation_html",
            "html_text", "play_button", "short_number", "Demo", "PictureDemo"]
 
@@ -48,6 +48,10 @@ def operation_entries(operation: str) -> dict:
 PICTURE_DPI = 90
 #: The tallest picture in pixels: with the browser's and Jupyter's bars it fits a 768-pixel screen.
 MAX_PICTURE_HEIGHT = 520
+#: Image pixels per CSS pixel of a built page's snapshot: sharp on a screen of two device
+#: pixels to a CSS pixel, as the chapters' figures are (the live picture, redrawn on every
+#: move of a control, keeps one).
+SNAPSHOT_SCALE = 2
 #: The width of the column of controls left of a picture.  With a picture at most about
 #: 630 pixels wide it fits JupyterLab's notebook beside the file browser on a 1366-pixel screen.
 CONTROLS_WIDTH = "300px"
@@ -57,13 +61,14 @@ CONTROLS_WIDTH = "300px"
 _STRETCHED_CONTROLS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.Dropdown, W.Checkbox)
 
 
-def png_bytes(fig: Figure, *, tight: bool = True) -> bytes:
-    """``fig`` as PNG, at most ``MAX_PICTURE_HEIGHT`` pixels high.
+def png_bytes(fig: Figure, *, tight: bool = True, scale: int = 1) -> bytes:
+    """``fig`` as PNG, at most ``MAX_PICTURE_HEIGHT`` CSS pixels high, ``scale`` image
+    pixels to a CSS pixel.
 
     ``tight=False`` keeps the figure's own margins: one drawing instead of two,
     for the pictures that are redrawn after every slider move.
     """
-    dpi = min(PICTURE_DPI, MAX_PICTURE_HEIGHT / fig.get_figheight())
+    dpi = min(PICTURE_DPI, MAX_PICTURE_HEIGHT / fig.get_figheight()) * scale
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
     return buf.getvalue()
@@ -100,10 +105,11 @@ def show_png(image: W.Image, png: bytes, alt: str) -> None:
     image.layout.min_width = f"{width}px"        # a flex box must not squeeze it either
 
 
-def img_tag(png: bytes, alt: str) -> str:
-    """An ``<img>`` at the picture's natural size that shrinks, never grows, with the page."""
+def img_tag(png: bytes, alt: str, *, scale: int = 1) -> str:
+    """An ``<img>`` at the picture's natural size (``scale`` image pixels to a CSS pixel)
+    that shrinks, never grows, with the page."""
     data = base64.b64encode(png).decode("ascii")
-    width, height = png_size(png)
+    width, height = (round(side / scale) for side in png_size(png))
     return (f'<img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
             f'style="max-width:100%;height:auto" alt="{html.escape(alt)}">')
 
@@ -332,8 +338,9 @@ class PictureDemo(Demo):
         self.caption.value = self._caption_text()
         self.alt_text = description(fig) or self.no_description
         show_png(self.image, png_bytes(fig, tight=self.TIGHT), self.alt_text)
+        self._shown = fig
 
     def fallback_html(self) -> str:
-        """The caption and a PNG of the current picture."""
-        # The image widget already holds the PNG of the current settings.
-        return f"<p>{self.caption.value}</p>" + img_tag(self.image.value, self.alt_text)
+        """The caption and a sharp PNG of the current picture, at the live picture's size."""
+        png = png_bytes(self._shown, tight=self.TIGHT, scale=SNAPSHOT_SCALE)
+        return f"<p>{self.caption.value}</p>" + img_tag(png, self.alt_text, scale=SNAPSHOT_SCALE)

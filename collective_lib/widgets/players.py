@@ -21,7 +21,7 @@ from ..viz.descriptions import description
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
 from ._demo import (CONTROLS_WIDTH, animation_html, Demo, operation_entries, short_number, img_tag,
-                   Picture, play_button, png_bytes, show_png, html_text)
+                   Picture, play_button, png_bytes, show_png, html_text, SNAPSHOT_SCALE)
 
 __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
 
@@ -240,7 +240,9 @@ class StepPlayer(_CatalogPlayer):
         if steps <= 1:
             fig = self._figure()
             self._draw(fig.add_subplot(), 1)
-            return head + img_tag(png_bytes(fig), description(fig) or "the only step of the run")
+            png = png_bytes(fig, scale=SNAPSHOT_SCALE)
+            return head + img_tag(png, description(fig) or "the only step of the run",
+                                  scale=SNAPSHOT_SCALE)
         return head + self._animation(steps)
 
     def _animation(self, steps: int) -> str:

@@ -33,6 +33,7 @@ book`` would. This is the suite's only whole-book build. Every page must
   Chromium and axe-core).
 """
 
+import base64
 import importlib.util
 import os
 import re
@@ -499,7 +500,10 @@ def figure_problems(site: Path, soup: BeautifulSoup) -> list[str]:
     problems = [f"a figure shown as its text: {pre.get_text().strip()[:60]}"
                 for pre in soup.select("main pre") if "<Figure size" in pre.get_text()]
     for image in soup.select("main img"):
-        if (image.get("id") or "").startswith("_anim_img") or image.get("src", "").startswith("data:"):
+        if (image.get("id") or "").startswith("_anim_img") or image.find_parent(class_="print-frames"):
+            continue
+        if image.get("src", "").startswith("data:"):
+            problems += snapshot_problems(image)
             continue
         alt = (image.get("alt") or "").strip()
         name = Path(urlsplit(image.get("src", "")).path).name
@@ -511,6 +515,19 @@ def figure_problems(site: Path, soup: BeautifulSoup) -> list[str]:
             problems.append(f"{name}: not in a numbered figure with a caption")
         problems += sharpness_problems(site, image)
     return problems
+
+
+def snapshot_problems(image) -> list[str]:
+    """A live demo's snapshot is as sharp as a figure: two PNG pixels for each CSS pixel of
+    its width and height attributes (widgets._demo.SNAPSHOT_SCALE)."""
+    from collective_lib.widgets._demo import png_size
+
+    pixels = png_size(base64.b64decode(image["src"].split(",", 1)[1]))
+    shown = (int(image.get("width", 0)), int(image.get("height", 0)))
+    if [abs(2 * s - p) > 2 for s, p in zip(shown, pixels)] != [False, False]:
+        return [f"a demo's snapshot of {pixels[0]}x{pixels[1]} pixels shown at "
+                f"{shown[0]}x{shown[1]} CSS pixels, not two pixels for each"]
+    return []
 
 
 def sharpness_problems(site: Path, image) -> list[str]:

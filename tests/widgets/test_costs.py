@@ -1,4 +1,5 @@
 """The cost explorer follows its controls and simulates only points small enough to be quick."""
+import base64
 import re
 
 import ipywidgets as W
@@ -6,7 +7,7 @@ import pytest
 
 from collective_lib import catalog
 from collective_lib.widgets import MAX_SIMULATED_P, cost_explorer
-from collective_lib.widgets._demo import MAX_PICTURE_HEIGHT, png_size
+from collective_lib.widgets._demo import MAX_PICTURE_HEIGHT, SNAPSHOT_SCALE, png_size
 from collective_lib.widgets.costs import (SIMULATION_BUDGET, _estimate, _probe,
                                           _small_enough)
 
@@ -75,6 +76,17 @@ def test_the_picture_is_shown_at_its_natural_size_beside_the_controls():
     assert isinstance(row, W.HBox) and row.children[1] is explorer.image
     assert explorer.controls["p"] in row.children[0].children
     assert f'width="{width}" height="{height}"' in explorer.fallback_html()
+
+
+def test_the_snapshot_of_a_built_page_is_sharp_at_the_live_pictures_size():
+    explorer = cost_explorer(p=8, m=16)
+    page = explorer.fallback_html()
+    (data,) = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    shown = tuple(map(int, re.search(r'width="(\d+)" height="(\d+)"', page).groups()))
+    assert shown == png_size(explorer.image.value)
+    pixels = png_size(base64.b64decode(data))
+    assert all(abs(side - SNAPSHOT_SCALE * css) <= 1 for side, css in zip(pixels, shown)), \
+        (pixels, shown)
 
 
 def test_a_redraw_says_computing_while_it_runs():
