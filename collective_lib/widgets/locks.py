@@ -173,7 +173,8 @@ class LockPlayer(Demo):
         def frame(i):
             fig.clear()
             self._draw_into(fig, times[i])
-            texts[i] = description(fig)
+            *doing, cached = self.state_lines(times[i])     # the cursor's state, not the run's
+            texts[i] = f"{cached[0].upper()}{cached[1:]}. {'; '.join(doing)}."
             return []
         anim = FuncAnimation(fig, frame, frames=range(len(times)), init_func=lambda: [],
                              interval=1200, repeat=False)

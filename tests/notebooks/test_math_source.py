@@ -8,7 +8,9 @@ build parses it, and must show
   formula whose dollars do not pair up (a display set inline, a ``$`` too many)
   reaches the reader as raw TeX;
 * no run of three or more words inside math (outside ``\\text{...}`` and the
-  like): a ``$`` too few turns the following sentence into italic math.
+  like): a ``$`` too few turns the following sentence into italic math;
+* no escaped character (``\\_``, ``\\%``) inside ``\\text{...}``: MathJax sets the
+  text of ``\\text`` as it stands, backslash included.
 
 It reads the sources, so it covers every chapter without building the book.
 """
@@ -31,6 +33,7 @@ TOC = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
 RAW_TEX = re.compile(r"\$|\\[A-Za-z]+|\^\{|_\{")
 TEXT_IN_MATH = re.compile(
     r"\\(?:text|mathrm|textrm|mbox|operatorname|mathit|textit|mathbf|textbf)\s*\{[^{}]*\}")
+ESCAPE_IN_TEXT = re.compile(r"\\text\s*\{[^{}]*\\[_%&#$][^{}]*\}")
 PROSE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}(?:[ ,]+[A-Za-z]{3,}){2,}")
 MATH_TOKENS = {"math_inline", "math_block", "math_block_label", "amsmath"}
 
@@ -72,6 +75,8 @@ def math_slips(text: str) -> list[str]:
         if token.type == "text" and RAW_TEX.search(token.content):
             slips.append(f"raw TeX in the text: {token.content.strip()[:80]!r}")
         elif token.type in MATH_TOKENS:
+            slips += [f"a backslash shown in text: {text!r}"
+                      for text in ESCAPE_IN_TEXT.findall(token.content)]
             body = re.sub(r"\\[A-Za-z]+", " ", TEXT_IN_MATH.sub(" ", token.content))
             prose = PROSE.search(body)
             if prose:
@@ -91,3 +96,5 @@ def test_the_check_finds_the_slips_it_is_for():
     assert math_slips("so k^* = \\sqrt{a} is best") != []
     assert math_slips("$$\nT = 2\\alpha \\log p \\quad \\text{for every p here}\n$$") == []
     assert math_slips("$x$ is $y = 1 (the last form ignores the rounding). Then $z$") != []
+    assert math_slips("$\\lfloor r / \\text{per\\_node} \\rfloor$") != []
+    assert math_slips("$\\lfloor r / \\text{per_node} \\rfloor$") == []

@@ -1,4 +1,6 @@
 """The lock player follows its controls and describes the moment under its cursor."""
+import re
+
 import pytest
 
 from collective_lib import viz, widgets
@@ -40,6 +42,16 @@ def test_player_has_a_static_fallback():
     assert "<link" not in html        # no Font Awesome from a CDN: the book reads offline
     assert 'alt="An animation of the run, a cursor sweeping its time in' in html
     assert 'aria-label="Frame of the animation"' in html
+
+
+def test_the_animation_in_words_says_what_each_frame_shows():
+    player = widgets.lock_player("cas_spin_lock", p=2, rounds=1, hold=0)
+    words = player.fallback_html().split("The animation in words")[1]
+    frames = re.findall(r"<li>(.*?)</li>", words)
+    assert len(frames) == widgets.locks.LOCK_PLAYER_FRAMES
+    assert len(set(frames)) == len(frames), "two frames described alike"
+    assert frames[0].startswith("At time 0: ") and "PE 1: " in frames[0]
+    assert frames[-1].endswith("PE 0: done; PE 1: done.")
 
 
 @pytest.mark.parametrize("kwargs, text", [
