@@ -97,7 +97,10 @@ def test_timeline_draws_sections_spans_pauses_and_polls():
     assert by_gid(ax, "cursor")[0].get_xdata()[0] == 123
     assert [t.get_text() for t in ax.get_yticklabels()] == ["PE 0", "PE 1", "PE 2", "PE 3"]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert {"lock", "counter", "cache hit", "line transfer", "critical section"} <= set(legend)
+    # The cell is told by colour and hatch, a hit from a transfer by the bar's shade: the
+    # legend names the shade, which a cell's solid patch shares in grey print.
+    assert {"lock", "counter", "pale: cache hit", "solid: line transfer",
+            "critical section"} <= set(legend)
 
 
 def test_timeline_window_and_lanes():
