@@ -202,7 +202,8 @@ class AssignmentDirective(SphinxDirective):
         guide = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=GUIDE,
                                       refdoc=self.env.docname, refexplicit=True)
         guide += nodes.inline(text="Getting started")
-        link += [guide, nodes.Text(").")]
+        link += [guide, nodes.Text(")."), _on_paper(f" On paper: the file exercises/{name}.ipynb "
+                                                    "of the course bundle (Getting started).")]
         container += [head, link]
         return [container]
 
@@ -212,6 +213,12 @@ def _download(env, path: Path, text: str):
     return addnodes.download_reference(
         "", "", nodes.literal(text=text), refdoc=env.docname,
         reftarget="/" + Path(os.path.relpath(path, env.srcdir)).as_posix(), refexplicit=True)
+
+
+def _on_paper(text: str):
+    """Text that only the printed book shows, where a download link leads nowhere
+    (``print-only`` in ``_ext/static/print.css``)."""
+    return nodes.inline(text=text, classes=["print-only"])
 
 
 class CourseBundleDirective(SphinxDirective):
@@ -225,6 +232,8 @@ class CourseBundleDirective(SphinxDirective):
         para += nodes.Text(f" ({bundle.stat().st_size / 1e6:.1f} MB): the chapters as notebooks, "
                            "the collective_lib package, its pinned requirements and the "
                            "student version of every assignment.")
+        para += _on_paper(" On paper: the bundle is a link on this page of the book's web "
+                          "edition.")
         return [para]
 
 

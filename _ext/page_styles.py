@@ -11,8 +11,8 @@
   of contents.
 * An inline formula wider than its line scrolls in its own box, in the tab order, where
   the theme clipped it (``static/math_overflow.js``, ``static/layout.css``).
-* Printed (``make pdf``), a page is its text column, with code wrapped, figures and
-  tables whole and animations as strips of key frames (``static/print.css``).
+* Printed (``make pdf``), a page is its text column, with code wrapped, figures
+  whole and animations as strips of key frames (``static/print.css``).
 * A list of citations is not marked as an ARIA list: docutils writes
   ``<div class="citation-list" role="list">`` around entries of role
   ``doc-biblioentry``, which a list may not hold (axe-core: aria-required-children).

@@ -3,12 +3,15 @@
 
 The pages of ``_build/html`` are printed by headless Chromium (Debian's, the
 same as the browser tests), with the book's print styles
-(``_ext/static/print.css``): no navigation, every figure and table whole on a
-page, each widget as its static picture and each animation as a strip of key
-frames.  Chromium typesets the math with the book's own MathJax, so the PDF
-shows what the web page shows.  The chapters come in the order of
-``_toc.yml``, after a title page and a table of contents that gives the page
-each one starts on; pypdf joins them and adds a bookmark per chapter.
+(``_ext/static/print.css``): no navigation, every figure whole on a page, each
+widget as its static picture and each animation as a strip of key frames.
+Chromium typesets the math with the book's own MathJax, so the PDF shows what
+the web page shows; a formula or table wider than the column is scaled down to
+it, and printing stops if anything is still wider or a line of code would
+wrap.  The chapters come in the order of ``_toc.yml``, after a title page and a
+table of contents that gives the page each one starts on; pypdf joins them,
+numbers every page in the whole book, adds a bookmark per chapter and points
+each link to another page of the book at that chapter's first page.
 
 Why the printed pages and not Jupyter Book's LaTeX builder: the chapters'
 widgets and animations exist as HTML only (LaTeX would drop them), and the
@@ -30,7 +33,10 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from urllib.parse import urlsplit
+
 from pypdf import PdfReader, PdfWriter
+from pypdf.generic import ArrayObject, DictionaryObject, NameObject
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import browser_check  # noqa: E402  (a sibling script: tools/ is not a package)
@@ -39,10 +45,78 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 #: A4 in inches, and the margins.
 PAPER = {"paperWidth": 8.27, "paperHeight": 11.69, "marginTop": 0.7, "marginBottom": 0.7,
          "marginLeft": 0.7, "marginRight": 0.7}
-#: Chromium's footer: the chapter's own page count would restart in every chapter, so the
-#: footer names the book; the PDF viewer shows the page of the whole book.
-FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#555">'
-          '{title}</div>')
+#: The text column on paper, in CSS pixels (96 to the inch): each page is laid out at this
+#: width, in print media, before it is measured and printed.
+COLUMN_PX = round((PAPER["paperWidth"] - PAPER["marginLeft"] - PAPER["marginRight"]) * 96)
+#: The footer of every page but the title page: the book and the page's number in the whole
+#: book (the table of contents gives these numbers). Chromium numbers each printed document
+#: from 1, so the footers are printed once for the whole book and laid over its pages.
+FOOTER = ('<div style="font-size:9px;width:100%;text-align:center;color:#444">'
+          '{title} &middot; <span class="pageNumber"></span></div>')
+
+# On paper a box cannot scroll: a display formula, an inline one or a table wider than its
+# column is cut at the margin. Each is scaled down to its column (CSS zoom; a table's math
+# with it). Returns how many were scaled.
+# The block a box's lines are laid out in (an inline formula's parent may be an <em> or <a>).
+BLOCK_OF = """
+  const blockOf = element => {
+    let block = element.parentElement;
+    while (getComputedStyle(block).display.startsWith("inline")) block = block.parentElement;
+    return block;
+  };"""
+
+FIT_TO_COLUMN = "(() => {" + BLOCK_OF + """
+  let fitted = 0;
+  const fit = (box, drawn, room) => {
+    if (drawn > room + 1) {
+      box.style.zoom = (0.99 * room / drawn).toFixed(4);
+      box.style.overflow = "visible";
+      fitted += 1;
+    }
+  };
+  for (const el of document.querySelectorAll("main div.math mjx-container, main span.math")) {
+    const drawn = el.querySelector("mjx-math");
+    if (drawn !== null && el.closest("table") === null) {
+      fit(el, drawn.getBoundingClientRect().width, blockOf(el).clientWidth);
+    }
+  }
+  for (const table of document.querySelectorAll("main table")) {
+    fit(table, table.scrollWidth, blockOf(table).clientWidth);
+  }
+  return fitted;
+})()
+"""
+
+# What is still wider than the column after FIT_TO_COLUMN (nothing may be), how many
+# characters a printed line of a code cell holds and the page's longest line of code (it must
+# not wrap: a wrapped line starts again at the margin, where Python reads it as new code).
+PRINT_LAYOUT = "(() => {" + BLOCK_OF + """
+  const wide = [];
+  for (const el of document.querySelectorAll(
+      "main div.math mjx-container mjx-math, main span.math mjx-math, main table")) {
+    const box = el.closest("table") || el.closest("mjx-container");
+    const room = blockOf(box).getBoundingClientRect().right;
+    if (el.getBoundingClientRect().right > room + 2) {
+      wide.push(box.textContent.trim().slice(0, 60));
+    }
+  }
+  let columns = null, longest = 0;
+  for (const code of document.querySelectorAll("main div.cell_input pre")) {
+    for (const line of code.textContent.split("\\n")) longest = Math.max(longest, line.length);
+  }
+  const pre = document.querySelector("main div.cell_input pre");
+  if (pre !== null) {
+    const probe = document.createElement("span");
+    probe.textContent = "0".repeat(100);
+    pre.appendChild(probe);
+    const style = getComputedStyle(pre);
+    const room = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    columns = Math.floor(100 * room / probe.getBoundingClientRect().width);
+    probe.remove();
+  }
+  return {wide, columns, longest};
+})()
+"""
 
 
 def toc_pages() -> list[str]:
@@ -60,11 +134,47 @@ def book_title() -> str:
 OPEN_DETAILS = "document.querySelectorAll('details').forEach(d => { d.open = true; }); true"
 
 
-def _print(tools: browser_check.DevTools, footer: str) -> bytes:
-    result = tools.call("Page.printToPDF", printBackground=True, displayHeaderFooter=True,
-                        headerTemplate="<span></span>", footerTemplate=footer,
+def _print(tools: browser_check.DevTools, footer: str | None = None) -> bytes:
+    result = tools.call("Page.printToPDF", printBackground=True,
+                        displayHeaderFooter=footer is not None,
+                        headerTemplate="<span></span>", footerTemplate=footer or "<span></span>",
                         generateDocumentOutline=False, **PAPER)
     return base64.b64decode(result["data"])
+
+
+def _print_page(tools: browser_check.DevTools, url: str) -> bytes:
+    """One page of the book laid out for paper: formulas and tables fit the column."""
+    tools.events.clear()
+    tools.call("Page.navigate", url=url)
+    tools.wait_for("Page.loadEventFired", browser_check.PAGE_TIMEOUT)
+    tools.evaluate(browser_check.WAIT_FOR_MATHJAX)
+    tools.evaluate(OPEN_DETAILS)
+    tools.evaluate(FIT_TO_COLUMN)
+    layout = tools.evaluate(PRINT_LAYOUT)
+    if layout["wide"]:
+        raise SystemExit(f"{url}: wider than the printed column: {layout['wide']}")
+    if layout["columns"] is not None and layout["columns"] < layout["longest"]:
+        raise SystemExit(f"{url}: a printed code line holds {layout['columns']} characters, "
+                         f"the page's longest {layout['longest']}")
+    return _print(tools)
+
+
+def _set_blank(tools: browser_check.DevTools, page: str) -> None:
+    """Make the browser's page the HTML document ``page`` (no site, no network)."""
+    tools.call("Page.navigate", url="about:blank")
+    tools.wait_for("Page.loadEventFired", browser_check.PAGE_TIMEOUT)
+    frame = tools.call("Page.getFrameTree")["frameTree"]["frame"]["id"]
+    tools.call("Page.setDocumentContent", frameId=frame, html=page)
+
+
+def _numbered_footers(tools: browser_check.DevTools, pages: int, footer: str) -> PdfReader:
+    """``pages`` empty pages with the book's footer, numbered from 1."""
+    blank = '<div style="break-before:page">&nbsp;</div>'
+    _set_blank(tools, f"<!doctype html><html><body>&nbsp;{blank * (pages - 1)}</body></html>")
+    footers = PdfReader(io.BytesIO(_print(tools, footer)))
+    if len(footers.pages) != pages:
+        raise SystemExit(f"printed {len(footers.pages)} footers for {pages} pages")
+    return footers
 
 
 def _page_title(tools: browser_check.DevTools) -> str:
@@ -102,16 +212,16 @@ def print_book(site: Path, out: Path, chromium: str) -> Path:
         try:
             tools = browser_check.DevTools(ws_url)
             tools.call("Page.enable")
+            # Laid out as on paper while the pages are measured: print styles, the column's width.
+            tools.call("Emulation.setEmulatedMedia", media="print")
+            tools.call("Emulation.setDeviceMetricsOverride", width=COLUMN_PX,
+                       height=browser_check.HEIGHT, deviceScaleFactor=1, mobile=False)
             for page in toc_pages():
                 path = site / f"{page}.html"
                 if not path.exists():
                     raise SystemExit(f"{path} is missing: build the book first (make book)")
-                tools.events.clear()
-                tools.call("Page.navigate", url=origin + f"{page}.html")
-                tools.wait_for("Page.loadEventFired", browser_check.PAGE_TIMEOUT)
-                tools.evaluate(browser_check.WAIT_FOR_MATHJAX)
-                tools.evaluate(OPEN_DETAILS)
-                printed.append((_page_title(tools), _print(tools, footer)))
+                pdf = _print_page(tools, origin + f"{page}.html")
+                printed.append((_page_title(tools), pdf))
             # The front matter: its length decides where the chapters start.
             starts, page = [], 1
             front = None
@@ -121,12 +231,9 @@ def print_book(site: Path, out: Path, chromium: str) -> Path:
                 for heading, pdf in printed:
                     starts.append((heading, page))
                     page += len(PdfReader(io.BytesIO(pdf)).pages)
-                tools.call("Page.navigate", url="about:blank")
-                tools.wait_for("Page.loadEventFired", browser_check.PAGE_TIMEOUT)
-                frame = tools.call("Page.getFrameTree")["frameTree"]["frame"]["id"]
-                tools.call("Page.setDocumentContent", frameId=frame,
-                           html=_front_matter(title, author, starts))
-                front = _print(tools, footer)
+                _set_blank(tools, _front_matter(title, author, starts))
+                front = _print(tools)
+            footers = _numbered_footers(tools, page - 1, footer)
             tools.socket.close()
         finally:
             process.terminate()
@@ -137,11 +244,41 @@ def print_book(site: Path, out: Path, chromium: str) -> Path:
     for (heading, pdf), (_, start) in zip(printed, starts):
         writer.append(PdfReader(io.BytesIO(pdf)))
         writer.add_outline_item(title=heading.rstrip("#").strip(), page_number=start - 1)
+    for number, (sheet, footer_sheet) in enumerate(zip(writer.pages, footers.pages), 1):
+        if number > 1:                              # the title page has no footer
+            sheet.merge_page(footer_sheet)
+    _link_within_the_book(writer, origin, {f"{page}.html": start for page, (_, start)
+                                           in zip(toc_pages(), starts)})
     writer.add_metadata({"/Title": title, "/Author": author})
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as file:
         writer.write(file)
     return out
+
+
+def _link_within_the_book(writer: PdfWriter, origin: str, starts: dict) -> None:
+    """Links to the local server that served the pages go to the first page of their
+    chapter; links to its other files (an image, a download) are removed: the server
+    is gone once the book is printed."""
+    for sheet in writer.pages:
+        if "/Annots" not in sheet:
+            continue
+        kept = ArrayObject()
+        for reference in sheet["/Annots"]:
+            action = reference.get_object().get("/A", {})
+            uri = str(action.get("/URI", ""))
+            if not uri.startswith(origin):
+                kept.append(reference)
+                continue
+            start = starts.get(urlsplit(uri).path.lstrip("/"))
+            if start is None:
+                continue
+            reference.get_object()[NameObject("/A")] = DictionaryObject({
+                NameObject("/S"): NameObject("/GoTo"),
+                NameObject("/D"): ArrayObject([writer.pages[start - 1].indirect_reference,
+                                               NameObject("/Fit")])})
+            kept.append(reference)
+        sheet[NameObject("/Annots")] = kept
 
 
 def main(argv=None) -> int:

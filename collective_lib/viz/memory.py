@@ -329,7 +329,7 @@ def memory_timeline(run, *, ax=None, start=None, stop=None, pes=None, cursor=Non
     handles = [Patch(facecolor=c, hatch=h or None, edgecolor="white", label=g)
                for g, (c, h) in colours.items()]
     handles += [Patch(color="0.4", alpha=0.3, label="pale: cache hit"),
-                Patch(color="0.4", label="solid: line transfer"),
+                Patch(color="0.4", label="solid: transfer"),
                 Line2D([], [], color="0.55", lw=1.0, label="pause / back-off"),
                 Line2D([], [], ls="none", marker=".", color="black", label="poll, no news")]
     present = {sec for _, sec, _, _ in critical_sections(run, sections)}

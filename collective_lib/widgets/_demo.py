@@ -124,8 +124,9 @@ _ANIMATION_IMAGE = re.compile(r'(<img id="_anim_img\w+")')
 _ANIMATION_SLIDER = re.compile(r'(<input id="_anim_slider\w+")')
 #: The frames the player embeds, in order (their base64 is cut into lines ending in a backslash).
 _ANIMATION_FRAME = re.compile(r'frames\[(\d+)\] = "(data:image/png;base64,[A-Za-z0-9+/=\\\n]+)"')
-#: How many frames a printed page shows instead of the player.
-_PRINTED_FRAMES = 4
+#: How many frames a printed page shows instead of the player, each the column's width (two
+#: side by side printed a step player's labels at 4 points, the lock player's at 3).
+_PRINTED_FRAMES = 3
 
 
 def _key_frames(page: str, frame_texts: list) -> str:
@@ -137,7 +138,7 @@ def _key_frames(page: str, frame_texts: list) -> str:
     count = min(_PRINTED_FRAMES, len(frames))
     chosen = sorted({round(i * (len(frames) - 1) / max(count - 1, 1)) for i in range(count)})
     images = "".join(
-        f'<img src="{frames[i]}" style="max-width:48%;margin:1%" alt="Frame {i + 1} of '
+        f'<img src="{frames[i]}" style="max-width:100%;margin:1% 0" alt="Frame {i + 1} of '
         f'{len(frames)}{": " + html.escape(frame_texts[i]) if i < len(frame_texts) else ""}">'
         for i in chosen)
     # On screen the player shows the frames; on paper its controls would do nothing.

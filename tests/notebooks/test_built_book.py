@@ -585,3 +585,28 @@ def test_the_pdf_edition_holds_every_chapter_and_figure(site, pages, tmp_path):
                 for caption in pages[site / f"{page}.html"].select("figure figcaption")]
     for number in (" ".join(words) for words in captions):
         assert number in flat, f"{number} is not in the PDF"
+    assert_pages_numbered_and_linked_within(pdf, book_pdf.book_title()[0])
+
+
+def assert_pages_numbered_and_linked_within(pdf, title: str) -> None:
+    """Every page but the title page ends with the book's title and its number in the whole
+    book (the contents' numbers); a link goes to a page of the book or to the web, never to
+    the local server the pages were printed from, and a link within the book to the first
+    page of a chapter (the outline's)."""
+    unnumbered = [number for number, page in enumerate(pdf.pages[1:], 2)
+                  if not " ".join(page.extract_text().split()).endswith(f"{title} · {number}")]
+    assert not unnumbered, f"pages without their number: {unnumbered[:10]}"
+    starts = {pdf.get_destination_page_number(item) for item in pdf.outline}
+    local, elsewhere = [], []
+    for number, page in enumerate(pdf.pages, 1):
+        for annotation in page.get("/Annots") or []:
+            action = annotation.get_object().get("/A", {})
+            if "/URI" in action and urlsplit(str(action["/URI"])).hostname in ("127.0.0.1",
+                                                                               "localhost"):
+                local.append((number, str(action["/URI"])))
+            if action.get("/S") == "/GoTo":
+                target = pdf.get_page_number(action["/D"][0].get_object())
+                if target not in starts:
+                    elsewhere.append((number, target + 1))
+    assert not local, f"links a printed book cannot follow: {local[:5]}"
+    assert not elsewhere, f"links within the book to no chapter's start: {elsewhere[:5]}"

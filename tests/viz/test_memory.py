@@ -99,7 +99,7 @@ def test_timeline_draws_sections_spans_pauses_and_polls():
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     # The cell is told by colour and hatch, a hit from a transfer by the bar's shade: the
     # legend names the shade, which a cell's solid patch shares in grey print.
-    assert {"lock", "counter", "pale: cache hit", "solid: line transfer",
+    assert {"lock", "counter", "pale: cache hit", "solid: transfer",
             "critical section"} <= set(legend)
 
 
