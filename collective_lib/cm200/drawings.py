@@ -194,7 +194,8 @@ def crossover_figure(d: int = 8):
               ("d cycles, indices moved", d_cycles_time(d, w, "move") / 1000)]
     for i, (label, ms) in enumerate(curves):
         right.plot(w, ms, color=PALETTE[i], ls=LINE_STYLES[i], label=label)
-    crossings = [cycles_crossover(d, key) for key in ("compute", "move")]
+    crossings = [cycles_crossover(d, key) for key in ("compute", "move")]     # whole blocks
+    first_moved = cycles_crossover(d, "move", step="1")
     for x in crossings:
         right.axvline(x, color="grey", lw=0.6, ls="--")
     right.set_xlabel("M' (64-bit elements per node)", fontsize=FONT)
@@ -203,8 +204,9 @@ def crossover_figure(d: int = 8):
     right.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     describe(right, f"Bottom: model times on {2 ** d} nodes against M' up to 200. "
                     + curve_comparison([(label, w, ms) for label, ms in curves], x="M'")
-                    + f" Crossovers at M' = {crossings[0]:g} (computed), {crossings[1]:g} "
-                      f"(moved).")
+                    + f" Dashed: the first whole blocks of 2d elements at which the d cycles "
+                      f"win, M' = {crossings[0]:g} (computed) and {crossings[1]:g} (moved); "
+                      f"with moved indices they win first at M' = {first_moved:g}.")
     for ax in (left, right):
         ax.tick_params(labelsize=FONT)
     fig.tight_layout()
