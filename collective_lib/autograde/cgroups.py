@@ -383,12 +383,14 @@ class SubmissionGroup:
 
     def usage(self) -> dict:
         """``memory`` and its ``peak`` (bytes), ``cpu_s``, ``processes`` now, whether the
-        memory is ``at_limit`` (within 0.4 % of it), and the counts ``full`` (times the
-        limit was reached, where the kernel counts them), ``oom_kills`` (processes the OOM
-        killer stopped) and ``refused`` (forks refused)."""
+        memory is ``at_limit`` (within 0.4 % of it) and whether its peak was
+        (``peak_at_limit``), and the counts ``full`` (times the limit was reached, where
+        the kernel counts them: not every v1 kernel does), ``oom_kills`` (processes the
+        OOM killer stopped) and ``refused`` (forks refused)."""
         found = self._usage()
-        found["at_limit"] = bool(self.memory) and found["memory"] >= self.memory - max(
-            self.memory // 256, 1 << 20)
+        margin = max((self.memory or 0) // 256, 1 << 20)
+        found["at_limit"] = bool(self.memory) and found["memory"] >= self.memory - margin
+        found["peak_at_limit"] = bool(self.memory) and found["peak"] >= self.memory - margin
         return found
 
     def _usage(self) -> dict:
@@ -446,9 +448,11 @@ class SubmissionGroup:
         # reaching the limit is enough (waiting for the kernel's OOM killer, which first
         # reclaims what it can, costs a second or more); a group that stays there while
         # the stopped processes free their memory has not passed it again
-        reached = now["at_limit"] and not since.get("at_limit", False)
-        if reached or now["oom_kills"] > since.get("oom_kills", 0) or \
-                now["full"] > since.get("full", 0):
+        reached = (now["at_limit"] and not since.get("at_limit", False)) or (
+            now["peak_at_limit"] and not since.get("peak_at_limit", False))
+        # an OOM kill alone is no proof: the machine, or a cgroup around the grader, may have
+        # run out while this group was under its own limit (killed_from_outside)
+        if reached or now["full"] > since.get("full", 0):
             found["memory"] = (f"your processes together used more than "
                                f"{_size(self.memory or 0)} of memory (the limit for one "
                                "submission) and were stopped")
@@ -460,6 +464,13 @@ class SubmissionGroup:
             found["cpu"] = (f"your processes together used more than {self.cpu_s:g} s of "
                             "CPU time (the limit for one submission) and were stopped")
         return found
+
+    def killed_from_outside(self, usage: dict | None = None) -> bool:
+        """Whether the OOM killer stopped a process of the group that never reached the
+        group's own limit: the machine, or a cgroup around the grader, ran out of memory
+        (another submission graded beside it, perhaps), so the group is not to blame."""
+        usage = self.usage() if usage is None else usage
+        return usage["oom_kills"] > 0 and usage["full"] == 0 and not usage["peak_at_limit"]
 
     def reason(self, since: dict | None = None) -> str | None:
         """Why the group's processes were stopped since ``since`` (a :meth:`usage`), or None."""

@@ -351,7 +351,10 @@ def graded_students(course: Path, assignment: str, students, db_url: str,
 
     Complete: every notebook the gradebook lists for the assignment is in
     ``autograded/ID/ASSIGNMENT/`` no older than any submitted file, and the gradebook
-    has that submission with a score for every autograded (code) cell.
+    has that submission with a score for every autograded (code) cell. A submitted
+    file's age is its inode's change time: nbgrader's submit and collect keep the
+    student's own modification time (``copy2``), which may be older than the last
+    grading, or set back on purpose, while the change time is the kernel's.
     """
     from nbgrader.api import Gradebook, MissingEntry
     done = set()
@@ -359,7 +362,7 @@ def graded_students(course: Path, assignment: str, students, db_url: str,
         notebooks = [nb.name for nb in gb.find_assignment(assignment).notebooks]
         for student in students:
             files = _submitted_files(course, assignment, student)
-            newest = max((p.stat().st_mtime for p in files), default=0.0)
+            newest = max((p.stat().st_ctime for p in files), default=0.0)
             graded = [course / "autograded" / student / assignment / f"{name}.ipynb"
                       for name in notebooks]
             if not notebooks or not all(p.is_file() and p.stat().st_mtime >= newest

@@ -38,6 +38,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import ExportPlugin
 
+from .plain_text import spreadsheet_cell
+
 __all__ = ["PerQuestionExportPlugin", "question_column", "SUBMISSION_COLUMNS", "TOTAL_COLUMNS",
            "MAX_PREFIX"]
 
@@ -90,8 +92,9 @@ class PerQuestionExportPlugin(ExportPlugin):
                 for student in gradebook.students:
                     if students and student.id not in students:
                         continue
-                    writer.writerow(self._row(gradebook, assignment, student.id,
-                                              questions[assignment.name]))
+                    row = self._row(gradebook, assignment, student.id,
+                                    questions[assignment.name])
+                    writer.writerow({k: spreadsheet_cell(v) for k, v in row.items()})
 
     def _questions(self, coursedir: CourseDirectory, assignment) -> list[tuple[str, str, float]]:
         """``(notebook, grade_id, points)`` of every graded cell of ``assignment``.

@@ -38,6 +38,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..grading import KINDS
+from .plain_text import spreadsheet_cell, terminal_text
 from .verdict import FAILURE_METADATA
 
 __all__ = ["Cause", "CellFailures", "failures_by_cause", "failures_text", "failures_csv",
@@ -192,7 +193,7 @@ def failures_text(assignment: str, cells: list) -> str:
             example = cause.example.splitlines() or [""]
             lines.append(f"              e.g. ({cause.example_student}) {example[0]}")
             lines.extend(f"                   {line}" for line in example[1:])
-    return "\n".join(lines)
+    return terminal_text("\n".join(lines))       # the examples are the students' messages
 
 
 def failures_csv(assignment: str, cells: list) -> str:
@@ -206,11 +207,11 @@ def failures_csv(assignment: str, cells: list) -> str:
         common = [assignment, cell.notebook, cell.grade_id, f"{cell.points:g}",
                   cell.submissions, cell.failed]
         if not cell.causes:
-            writer.writerow(common + ["", 0, "0", "", "", ""])
+            writer.writerow(map(spreadsheet_cell, common + ["", 0, "0", "", "", ""]))
         for cause in cell.causes:
-            writer.writerow(common + [cause.kind, cause.count, f"{cause.share:.4g}",
-                                      _meaning(cause.kind), cause.example_student,
-                                      cause.example])
+            writer.writerow(map(spreadsheet_cell, common + [
+                cause.kind, cause.count, f"{cause.share:.4g}", _meaning(cause.kind),
+                cause.example_student, cause.example]))
     return out.getvalue()
 
 

@@ -98,6 +98,17 @@ def read_submission(data: bytes | str) -> NotebookNode:
         return _unreadable(_reason(error))
 
 
+def read_submitted_file(filename: str | os.PathLike) -> NotebookNode:
+    """The notebook a submitted file holds, read as grading reads it: a regular file only,
+    no link followed, rebuilt by :func:`read_submission` (an empty notebook that says why
+    for anything else)."""
+    try:
+        data, _ = _regular_file(os.fspath(filename))
+    except _Unreadable as error:
+        return _unreadable(str(error))
+    return read_submission(data)
+
+
 def _unreadable(reason: str) -> NotebookNode:
     notebook = v4.new_notebook()
     notebook.metadata[UNREADABLE] = {"unreadable": reason}

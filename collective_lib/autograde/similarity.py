@@ -19,9 +19,15 @@ solution (the source's answer cells and ``source/<assignment>/*.py``) are copyde
 boilerplate, and a match made only of them is no match (so copies of a leaked reference
 solution are not found this way).
 
-What is compared: the code cells whose nbgrader metadata marks them ``solution`` (the
-answer cells) of every notebook in ``submitted/<student>/<assignment>/``, one text per
-student. Written (markdown) answers and cells a student added are not compared.
+What is compared: the code that grading runs as the student's, one text per student. Each
+of the assignment's notebooks in ``submitted/<student>/<assignment>/`` is read as grading
+reads it (``reading.read_submitted_file``), the instructor's cells are put back where
+grading puts them (``verdict.assemble``), and every other code cell is the student's,
+wherever it stands and whatever its metadata says: an answer moved to a cell of its own,
+or a cell whose nbgrader metadata was removed, is compared as grading runs it. A cell is
+labelled by the answer cell's grade id of the assignment, else by its place
+(``cell3``), never by a name from the submission. Written (markdown) answers and other
+files are not compared.
 
 It writes
 
@@ -46,6 +52,7 @@ import argparse
 import bisect
 import csv
 import html
+import os
 import sys
 import tempfile
 import warnings
@@ -53,6 +60,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+from .plain_text import spreadsheet_cell, terminal_text
+from .reading import read_submitted_file
+from .verdict import assemble
 
 __all__ = ["AnswerCell", "SimilarPair", "Similarity", "answer_cells", "compare_submissions",
            "ranking_text", "write_report", "main", "CSV_COLUMNS"]
@@ -171,6 +182,39 @@ def answer_cells(notebook: nbformat.NotebookNode | str | Path, name: str | None 
         if solutions != "keep":
             source = _without_solutions(source, stub=solutions == "cut")
         cells.append(AnswerCell(name, str(meta.get("grade_id", f"cell{index}")), source))
+    return cells
+
+
+def instructor_cells_of(notebook: nbformat.NotebookNode) -> dict:
+    """The instructor's cells of an assignment's notebook (source or release), as grading
+    puts them back (:func:`~collective_lib.autograde.verdict.instructor_cells` reads the
+    same from the gradebook): ``{grade_id: cell}`` for every locked or test cell that is
+    not an answer."""
+    found = {}
+    for cell in notebook.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade_id") and not meta.get("solution") and (
+                meta.get("locked") or meta.get("grade")):
+            kind = "test" if meta.get("grade") and cell.cell_type == "code" else (
+                "task" if meta.get("task") else None)
+            found[meta["grade_id"]] = nbformat.NotebookNode(
+                name=meta["grade_id"], cell_type=cell.cell_type, source=cell.source,
+                checksum=meta.get("checksum"), kind=kind, points=meta.get("points"))
+    return found
+
+
+def graded_code(path: Path, instructor: dict, answers: set, name: str) -> list[AnswerCell]:
+    """The code cells of the submitted notebook ``path`` that grading runs as the
+    student's (see the module's note), labelled by the grade ids in ``answers`` or by
+    their place."""
+    roles, _ = assemble(read_submitted_file(path), instructor)
+    cells = []
+    for cell, role in roles:
+        if role != "student" or cell.cell_type != "code" or not cell.source.strip():
+            continue
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        label = grade_id if grade_id in answers else f"cell{len(cells) + 1}"
+        cells.append(AnswerCell(name, label, cell.source))
     return cells
 
 
@@ -309,38 +353,40 @@ def compare_submissions(assignment: str, course: str | Path = ".", *, threshold:
             f"{course / 'submitted' / '<student>' / assignment} (run nbgrader collect "
             f"{assignment} first)")
 
+    # the assignment's notebooks, with the cells grading puts back and the answer cells' ids
+    assigned = {}
+    for path in _notebooks(source if source.is_dir() else release):
+        notebook = nbformat.read(path, as_version=4)
+        assigned[path.name] = (instructor_cells_of(notebook),
+                               {c.grade_id for c in answer_cells(notebook)})
     skipped: dict[str, str] = {}
     students: dict[str, list[AnswerCell]] = {}
     for folder in folders:
         cells: list[AnswerCell] = []
-        for path in _notebooks(folder):
-            try:
-                cells.extend(answer_cells(path))
-            except Exception as err:                 # a broken notebook is the student's
-                skipped[str(path.relative_to(course))] = f"{type(err).__name__}: {err}"
+        for name, (instructor, answers) in assigned.items():
+            if os.path.lexists(folder / name):
+                cells.extend(graded_code(folder / name, instructor, answers, Path(name).stem))
         if cells:
             students[folder.parent.name] = cells
-        elif not any(p.startswith(str(folder.relative_to(course))) for p in skipped):
-            skipped[str(folder.relative_to(course))] = "no notebook with answer cells"
+        else:
+            skipped[str(folder.relative_to(course))] = "no code of the student's in the " \
+                "assignment's notebooks"
     if len(students) < 2:
         raise ValueError(f"assignment {assignment!r} has {len(students)} submission(s) with "
                          f"answer cells ({', '.join(students) or 'none'}): nothing to compare")
 
-    # the template: the release, or else the source with its solutions cut out
+    # the template: the release's code of the student's side, or else the source's with
+    # its solutions cut out; and the reference solution (the source's side of the student)
     boilerplate: dict[str, list[AnswerCell]] = {}
-    if release.is_dir():
-        for path in _notebooks(release):
-            boilerplate[f"release/{assignment}/{path.name}"] = answer_cells(path)
-    if source.is_dir():
-        for path in _notebooks(source):
-            if not release.is_dir():
+    for kind, folder in (("release", release), ("source", source)):
+        for path in _notebooks(folder) if folder.is_dir() else ():
+            instructor, answers = assigned.get(path.name, ({}, set()))
+            boilerplate[f"{kind}/{assignment}/{path.name}"] = graded_code(
+                path, instructor, answers, path.stem)
+            if kind == "source" and not release.is_dir():
                 boilerplate[f"source/{assignment}/{path.name} (template)"] = answer_cells(
                     path, solutions="cut")
-            boilerplate[f"source/{assignment}/{path.name}"] = answer_cells(
-                path, solutions="unmark")
-        extra = sorted(p for p in source.glob("*.py") if p.is_file())
-    else:
-        extra = []
+    extra = sorted(p for p in source.glob("*.py") if p.is_file()) if source.is_dir() else []
 
     with tempfile.TemporaryDirectory(prefix="similarity-") as tmp:
         tmp = Path(tmp)
@@ -422,7 +468,7 @@ def ranking_text(result: Similarity, top: int = 20) -> str:
               for r in rows]
     lines.append("boilerplate: " + (", ".join(result.boilerplate) or "none"))
     lines += [f"not read: {path} ({why})" for path, why in result.skipped.items()]
-    return "\n".join(lines)
+    return terminal_text("\n".join(lines))        # student ids are folder names
 
 
 def _check_writable(out: Path) -> None:
@@ -448,9 +494,10 @@ def write_report(result: Similarity, out: str | Path, top: int = 20) -> tuple[Pa
         writer = csv.writer(fh)
         writer.writerow(CSV_COLUMNS)
         for p in result.pairs[:top]:
-            writer.writerow([p.student_a, p.student_b, f"{p.similarity:.3f}",
-                             f"{p.similarity_a:.3f}", f"{p.similarity_b:.3f}", p.matched_tokens,
-                             p.lines_a, p.lines_b, "yes" if p.flagged else "no"])
+            writer.writerow(map(spreadsheet_cell, [
+                p.student_a, p.student_b, f"{p.similarity:.3f}", f"{p.similarity_a:.3f}",
+                f"{p.similarity_b:.3f}", p.matched_tokens, p.lines_a, p.lines_b,
+                "yes" if p.flagged else "no"]))
     return out, table
 
 

@@ -390,7 +390,6 @@ class TrustedVerdict(NbGraderPreprocessor):
         students, checker = self._groups(job.get("uid"))
         if students is not None:
             job = {**job, "limits": {**job.get("limits", {}), "group": students.describe(),
-                                     "scratch": self.submission_memory,
                                      # the group's limit, not the uid's, must stop a fork
                                      "processes": 2 * self.submission_processes + 16}}
         template = self._host_template()
@@ -421,20 +420,31 @@ class TrustedVerdict(NbGraderPreprocessor):
                     if process.poll() is None:
                         os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
-            over = (checker is not None and checker.usage()["oom_kills"]) or (
+            over = (checker is not None and checker.usage()["oom_kills"]
+                    and not checker.killed_from_outside()) or (
                 (reason or "").startswith("MemoryError"))
             if over:
                 answer, reason = {}, (
                     f"grading this notebook needed more than {_gib(self.checker_memory)} of "
                     "memory in the trusted checker (its limit) and was stopped")
         finally:
+            outside = []
             for group in (students, checker):
                 if group is not None:
                     usage = group.usage()
                     self.log.debug("%s: peak memory %d bytes, %.1f CPU s", group.name,
                                    usage["peak"], usage["cpu_s"])
+                    if group.killed_from_outside(usage):
+                        outside.append(group.name)
                     if not group.remove():
                         self.log.warning("could not remove the cgroup %s", group.name)
+        if outside:
+            # not the submission's doing: no verdict, so that nbgrader reports the notebook
+            # as not graded and classgrade grades it again alone
+            raise RuntimeError(
+                f"TrustedVerdict could not grade this notebook: the machine ran out of memory "
+                f"while it was graded ({', '.join(outside)} lost a process to the kernel's "
+                "OOM killer below its own limit); grade it again with fewer notebooks at once")
         verdicts = answer.get("verdicts", {})
         for grade_id in graded:
             if grade_id not in verdicts:

@@ -6,8 +6,11 @@ and graded in one ``nbgrader autograde`` run beside an honest submission:
 * ``mem_forks``: one call forks three children that each hold as much as one
   process may (about 1.2 GiB, under the per-process address-space limit):
   together they pass the 2 GiB of one submission;
-* ``mem_tmpfs``: one call fills its private /tmp and /dev/shm, which count in
-  the submission's memory;
+* ``mem_tmpfs``: one call fills its private /tmp and /dev/shm: each holds 64 MiB
+  (what they hold counts in the submission's memory and belongs to no process, so
+  the kernel cannot take it back by stopping one: a file system as large as the
+  submission's memory let one submission crowd out the processes of another graded
+  beside it), and the call fails with the student's own "No space left on device";
 * ``fork_bomb``: one call forks until it may not;
 * ``leak_planter`` writes a marker into every directory of the machine it can
   write to, and ``leak_seeker``, graded after it, looks for markers everywhere.
@@ -205,13 +208,21 @@ def test_the_honest_submission_keeps_full_marks(graded):
     h.assert_full_marks(results["honest"])
 
 
-@pytest.mark.parametrize("student", ["mem_forks", "mem_tmpfs"])
-def test_memory_of_a_whole_submission_is_limited_with_the_reason(graded, student):
+def test_memory_of_a_whole_submission_is_limited_with_the_reason(graded):
     _, results = graded
-    result = results[student]
+    result = results["mem_forks"]
     assert result.scores["gray_tests"] == 0
     text = result.messages("gray_tests")
     assert "gray_rank(5) raised RuntimeError: " + MEMORY_REASON in text, text
+    _parts_ii_and_iii_graded(result)
+
+
+def test_the_private_file_systems_are_small(graded):
+    _, results = graded
+    result = results["mem_tmpfs"]
+    assert result.scores["gray_tests"] == 0
+    text = result.messages("gray_tests")
+    assert "gray_rank(5) raised OSError: [Errno 28] No space left on device" in text, text
     _parts_ii_and_iii_graded(result)
 
 

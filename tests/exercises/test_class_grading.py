@@ -198,6 +198,19 @@ def test_a_killed_run_resumes_where_it_stopped(released, sequential, tmp_path):
     assert not set(graded_before) & set(second[len(first):])   # not graded twice
     assert _grades(course) == {s: sequential[s] for s in FEW}   # as sequentially
 
+    # A resubmission is graded again even when its file carries an old modification
+    # time: nbgrader's collect keeps the student's save time (copy2), and a student
+    # may set it back on purpose.
+    from collective_lib.autograde.classgrade import course_settings, graded_students
+    db_url, course_id = course_settings(course)
+    student = graded_before[0]
+    assert graded_students(course, ASSIGNMENT, [student], db_url, course_id) == {student}
+    notebook = course / "submitted" / student / ASSIGNMENT / NOTEBOOK
+    saved = notebook.stat().st_mtime - 3600
+    notebook.write_text(notebook.read_text() + "\n")
+    os.utime(notebook, (saved, saved))
+    assert graded_students(course, ASSIGNMENT, [student], db_url, course_id) == set()
+
 
 def _wait_for_orphans(course: Path, seconds: float = 60) -> None:
     """Every process the killed coordinator left (its workers, their nbgrader runs)

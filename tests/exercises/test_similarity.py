@@ -23,7 +23,8 @@ from copydetect import CodeFingerprint, compare_files
 import nbgrader_harness as h
 from all_to_all_submissions import all_at_once, direct
 from collective_lib.autograde import similarity
-from collective_lib.autograde.similarity import answer_cells, compare_submissions
+from collective_lib.autograde.similarity import (answer_cells, compare_submissions, ranking_text,
+                                                 write_report)
 from exercise_references import reference_file
 
 ASSIGNMENT = "ring_reduction"
@@ -348,7 +349,55 @@ def test_without_a_release_the_template_is_cut_from_the_source(course, tmp_path)
     assert "source/ring_reduction/ring_reduction.ipynb (template)" in result.boilerplate
     assert _pair(result, "eve", "fay").matched_tokens == 0
     assert [(p.student_a, p.student_b) for p in result.flagged] == [("ada", "bob")]
-    assert result.skipped == {"submitted/ivy/ring_reduction": "no notebook with answer cells"}
+    assert result.skipped == {"submitted/ivy/ring_reduction":
+                              "no code of the student's in the assignment's notebooks"}
+
+
+def test_a_copy_is_found_wherever_grading_runs_it(course, tmp_path):
+    """The code is compared as grading runs it: a copy moved to a cell of its own (the
+    answer cell left as released), or in answer cells whose nbgrader metadata was removed
+    or says they are no answer, is as similar as the copy in place. A notebook the
+    assignment does not have is not graded, so not compared, and its name (a spreadsheet
+    formula) labels nothing."""
+    root = shutil.copytree(course, tmp_path / "course")
+    release = root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    copied = {TABLES: ADA_TABLES, PROGRAM: ADA_PROGRAM}
+    moved = nbformat.read(release, as_version=4)
+    below = next(i for i, c in enumerate(moved.cells)
+                 if c.metadata.get("nbgrader", {}).get("grade_id") == PROGRAM) + 1
+    moved.cells.insert(below, nbformat.v4.new_code_cell(
+        "\n\n".join(textwrap.dedent(code).strip("\n") for code in copied.values())))
+    unmarked, denied = _answered(release, copied), _answered(release, copied)
+    for grade_id in copied:
+        del h.find_cell(unmarked, grade_id).metadata["nbgrader"]
+        h.find_cell(denied, grade_id).metadata["nbgrader"]["solution"] = False
+    for student, nb in {"ivy": moved, "jo": unmarked, "kim": denied}.items():
+        folder = root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{ASSIGNMENT}.ipynb")
+    folder = root / "submitted" / "lee" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    shutil.copy(release, folder / f"{ASSIGNMENT}.ipynb")
+    nbformat.write(_answered(release, copied), folder / '=HYPERLINK("x").ipynb')
+    # a student id is a folder name: in the CSV text, not a formula; printed, no escapes
+    mallory = '=HYPERLINK("x")\x1b[2J'
+    folder = root / "submitted" / mallory / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(_answered(release, copied), folder / f"{ASSIGNMENT}.ipynb")
+
+    result = compare_submissions(ASSIGNMENT, root)
+    for student in ("ivy", "jo", "kim"):
+        assert _pair(result, "ada", student).flagged, student
+    assert not _pair(result, "ada", "lee").flagged
+    assert _pair(result, "eve", "lee").matched_tokens == 0
+    assert not any("=" in p.lines_a + p.lines_b for p in result.pairs)
+    assert _pair(result, "ada", "ivy").lines_b.startswith(f"{ASSIGNMENT}:cell")
+    assert _pair(result, "ada", mallory).flagged
+    assert "\x1b" not in ranking_text(result, top=100)
+    _, table = write_report(result, tmp_path / "report.html", top=100)
+    ids = {row["student_a"] for row in csv.DictReader(table.open())} | {
+        row["student_b"] for row in csv.DictReader(table.open())}
+    assert """'=HYPERLINK("x")\\x1b[2J""" in ids and not any(i.startswith("=") for i in ids)
 
 
 def test_an_assignment_nobody_submitted_is_named(course, tmp_path):

