@@ -2,6 +2,7 @@
 (book/ch8_todays_machines), against the library.
 """
 import functools
+from pathlib import Path
 import math
 
 import pytest
@@ -247,6 +248,34 @@ def test_mpichs_switch_falls_between_100_and_1000_words():
     for p in PS:
         assert mpich_choice("allreduce", p, 100, cvars) == "recursive doubling"
         assert mpich_choice("allreduce", p, 1000, cvars) == "reduce-scatter + allgather"
+
+
+def test_the_installed_mpich_chooses_the_all_reduce_by_its_own_table():
+    """§8.4: the control variable documents the classic rule, but the installed MPICH picks
+    its blocking all-reduce by the table built into its library: recursive doubling up to
+    8 bytes per process, or while a process holds fewer elements than the largest power of
+    two in p, Rabenseifner's reduce-scatter and all-gather otherwise; so at 100 words, on
+    every p of the map, the table takes Rabenseifner's algorithm."""
+    import json
+    from collective_lib.mpi import find_mpiexec
+    library = Path(find_mpiexec()).resolve().parents[1] / "lib" / "libmpi.so.12"
+    text = library.read_bytes().decode("latin-1")
+    start = text.index('{', text.index(
+        '"collective=allreduce":{"comm_type=intra":{"avg_msg_size<=0"') + 22)
+    depth = 0
+    for end, char in enumerate(text[start:], start):        # the rule's braces, balanced
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth == 0:
+            break
+    rules = json.loads(text[start:end + 1])["comm_type=intra"]
+    assert rules["avg_msg_size<=8"] == {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}
+    built_in = rules["avg_msg_size=any"]["is_op_built_in=yes"]
+    assert built_in["count<pow2"] == {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}
+    assert built_in["count=any"] == {
+        "algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather": {}}
+    assert "2048" not in text[start:end + 1]
+    for p in PS:
+        assert 100 * 8 > 8 and 100 >= 1 << (p.bit_length() - 1)     # -> Rabenseifner's
 
 
 # -- 8.5: the LogP family ---------------------------------------------------------------------

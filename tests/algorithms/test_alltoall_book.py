@@ -8,8 +8,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from collective_lib import (CostModel, Hypercube, LinearArray, Ring, catalog, compute, exchange,
-                            recv, send, sendrecv, simulate)
+from collective_lib import (CostModel, Hypercube, LinearArray, Mesh, Ring, catalog, compute,
+                            exchange, recv, send, sendrecv, simulate)
 from collective_lib.algorithms.broadcast import binomial_broadcast
 from collective_lib.collectives import operations
 from collective_lib.recording import record_run
@@ -461,3 +461,20 @@ def test_the_prefix_itself_never_travels(d):
     prefix_only = [pe for pe in range(p)
                    if t.value(1, pe, "prefix").ranks != t.value(1, pe, "total").ranks]
     assert prefix_only                                     # so the two can be told apart
+
+
+@pytest.mark.parametrize("algorithm, side", [("all_to_all_bc_mesh", 3),
+                                             ("all_to_all_bc_mesh", 8),
+                                             ("all_to_all_personal_mesh", 8)])
+def test_the_torus_algorithms_without_wrap_around_links(algorithm, side):
+    # §5.3: without the wrap-around links the step back to the start of a row crosses the
+    # row: free under cut-through routing with t_h = 0, dearer under store-and-forward
+    entry = catalog()[algorithm]
+
+    def time(routing, wrap):
+        model = CostModel(ts=100, tw=1, routing=routing, ports=entry.ports)
+        return entry.simulate(side * side, 10, model=model, network=Mesh(side, side, wrap=wrap),
+                              trace=False).time
+    assert time("cut-through", False) == time("cut-through", True)
+    if algorithm == "all_to_all_bc_mesh":
+        assert time("store-and-forward", False) > time("store-and-forward", True)

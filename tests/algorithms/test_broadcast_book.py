@@ -54,6 +54,9 @@ PROSE_CLAIMS = {
     "a PE never sends and receives at the same time":
         "test_the_binary_tree_program_asks_for_one_transfer_at_a_time",
     "The naive broadcast never wins.": "test_which_broadcast_is_fastest_where",
+    "(the naive broadcast never does)": "test_which_broadcast_is_fastest_where",
+    r"The depth stays below three times $\log p$":
+        "core/test_embeddings.py::test_layered_tree_has_depth_3k_minus_2_and_one_edge_per_connection",
     "first two terms stay within the leading terms of $T_2^*$":
         "test_duplex_tree_reaches_everyone_within_2_log_p_more_steps",
     "the remainder is at most":

@@ -29,7 +29,7 @@ PROSE_CLAIMS = {
         "test_schedule_uses_one_send_and_one_receive_per_step_after_the_data",
     "the reduction takes $d$ steps, exactly like the broadcast":
         "test_order_of_children_on_half_and_full_duplex_ports",
-    "the flagged algorithm fails for every root other than 0, all others never":
+    "the flagged one, `binomial_reduce`, fails for every root other than 0, all others never":
         "test_only_flagged_entries_need_a_commutative_operator",
     "tree of height $L$ takes at most": "test_lemma_13_4_bounds_the_pipelined_reduce",
     "On complete trees with at least 7 PEs":
@@ -636,6 +636,10 @@ def test_two_trees_disagree_in_single_precision():
             for n in ("binomial_reduce", "binary_tree_reduce")]
     assert all(isinstance(s, np.float32) for s in sums)
     assert sums[0] == sums[1] != fold(operator.add, values)
+    # §2.8: the trees happen to give the exact sum rounded to single precision; left to
+    # right does not
+    exact = np.float32(sum(float(v) for v in values))
+    assert sums[0] == exact != fold(operator.add, values)
 
 
 @pytest.mark.parametrize("name", [n for n, e in catalog().items() if e.operation == "allreduce"])

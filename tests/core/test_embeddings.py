@@ -1,4 +1,6 @@
 """Trees embedded into meshes: the H-tree (Fig. 13.6), Exercise 13.7's tree, Exercise 13.6's search."""
+import math
+
 import pytest
 
 from collective_lib import CostModel, simulate
@@ -27,6 +29,8 @@ def test_h_tree_has_depth_log_p_and_two_edges_per_directed_link(side):
 def test_layered_tree_has_depth_3k_minus_2_and_one_edge_per_connection(k):
     parent, mesh = layered_tree(k), Mesh(k, 2 ** k)
     assert tree_depth(parent) == 3 * k - 2
+    # Chapter 1, §1.10: below three times log p, of p = k 2^k PEs, approaching it as k grows
+    assert 3 * k - 2 < 3 * math.log2(k * 2 ** k)
     assert congestion(parent, mesh) == 1
     assert dilation(parent, mesh) == 2 ** (k - 1)
     assert parent.index(None) == (k - 1) * 2 ** k            # bottom-left PE
