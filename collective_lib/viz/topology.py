@@ -198,9 +198,10 @@ def draw_step(run, step, *, ax=None, label=None, title=None):
     holders = holders_at(run, messages[0].start, (m.src for m in messages))
     draw_nodes(ax, lay, filled=holders, ringed={m.dst for m in messages})
     font = max(lay.font - 1, MIN_FONT)
+    frame_axes(ax, lay)                  # the scale first: labels keep clear of each other
+    placed = []
     for msg in messages:
-        _draw_transfer(ax, lay, msg, label(msg, step) if label else None, font)
-    frame_axes(ax, lay)
+        _draw_transfer(ax, lay, msg, label(msg, step) if label else None, font, placed)
     ax.set_title(f"step {step} of {total}" if title is None else title, fontsize=TITLE_FONT)
     describe(ax, f"{_step_text(run, step, total)} {ranks(holders)} "
                  f"hold{'s' * (len(holders) == 1)} data as it starts; the receivers have a "
@@ -218,14 +219,17 @@ def _step_text(run, step, total) -> str:
                                                                  else "."))
 
 
-def _draw_transfer(ax, lay: Layout, msg, text, font) -> None:
-    """One arrow along the message's path, and its label beside the arrow."""
+def _draw_transfer(ax, lay: Layout, msg, text, font, placed: list) -> None:
+    """One arrow along the message's path, and its label beside the arrow, clear of the
+    labels in ``placed`` (boxes in data units, to which it adds its own)."""
     nodes = [msg.src] + [v for _, v in msg.path]
     verts = offset_path(lay.xy[nodes], 0.35 * lay.radius, lay.radius)
     ax.add_patch(FancyArrowPatch(path=Path(verts), arrowstyle="-|>", mutation_scale=11,
                                  color=ARROW_COLOUR, lw=1.5, zorder=3, gid="message"))
     if text:
-        x, y = _label_spot(lay, verts)
+        size = _text_size(ax, text, font)
+        x, y = _label_spot(lay, verts, size, placed)
+        placed.append((x, y, *size))
         ax.text(x, y, text, fontsize=font, ha="center", va="center", zorder=6, gid="label",
                 color=ARROW_COLOUR,
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
@@ -234,25 +238,43 @@ def _draw_transfer(ax, lay: Layout, msg, text, font) -> None:
 # Where a label may go, best first, as (fraction of the arrow, offset to its right in
 # node radii): slightly before the middle and a little to the right, so that the labels
 # of opposite transfers separate; then further along, on the left, and further out.
-_LABEL_SPOTS = [(fraction, side * offset) for offset in (0.3, 1.0, 1.7)
-                for fraction in (0.45, 0.3, 0.6) for side in (1, -1)]
+_LABEL_SPOTS = [(fraction, side * offset) for offset in (0.3, 1.0, 1.7, 2.4)
+                for fraction in (0.45, 0.3, 0.6, 0.2, 0.75) for side in (1, -1)]
 _LABEL_CLEARANCE = 1.6                  # node radii from a label's centre to any node's
 
 
-def _label_spot(lay: Layout, verts) -> tuple:
-    """The first spot beside the arrow ``verts`` whose label covers no node's number.
+def _text_size(ax, text: str, font: float) -> tuple:
+    """About how wide and high ``text`` with its label box is drawn on ``ax`` (framed:
+    equal aspect), in data units: a character of a sans-serif font is about 0.6 of its size
+    wide (less once a layout has grown the axes)."""
+    fig = ax.figure
+    box = ax.get_position()
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    per_point = max((x1 - x0) / (box.width * fig.get_figwidth()),
+                    (y1 - y0) / (box.height * fig.get_figheight())) / 72
+    return (0.6 * len(text) + 0.5) * font * per_point, 1.5 * font * per_point
+
+
+def _label_spot(lay: Layout, verts, size: tuple, placed: list) -> tuple:
+    """The first spot beside the arrow ``verts`` whose label covers no node's number and
+    no label placed before it; else the first that covers no node's number.
 
     On a crowded ring an arrow passes close to the PEs between its ends, and a
-    label at its middle would hide one of them.
+    label at its middle would hide one of them; on a cube the labels of parallel
+    arrows meet.
     """
-    first = None
+    first = clear = None
     for fraction, offset in _LABEL_SPOTS:
         (x, y), d = point_along(verts, fraction)
         spot = (x + offset * lay.radius * d[1], y - offset * lay.radius * d[0])
         first = first or spot
-        if np.hypot(*(lay.xy - spot).T).min() >= _LABEL_CLEARANCE * lay.radius:
+        if np.hypot(*(lay.xy - spot).T).min() < _LABEL_CLEARANCE * lay.radius:
+            continue
+        clear = clear or spot
+        if not any(abs(spot[0] - px) < (size[0] + pw) / 2 and abs(spot[1] - py) < (size[1] + ph) / 2
+                   for px, py, pw, ph in placed):
             return spot
-    return first
+    return clear or first
 
 
 def payload_sources(payload) -> list:
@@ -277,7 +299,8 @@ def sources_label(msg, step) -> str:
     """"step (sources)" for a message, as in Grama Figs. 4.9 and 4.11: pass as ``label=``.
 
     The sources are those of :func:`payload_sources`, so every PE's input
-    must be ``[i]``.
+    must be ``[i]``; three or more consecutive PEs are written as a range,
+    ``3 (4–7)`` for ``3 (4,5,6,7)``, so that the labels of a busy step fit.
 
     Examples
     --------
@@ -286,7 +309,22 @@ def sources_label(msg, step) -> str:
     >>> sorted(sources_label(m, 2) for m in run.step(2))
     ['2 (0)', '2 (1)', '2 (2)', '2 (3)']
     """
-    return f"{step} ({','.join(map(str, payload_sources(msg.payload)))})"
+    return f"{step} ({_ranges(payload_sources(msg.payload))})"
+
+
+def _ranges(pes: list) -> str:
+    """``[4, 5, 6, 7, 0, 2]`` as ``"4–7,0,2"``: runs of three or more as ranges.
+
+    >>> _ranges([4, 5, 6, 7, 0, 2]), _ranges([2, 3])
+    ('4–7,0,2', '2,3')
+    """
+    parts, start = [], 0
+    for end in range(1, len(pes) + 1):
+        if end == len(pes) or pes[end] != pes[end - 1] + 1:
+            run = pes[start:end]
+            parts.append(f"{run[0]}–{run[-1]}" if len(run) >= 3 else ",".join(map(str, run)))
+            start = end
+    return ",".join(parts)
 
 
 def draw_steps(run, steps=None, *, cols=4, label=None):
