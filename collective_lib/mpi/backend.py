@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import pickle
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from nbgrader.api import Gradebook
-from traitlets.config import Config
 
 from collective_lib.autograde.lms import (CanvasExportPlugin, ExportReport, MoodleExportPlugin,
                                           export_lms, main)

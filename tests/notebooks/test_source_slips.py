@@ -15,8 +15,6 @@ import math
 import random
 from pathlib import Path
 
-import pytest
-
 from collective_lib import CostModel, catalog, exchange, recv, send, simulate
 from collective_lib.algorithms.broadcast import binomial_broadcast
 from collective_lib.algorithms.hrelation import eq_13_5_bound

@@ -9,8 +9,6 @@ import functools
 
 import matplotlib
 import matplotlib.pyplot as plt
-import networkx as nx
-import numpy as np
 import pytest
 from matplotlib.colors import to_rgba
 from matplotlib.lines import Line2D
@@ -19,7 +17,7 @@ from matplotlib.patches import Patch
 from collective_lib import CostModel, TwoLevel, TwoLevelModel, catalog, simulate, viz
 from collective_lib.algorithms.hrelation import (color_bipartite_multigraph,
                                                  h_relation_multigraph, message_sizes)
-from collective_lib.algorithms.sync import (barrier_demo, binomial_barrier, cas_spin_lock,
+from collective_lib.algorithms.sync import (barrier_demo, binomial_barrier,
                                             lock_demo, simple_barrier, ttas_backoff_lock)
 from collective_lib.cm200 import drawings
 from collective_lib.embeddings import h_tree

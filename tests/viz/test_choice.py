@@ -1,7 +1,6 @@
 """choice_map: the selector's winner over p and m, the simulation's, and MPICH's switch points."""
 import re
 
-import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.figure import Figure
