@@ -81,7 +81,20 @@ FIT_TO_COLUMN = "(() => {" + BLOCK_OF + """
     }
   }
   for (const table of document.querySelectorAll("main table")) {
-    fit(table, table.scrollWidth, blockOf(table).clientWidth);
+    // A table is as wide as its widest formulas allow (the closed forms of a summary): those
+    // give up to 30 % of their width first, so that the rest of the table keeps its size.
+    const room = blockOf(table).clientWidth;
+    const maths = [...table.querySelectorAll("td mjx-container")].map(
+      m => [m, m.getBoundingClientRect().width]);
+    const widest = Math.max(0, ...maths.map(([, w]) => w));
+    const cap = Math.max(widest - (table.scrollWidth - room), 0.7 * widest);
+    for (const [m, w] of maths) {
+      if (table.scrollWidth > room + 1 && w > cap + 1) {
+        m.style.zoom = (cap / w).toFixed(4);
+        fitted += 1;
+      }
+    }
+    fit(table, table.scrollWidth, room);
   }
   return fitted;
 })()

@@ -114,6 +114,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .plain_text import terminal_text
+
 __all__ = ["main", "run", "dask_client", "default_workers", "batch_size", "plan", "Plan",
            "grade_batch", "grade_student", "Outcome", "Ledger", "graded_students",
            "submitted_students", "fingerprint", "course_settings", "worker_db_url",
@@ -676,7 +678,8 @@ def main(argv=None) -> int:
           f"failed, {len(result['skipped'])} already graded, "
           f"{len(result['failed_before'])} failed before, in {seconds:.1f} s")
     for entry in result["failed"] + result["failed_before"]:
-        print(f"\nFAILED {entry['student']}: {entry['reason']}")
+        # the id is the student's folder, nbgrader's last words may quote the student
+        print(terminal_text(f"\nFAILED {entry['student']}: {entry['reason']}"))
     return 1 if result["failed"] or result["failed_before"] else 0
 
 

@@ -81,6 +81,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin
 from traitlets import Dict, Unicode
 
+from .plain_text import spreadsheet_cell, terminal_text
+
 __all__ = ["CANVAS_IDENTITY", "POINTS_POSSIBLE", "FORMATS", "ExportReport", "read_roster",
            "format_score", "assignment_scores", "canvas_table", "moodle_table", "export_lms",
            "LMSExportPlugin", "CanvasExportPlugin", "MoodleExportPlugin", "main"]
@@ -378,7 +380,7 @@ def export_lms(gradebook: Gradebook, lms: str, roster: str | Path, to: str | Pat
     with open(to, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header, restval="")
         writer.writeheader()
-        writer.writerows(table)
+        writer.writerows({k: spreadsheet_cell(v) for k, v in row.items()} for row in table)
     return ExportReport(not_in_roster=sorted(known - listed),
                         not_in_gradebook=[r[id_column] for r in rows if r[id_column] not in known],
                         waiting=[w for w in waiting if w[0] in listed],
@@ -414,7 +416,7 @@ class LMSExportPlugin(ExportPlugin):
                                  columns=dict(self.columns), assignments=self.assignment,
                                  students=self.student)
         for message in self.report.messages():
-            self.log.warning(message)
+            self.log.warning(terminal_text(message))
 
 
 class CanvasExportPlugin(LMSExportPlugin):
@@ -477,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"wrote {dest}", file=sys.stderr)
     for message in report.messages():
-        print(message, file=sys.stderr)
+        print(terminal_text(message), file=sys.stderr)
     return 0 if report.matched else 1
 
 

@@ -60,8 +60,9 @@ MAX_NOTEBOOK_BYTES = 20 << 20
 MAX_CELLS = 2000
 #: How far ahead of the grader's clock a submission's timestamp may be, in seconds.
 FUTURE_S = 3600
-#: A student id collect takes: no glob pattern or path character, not a hidden name.
-_STUDENT_ID = re.compile(r"[^*?\[\]/\\.][^*?\[\]/\\]*")
+#: A student id collect takes: no glob pattern or path character, not a hidden name, no
+#: control character (an id is printed to the instructor's terminal and written to CSVs).
+_STUDENT_ID = re.compile(r"[^*?\[\]/\\.\x00-\x1f\x7f-\x9f][^*?\[\]/\\\x00-\x1f\x7f-\x9f]*")
 #: The kinds of cells a notebook may hold.
 _CELL_TYPES = ("code", "markdown", "raw")
 #: An nbformat 4.5 cell id.

@@ -27,7 +27,10 @@ wherever it stands and whatever its metadata says: an answer moved to a cell of 
 or a cell whose nbgrader metadata was removed, is compared as grading runs it. A cell is
 labelled by the answer cell's grade id of the assignment, else by its place
 (``cell3``), never by a name from the submission. Written (markdown) answers and other
-files are not compared.
+files are not compared, nor a student's code beyond ``MAX_CODE_BYTES`` (listed as not
+read). A pair is flagged when its similarity reaches ``threshold``, or when the code the
+two share is at least ``threshold`` of the reference solution's answers: code a student
+adds around a copy lowers the similarity, not what the two share.
 
 It writes
 
@@ -68,6 +71,13 @@ from .verdict import assemble
 __all__ = ["AnswerCell", "SimilarPair", "Similarity", "answer_cells", "compare_submissions",
            "ranking_text", "write_report", "main", "CSV_COLUMNS"]
 
+#: The most code compared of one student (all cells together): a notebook may hold 20 MiB,
+#: and copydetect took minutes and gigabytes for one of 15 MiB of code; a longer program is
+#: listed as not read, for a human to look at.
+MAX_CODE_BYTES = 512 << 10
+#: The ranges of matching lines shown per cell (a pair of huge programs listed thousands).
+MAX_RANGES = 20
+
 _BEGIN_SOLUTION = "### BEGIN SOLUTION"
 _END_SOLUTION = "### END SOLUTION"
 #: What nbgrader puts in place of a code solution in the release.
@@ -103,7 +113,9 @@ class SimilarPair:
     """The matching lines of a's answers: ``<notebook>:<grade_id>:<first>-<last>,...`` per cell."""
     lines_b: str
     flagged: bool
-    """Whether ``similarity`` reaches the threshold of the comparison."""
+    """Whether ``similarity`` reaches the threshold of the comparison, or the code the two
+    share is at least that fraction of the reference solution's answers (code a student
+    adds to a copy lowers ``similarity``, not what the two share)."""
 
 
 @dataclass
@@ -285,7 +297,9 @@ def _line_ranges(text: str, spans, slices) -> str:
                 cell[-1][1] = max(b, cell[-1][1])
             else:
                 cell.append([a, b])
-    return " ".join(label + ":" + ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in cell)
+    return " ".join(label + ":" + ",".join(f"{a}" if a == b else f"{a}-{b}"
+                                           for a, b in cell[:MAX_RANGES])
+                    + (",..." if len(cell) > MAX_RANGES else "")
                     for label, cell in ranges.items())
 
 
@@ -366,7 +380,10 @@ def compare_submissions(assignment: str, course: str | Path = ".", *, threshold:
         for name, (instructor, answers) in assigned.items():
             if os.path.lexists(folder / name):
                 cells.extend(graded_code(folder / name, instructor, answers, Path(name).stem))
-        if cells:
+        if sum(len(cell.source.encode("utf-8", "replace")) for cell in cells) > MAX_CODE_BYTES:
+            skipped[str(folder.relative_to(course))] = (
+                f"more than {MAX_CODE_BYTES >> 10} KiB of code: not compared, read it yourself")
+        elif cells:
             students[folder.parent.name] = cells
         else:
             skipped[str(folder.relative_to(course))] = "no code of the student's in the " \
@@ -411,7 +428,13 @@ def compare_submissions(assignment: str, course: str | Path = ".", *, threshold:
             autoopen=False, silent=True, force_language="python",
             out_file=str(tmp / "report.html"))
         detector.run()
-        pairs = _pairs(detector, files, texts, threshold)
+        answers = [cell for path in (_notebooks(source) if source.is_dir() else ())
+                   for cell in answer_cells(path, solutions="unmark")]
+        pairs = _pairs(detector, files, texts, threshold,
+                       _tokens(tmp / "answers.py", answers, noise))
+        # copydetect's report shows the pairs above its own threshold: every flagged one
+        detector.conf.display_t = min([threshold] + [p.similarity - 1e-9 for p in pairs
+                                                     if p.flagged])
         with warnings.catch_warnings():        # copydetect 0.5 reads its template with
             warnings.simplefilter("ignore", DeprecationWarning)    # importlib's open_text
             report = detector.generate_html_report(output_mode="return") or ""
@@ -424,8 +447,21 @@ def compare_submissions(assignment: str, course: str | Path = ".", *, threshold:
                       skipped=skipped)
 
 
-def _pairs(detector, files: dict, texts: dict, threshold: float) -> list[SimilarPair]:
-    """Every pair of students from copydetect's matrices, most similar first."""
+def _tokens(path: Path, cells: list[AnswerCell], noise: int) -> int:
+    """How many characters of tokenized code ``cells`` hold, as copydetect counts them (0
+    for none)."""
+    from copydetect import CodeFingerprint
+
+    if not cells:
+        return 0
+    path.write_text(_joined(cells)[0], encoding="utf-8")
+    return len(CodeFingerprint(str(path), k=noise, win_size=1, language="python").filtered_code)
+
+
+def _pairs(detector, files: dict, texts: dict, threshold: float,
+           answer_tokens: int) -> list[SimilarPair]:
+    """Every pair of students from copydetect's matrices, most similar first; flagged at
+    ``threshold`` of similarity or of the ``answer_tokens`` of a reference answer shared."""
     row = {f: i for i, f in enumerate(detector.test_files)}
     column = {f: j for j, f in enumerate(detector.ref_files)}      # another order
     ordered = sorted(files, key=files.get)
@@ -443,8 +479,10 @@ def _pairs(detector, files: dict, texts: dict, threshold: float) -> list[Similar
             lines_a = _line_ranges(*texts[a], slices[0]) if slices is not None else ""
             lines_b = _line_ranges(*texts[b], slices[1]) if slices is not None else ""
             similarity = max(sim_a, sim_b)
+            shared_answer = answer_tokens > 0 and tokens >= threshold * answer_tokens
             pairs.append(SimilarPair(a, b, similarity, sim_a, sim_b, tokens, lines_a, lines_b,
-                                     flagged=similarity >= threshold and tokens > 0))
+                                     flagged=tokens > 0 and (similarity >= threshold
+                                                             or shared_answer)))
     pairs.sort(key=lambda p: (-p.similarity, -p.matched_tokens, p.student_a, p.student_b))
     return pairs
 
@@ -526,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
         result = compare_submissions(args.assignment, args.course, threshold=args.threshold)
         html_path, csv_path = write_report(result, out, args.top)
     except (FileNotFoundError, ValueError) as err:
-        sys.stderr.write(f"error: {err}\n")
+        sys.stderr.write(terminal_text(f"error: {err}\n"))
         return 2
     sys.stdout.write(ranking_text(result, args.top) + "\n"
                      f"report: {html_path}\nranking: {csv_path}\n")

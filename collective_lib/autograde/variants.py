@@ -47,6 +47,8 @@ import sqlite3
 import sys
 from collections.abc import Mapping
 
+from .plain_text import terminal_text
+
 __all__ = ["COURSE", "DECLARED", "Variant", "variant", "student_id", "use_student",
            "students_of", "listing", "main"]
 
@@ -189,8 +191,8 @@ def listing(assignment: str, students) -> str:
     rows = [["student", *names]] + [[s, *map(str, variant(assignment, s).values())]
                                     for s in students]
     widths = [max(len(row[i]) for row in rows) for i in range(len(names) + 1)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
-                     for row in rows)
+    return terminal_text("\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths))
+                                   .rstrip() for row in rows))          # ids are the students'
 
 
 def main(argv=None) -> int:

@@ -121,6 +121,7 @@ def test_collect_takes_no_folder_without_a_time_from_the_future_or_of_another_st
     hand_in("*", now - datetime.timedelta(minutes=1))            # took the first's grade
     (inbound / f"{me}+a+{now}+link").symlink_to(tmp_path, target_is_directory=True)
     hand_in("[am]*", now - datetime.timedelta(minutes=1))
+    hand_in("x\x1b]0;owned\x07\x1b[2J", now - datetime.timedelta(minutes=1))   # a terminal's
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with Gradebook(db, "course") as gb:
         for student in (me, "alice"):

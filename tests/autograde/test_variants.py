@@ -109,3 +109,10 @@ def test_the_chapters_have_no_variants():
     for chapter in sorted((REPO / "book").glob("*.ipynb")):
         text = chapter.read_text()
         assert "autograde.variants" not in text and "variant(" not in text, chapter.name
+
+
+def test_the_listing_prints_no_terminal_escape_of_a_student_id():
+    # an id is a folder name in the exchange: printed, it must not erase the screen
+    table = listing("reading_a_run", ["ann", "x\x1b]0;owned\x07\x1b[2J"])
+    assert "\x1b" not in table and "\x07" not in table
+    assert "x\\x1b]0;owned\\x07\\x1b[2J" in table

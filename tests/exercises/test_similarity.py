@@ -9,6 +9,7 @@ student's own answer with a copy of it.
 from __future__ import annotations
 
 import csv
+import random
 import inspect
 import io
 import shutil
@@ -23,8 +24,8 @@ from copydetect import CodeFingerprint, compare_files
 import nbgrader_harness as h
 from all_to_all_submissions import all_at_once, direct
 from collective_lib.autograde import similarity
-from collective_lib.autograde.similarity import (answer_cells, compare_submissions, ranking_text,
-                                                 write_report)
+from collective_lib.autograde.similarity import (MAX_CODE_BYTES, answer_cells, compare_submissions,
+                                                 ranking_text, write_report)
 from exercise_references import reference_file
 
 ASSIGNMENT = "ring_reduction"
@@ -398,6 +399,61 @@ def test_a_copy_is_found_wherever_grading_runs_it(course, tmp_path):
     ids = {row["student_a"] for row in csv.DictReader(table.open())} | {
         row["student_b"] for row in csv.DictReader(table.open())}
     assert """'=HYPERLINK("x")\\x1b[2J""" in ids and not any(i.startswith("=") for i in ids)
+
+
+_FILLERS = ["    total = {a}\n    for value in values:\n        total += value * {b}\n    return total",
+            "    return [value % {a} for value in values if value > {b}]",
+            "    while values and values[-1] > {a}:\n        values = values[:-1]\n    return len(values)",
+            "    seen = {{}}\n    for i, value in enumerate(values):\n        seen[value] = i + {a}\n"
+            "    return max(seen.values(), default={b})",
+            "    try:\n        return values[{a}] // {b}\n    except (IndexError, ZeroDivisionError):\n"
+            "        return None",
+            "    if len(values) < {a}:\n        return sorted(values)\n    return values[::{b}]"]
+
+
+def _padded(release, answers: dict, helpers: int, fillers: list) -> nbformat.NotebookNode:
+    """``answers`` in place and a cell of ``helpers`` dead functions of the student's own,
+    with bodies drawn from ``fillers`` (two students drawing from different ones share none)."""
+    rng = random.Random(len(fillers))
+    nb = _answered(release, answers)
+    nb.cells.append(nbformat.v4.new_code_cell("\n\n".join(
+        f"def helper_{i}(values):\n" + rng.choice(fillers).format(a=rng.randrange(2, 99),
+                                                                   b=rng.randrange(2, 99))
+        for i in range(helpers))))
+    return nb
+
+
+def test_a_copy_padded_with_code_of_ones_own_is_still_flagged(course, tmp_path):
+    """Dead code around a copy halves its similarity (about 40 % with 40 helpers each, below
+    the threshold); what the two share is still a whole answer, and the pair is flagged, in
+    the table and in copydetect's report."""
+    root = shutil.copytree(course, tmp_path / "course")
+    release = root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    for student, answers, fillers in (
+            ("pam", {TABLES: ADA_TABLES, PROGRAM: ADA_PROGRAM}, _FILLERS[:3]),
+            ("quin", {TABLES: BOB_TABLES, PROGRAM: BOB_PROGRAM}, _FILLERS[3:])):
+        folder = root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(_padded(release, answers, 40, fillers), folder / f"{ASSIGNMENT}.ipynb")
+    result = compare_submissions(ASSIGNMENT, root)
+    pair = _pair(result, "pam", "quin")
+    assert pair.similarity < result.threshold and pair.flagged, pair
+    assert "pam" in result.html and "quin" in result.html
+    honest = [(a, b) for a, b in [("cy", "dee"), ("ada", "cy"), ("bob", "dee"), ("cy", "pam")]]
+    assert not any(_pair(result, a, b).flagged for a, b in honest)
+
+
+def test_a_program_too_long_to_compare_is_listed_not_read(course, tmp_path):
+    root = shutil.copytree(course, tmp_path / "course")
+    release = root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    huge = _answered(release, {TABLES: ADA_TABLES, PROGRAM: ADA_PROGRAM})
+    huge.cells.append(nbformat.v4.new_code_cell("x = 1\n" * (MAX_CODE_BYTES // 6 + 1)))
+    folder = root / "submitted" / "rex" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(huge, folder / f"{ASSIGNMENT}.ipynb")
+    result = compare_submissions(ASSIGNMENT, root)
+    assert "rex" not in result.students
+    assert result.skipped[f"submitted/rex/{ASSIGNMENT}"].startswith("more than 512 KiB of code")
 
 
 def test_an_assignment_nobody_submitted_is_named(course, tmp_path):
