@@ -47,7 +47,7 @@ from nbformat import ValidationError, v4
 from nbformat.notebooknode import NotebookNode
 from nbgrader.exchange.default import ExchangeCollect
 
-__all__ = ["SubmissionExporter", "SubmissionCollect", "read_submission",
+__all__ = ["SubmissionExporter", "SubmissionCollect", "read_submission", "read_submitted_file",
            "without_lone_surrogates", "UNREADABLE", "MAX_NOTEBOOK_BYTES", "MAX_CELLS", "FUTURE_S"]
 
 #: The key of a notebook's metadata that says why its file could not be read

@@ -68,8 +68,9 @@ from .plain_text import spreadsheet_cell, terminal_text
 from .reading import read_submitted_file
 from .verdict import assemble
 
-__all__ = ["AnswerCell", "SimilarPair", "Similarity", "answer_cells", "compare_submissions",
-           "ranking_text", "write_report", "main", "CSV_COLUMNS"]
+__all__ = ["AnswerCell", "SimilarPair", "Similarity", "answer_cells", "instructor_cells_of",
+           "graded_code", "compare_submissions", "ranking_text", "write_report", "main",
+           "CSV_COLUMNS", "MAX_CODE_BYTES", "MAX_RANGES"]
 
 #: The most code compared of one student (all cells together): a notebook may hold 20 MiB,
 #: and copydetect took minutes and gigabytes for one of 15 MiB of code; a longer program is
