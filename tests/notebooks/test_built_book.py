@@ -586,6 +586,21 @@ def test_the_pdf_edition_holds_every_chapter_and_figure(site, pages, tmp_path):
     for number in (" ".join(words) for words in captions):
         assert number in flat, f"{number} is not in the PDF"
     assert_pages_numbered_and_linked_within(pdf, book_pdf.book_title()[0])
+    headings = {" ".join(h.get_text(" ", strip=True).rstrip("#").split())
+                for page in PAGES for h in pages[site / f"{page}.html"].select("main h2, main h3")}
+    assert_no_heading_ends_a_page(pdf, headings, book_pdf.book_title()[0])
+
+
+def assert_no_heading_ends_a_page(pdf, headings: set, title: str) -> None:
+    """No page's last line, above its footer, is a heading: a heading starts the text it
+    heads (print.css; a figure caption glued to the next block once left "Summary" alone)."""
+    alone = []
+    for number, page in enumerate(pdf.pages, 1):
+        lines = [" ".join(line.split()) for line in page.extract_text(
+            extraction_mode="layout").splitlines() if line.strip() and title not in line]
+        if lines and lines[-1] in headings:
+            alone.append((number, lines[-1]))
+    assert not alone, f"headings alone at the foot of a page: {alone}"
 
 
 def assert_pages_numbered_and_linked_within(pdf, title: str) -> None:
