@@ -54,9 +54,6 @@ COLUMN_PX = round((PAPER["paperWidth"] - PAPER["marginLeft"] - PAPER["marginRigh
 FOOTER = ('<div style="font-size:9px;width:100%;text-align:center;color:#444">'
           '{title} &middot; <span class="pageNumber"></span></div>')
 
-# On paper a box cannot scroll: a display formula, an inline one or a table wider than its
-# column is cut at the margin. Each is scaled down to its column (CSS zoom; a table's math
-# with it). Returns how many were scaled.
 # The block a box's lines are laid out in (an inline formula's parent may be an <em> or <a>).
 BLOCK_OF = """
   const blockOf = element => {
@@ -65,6 +62,9 @@ BLOCK_OF = """
     return block;
   };"""
 
+# On paper a box cannot scroll: a display formula, an inline one or a table wider than its
+# column is cut at the margin. Each is scaled down to its column (CSS zoom; a table's math
+# with it). Returns how many were scaled.
 FIT_TO_COLUMN = "(() => {" + BLOCK_OF + """
   let fitted = 0;
   const fit = (box, drawn, room) => {
