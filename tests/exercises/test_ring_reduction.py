@@ -199,7 +199,8 @@ VALIDATE = {
     "from_zeros": (RING_FROM_ZEROS, None, ["Hint: 0 is neutral for + only (max(0, -5) is 0)"]),
     "crashes_at_p1": (RING_CRASHES_AT_P1, None, ["for p=1 raised ValueError"]),
     "crashes": (RING_CRASHES, None, ["for p=4 raised IndexError"]),
-    "deadlocks": (RING_DEADLOCKS, None, ["deadlock in my_all_to_all_red_ring for p=4"]),
+    "deadlocks": (RING_DEADLOCKS, None, ["deadlock in my_all_to_all_red_ring for p=4",
+                                         "finished on 0 of the 2 cases with p >= 2"]),
     "spins": (SPINS, None, ["my_all_to_all_red_ring did not finish within 5 s"]),
     "yields_forever": (YIELDS_FOREVER, None, ["my_all_to_all_red_ring for p=4 did not finish"]),
     # the library's reductions reject the visible checks' p = 3 (hypercube) and p = 2 (mesh)
@@ -310,11 +311,14 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
 
 def test_the_time_test_says_what_it_measured(graded):
     # direct delivery passes every check of the results but not the ring's time; a program that
-    # runs to the end on no p is told that its time was never measured
+    # runs to the end on no p is told that its time was never measured, by the visible check
+    # already (Validate passed it, and the grader gave 0); the hidden p are not listed
     _, results = graded
     assert "yours took 27" in results["direct"].messages("time_tests")
-    assert "my_all_to_all_red_ring finished on 0 of the 68 cases" in _flat(
-        results["crashes"].messages("time_tests"))
+    assert "my_all_to_all_red_ring finished on 0 of the 2 cases with p >= 2: too few to judge " \
+        "the time" in _flat(results["crashes"].messages("time_tests"))
+    assert results["crashes_at_p1"].scores["time_tests"] == 2
+    assert "not measured on this p" not in results["crashes_at_p1"].messages("time_tests")
 
 
 def test_pes_sharing_globals_lose_every_point_of_their_runs(graded):
