@@ -517,17 +517,26 @@ def figure_problems(site: Path, soup: BeautifulSoup) -> list[str]:
     return problems
 
 
+#: Image pixels per CSS pixel of every picture of the built book.
+SHARP = 2
+
+
+def _not_sharp(what: str, pixels: tuple, shown: tuple) -> list[str]:
+    """A problem unless an image of ``pixels`` holds two for each CSS pixel it is ``shown``
+    at (widgets._demo.SNAPSHOT_SCALE, viz.book_figures), give or take two."""
+    if all(abs(SHARP * css - image) <= 2 for css, image in zip(shown, pixels)):
+        return []
+    return [f"{what} of {pixels[0]}x{pixels[1]} pixels shown at {shown[0]}x{shown[1]} CSS "
+            "pixels, not two pixels for each"]
+
+
 def snapshot_problems(image) -> list[str]:
-    """A live demo's snapshot is as sharp as a figure: two PNG pixels for each CSS pixel of
-    its width and height attributes (widgets._demo.SNAPSHOT_SCALE)."""
+    """A live demo's snapshot is as sharp as a figure (its width and height attributes)."""
     from collective_lib.widgets._demo import png_size
 
     pixels = png_size(base64.b64decode(image["src"].split(",", 1)[1]))
-    shown = (int(image.get("width", 0)), int(image.get("height", 0)))
-    if [abs(2 * s - p) > 2 for s, p in zip(shown, pixels)] != [False, False]:
-        return [f"a demo's snapshot of {pixels[0]}x{pixels[1]} pixels shown at "
-                f"{shown[0]}x{shown[1]} CSS pixels, not two pixels for each"]
-    return []
+    return _not_sharp("a demo's snapshot", pixels,
+                      (int(image.get("width", 0)), int(image.get("height", 0))))
 
 
 def sharpness_problems(site: Path, image) -> list[str]:
@@ -540,10 +549,7 @@ def sharpness_problems(site: Path, image) -> list[str]:
     pixels = Image.open(site / "_images" / name).size
     style = dict(re.findall(r"(width|height):\s*([\d.]+)px", image.get("style", "")))
     shown = tuple(int(float(style.get(side, 0))) for side in ("width", "height"))
-    problems = []
-    if [abs(2 * s - p) > 2 for s, p in zip(shown, pixels)] != [False, False]:
-        problems.append(f"{name}: {pixels[0]}x{pixels[1]} pixels shown at "
-                        f"{shown[0]}x{shown[1]} CSS pixels, not two pixels for each")
+    problems = _not_sharp(name, pixels, shown)
     link = image.find_parent("a")
     if link is None or Path(urlsplit(link.get("href", "")).path).name != name:
         problems.append(f"{name}: does not link to its full-size file")
