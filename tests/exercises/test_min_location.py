@@ -28,14 +28,21 @@ return a.value if a.value < b.value else b
 '''
 
 MIN_LOC_SPINS = '''
-while True:                              # never returns
+while a[0] == b[0]:                      # never returns on a tie (none in the first checks)
     pass
+return a if (a[0], a[1]) <= (b[0], b[1]) else b
 '''
 
 # Always the result on PE 0: right for root 0 and the all-reduces only.
 RUNNER_ON_PE_0 = '''
 inputs = [(value, pe) for pe, value in enumerate(values)]
 return algorithms[algorithm].simulate(len(values), inputs=inputs, op=min_loc, **params).results[0]
+'''
+
+# The extra parameters dropped: a reduction to PE 0, whose result is right for every root.
+RUNNER_IGNORES_ROOT = '''
+inputs = [(value, pe) for pe, value in enumerate(values)]
+return algorithms[algorithm].simulate(len(values), inputs=inputs, op=min_loc).results[0]
 '''
 
 RUNNER_WITHOUT_REDUCTION = '''
@@ -63,6 +70,7 @@ def build_submissions(source):
         "spins": ("min_loc_solution", MIN_LOC_SPINS),
         "no_reduction": ("runner_solution", RUNNER_WITHOUT_REDUCTION),
         "runner_on_pe_0": ("runner_solution", RUNNER_ON_PE_0),
+        "ignores_root": ("runner_solution", RUNNER_IGNORES_ROOT),
         "wrong_answers": ("commutative_answer", WRONG_ANSWERS),
         "keep_left_honest": [("min_loc_solution", KEEP_LEFT),
                              ("commutative_answer", HONEST_ANSWERS)],
@@ -168,7 +176,10 @@ def test_any_order_gives_the_student_only_operands_out_of_rank_order():
 @pytest.mark.parametrize("student, message", [
     ("crashes", "min_loc((3, 0), (1, 1)) raised AttributeError"),
     ("crashes", "`return a.value if a.value < b.value else b`"),
-    ("spins", "did not return within 5 s of real time"),
+    # an operator that never returns on a tie: the first reduction of the visible checks
+    # has one, and is run within a time limit too (else Validate would hang)
+    ("spins", "reduction_with_min_loc([5, 2, 7, 2]) did not return within 5 s of real "
+              "time"),
 ])
 def test_broken_operators_get_no_operator_points(graded, student, message):
     _, results = graded
@@ -182,12 +193,15 @@ def test_broken_operators_get_no_operator_points(graded, student, message):
     ("no_reduction", "combined only 0 pairs with min_loc"),
     ("runner_on_pe_0", "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3) should "
                        "be (2, 1), got None"),
+    ("ignores_root", "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3) "
+                     "returned the right pair, but min_loc did not combine the pairs that "
+                     "'binomial_reduce' with root=3 combines"),
 ])
 def test_runner_bugs_cost_the_runner_cell_only(graded, student, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL, "runner_tests": 0}
-    assert message in result.messages("runner_tests")
+    assert message in " ".join(result.messages("runner_tests").split())  # lines broken
 
 
 def test_a_failing_operator_is_not_charged_again_in_the_runner(graded):
@@ -221,6 +235,8 @@ CAUGHT_BY_VALIDATE = {
     "crashes": "min_loc((3, 0), (1, 1)) raised AttributeError",
     "no_reduction": "reduce_min_location([6, 3, 8, 4], 'binomial_reduce') combined",
     "runner_on_pe_0": "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3)",
+    "ignores_root": "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3) "
+                    "returned the right pair",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE, "wrong_answers"],
@@ -240,4 +256,5 @@ def test_validate_cannot_judge_the_answers_of_iii(validated):
 test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("runner_on_pe_0", "runner_tests", "wrong_result"),
     ("no_reduction", "runner_tests", "wrong_form"),
+    ("ignores_root", "runner_tests", "wrong_form"),
 ])
