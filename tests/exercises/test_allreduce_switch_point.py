@@ -172,6 +172,30 @@ for m in range(p, m_max + 1):
 return None
 '''
 
+FROM_ONE = '''
+p = nodes * per_node
+network = TwoLevel(nodes, per_node)
+for m in range(1, m_max + 1):                     # from 1, not from p: empty blocks
+    ring_time = ring.simulate(p, m, model=MACHINE, network=network, trace=False).time
+    doubling_time = doubling.simulate(p, m, model=MACHINE, network=network,
+                                      trace=False).time
+    if ring_time < doubling_time:
+        return m
+return None
+'''
+
+WITHOUT_M_MAX = '''
+p = nodes * per_node
+network = TwoLevel(nodes, per_node)
+for m in range(p, m_max):                         # m_max itself is never tried
+    ring_time = ring.simulate(p, m, model=MACHINE, network=network, trace=False).time
+    doubling_time = doubling.simulate(p, m, model=MACHINE, network=network,
+                                      trace=False).time
+    if ring_time < doubling_time:
+        return m
+return None
+'''
+
 #: ``{student: changes}``: one bug per graded cell; the cells are independent.
 WRONG = {
     "off_by_one": [("derive_solution", OFF_BY_ONE), ("simulate_solution", WITHOUT_THE_BOUND)],
@@ -180,6 +204,8 @@ WRONG = {
     "natural_log": [("derive_solution", NATURAL_LOG),
                     ("simulate_solution", SIMULATE_WITH_THE_LIBRARY)],
     "library": [("derive_solution", DERIVE_WITH_THE_LIBRARY)],
+    "from_one": [("simulate_solution", FROM_ONE)],
+    "without_m_max": [("simulate_solution", WITHOUT_M_MAX)],
 }
 
 
@@ -258,6 +284,13 @@ def test_the_solution_gets_full_marks_on_every_machine(graded):
     ("library", {"derive_tests": 0, "simulate_tests": 4},
      {"derive_tests": "switch_point uses the library's `predict`; derive the switch point "
                       "from the two closed forms, written yourself"}),
+    # on every student's machine the ring wins on 2 nodes of 16 PEs at some m below p
+    ("from_one", {"derive_tests": 4, "simulate_tests": 0},
+     {"simulate_tests": "it must return a whole m from p = "}),
+    # a bound m_max at the switch point itself
+    ("without_m_max", {"derive_tests": 4, "simulate_tests": 0},
+     {"simulate_tests": "returned None, but on this machine the simulated ring is strictly "
+                        "faster at some m from p = 8 to m_max = "}),
 ])
 def test_each_bug_costs_its_cell_with_a_helpful_message(graded, student, scores, messages):
     _, results = graded
@@ -328,3 +361,23 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
     {student: v[1] for student, v in VALIDATE.items()})
+
+
+
+def test_on_every_machine_a_search_from_one_fails_on_two_nodes_of_16():
+    """The graded tests try 2 nodes of 16 PEs because there, on every student's machine, the
+    simulated ring is strictly faster at some m below p = 32 (some blocks empty): a search
+    from m = 1 returns that m instead of the switch point from p on."""
+    import itertools
+    from collective_lib.autograde.variants import DECLARED
+
+    declared = DECLARED[ASSIGNMENT]
+    network = TwoLevel(2, 16)
+    for ts_in, tw_in, ts_out, tw_out in itertools.product(*(
+            declared[name] for name in ("ts_inside", "tw_inside", "ts_between", "tw_between"))):
+        model = TwoLevelModel(inside=CostModel(ts=ts_in, tw=tw_in),
+                              between=CostModel(ts=ts_out, tw=tw_out))
+        assert any(RING.simulate(32, m, model=model, network=network, trace=False).time
+                   < DOUBLING.simulate(32, m, model=model, network=network, trace=False).time
+                   for m in range(1, 32)), model
+        assert _two_level_reference(2, 16, 512, model) is not None, model
