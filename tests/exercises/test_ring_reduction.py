@@ -6,7 +6,9 @@ marks) and wrong tables and wrong, slow, crashing, deadlocking, endless and
 library-calling programs (partial marks, a helpful message in the failing cell,
 quick grading) are autograded in one nbgrader run. Each single typical bug costs only the cell
 that grades it: a ring that sends the wrong way round, starts from zeros or crashes at p = 1
-keeps the time points, and the table cells are graded independently of the program.
+keeps the time points, and the table cells are graded independently of the program. A ring
+mirrored (right results, every partial sum sent to the right) loses the time cell's points,
+which grade the left-hand ring the task asks for.
 
 Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook: the
 Validate button must not say "Success!" for any of them (the visible checks catch each one
@@ -70,6 +72,17 @@ left, right = (me - 1) % p, (me + 1) % p
 received = None
 for i in range(1, p):
     mine = data[(me + i) % p]
+    partial = mine if received is None else op(mine, received)
+    received = yield sendrecv(right, partial, left)
+return data[me] if received is None else op(data[me], received)
+'''
+
+# Algorithm 4.5 mirrored: right results and time, but every partial sum goes to the right.
+RING_MIRRORED = '''
+left, right = (me - 1) % p, (me + 1) % p
+received = None
+for i in range(1, p):
+    mine = data[(me - i) % p]              # my message for node me - i
     partial = mine if received is None else op(mine, received)
     received = yield sendrecv(right, partial, left)
 return data[me] if received is None else op(data[me], received)
@@ -160,6 +173,7 @@ def build_submissions(source):
     return h.submissions(source, {
         "to_the_right": program(RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT),
         "direct": program(RING_DIRECT, TABLES_P8_WRONG),
+        "mirrored": program(RING_MIRRORED),
         "plus": program(RING_WITH_PLUS, TABLES_UNREADABLE),
         "from_zeros": program(RING_FROM_ZEROS),
         "crashes": program(RING_CRASHES),
@@ -197,6 +211,7 @@ VALIDATE = {
              ["cannot read the term 'x0(1)'", "for p=2, op=word_max",
               "Hint: combine with op(a, b), never with +."]),
     "from_zeros": (RING_FROM_ZEROS, None, ["Hint: 0 is neutral for + only (max(0, -5) is 0)"]),
+    "mirrored": (RING_MIRRORED, None, ["for p = 8 node 0 sent a message to node 1"]),
     "crashes_at_p1": (RING_CRASHES_AT_P1, None, ["for p=1 raised ValueError"]),
     "crashes": (RING_CRASHES, None, ["for p=4 raised IndexError"]),
     "deadlocks": (RING_DEADLOCKS, None, ["deadlock in my_all_to_all_red_ring for p=4",
@@ -280,6 +295,10 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
      ["for p=1, op=word_max", "0 is neutral for + only"]),
     ("direct", {"time_tests": 0}, "time_tests",
      ["the reduction takes (ts + tw m)(p - 1) = 7"]),
+    # the ring mirrored: right results and time, but not the left-hand ring the task asks for
+    ("mirrored", {"time_tests": 0}, "time_tests",
+     ["for p = 8 node 0 sent a message to node 1, but in Algorithm 4.5 every node sends to "
+      "its left neighbour, me - 1"]),
     ("plus", {"program_tests": 0}, "program_tests",
      ["wrong result of my_all_to_all_red_ring for p=2, op=word_max: PE 0 returned",
       "Hint: combine with op(a, b), never with +."]),
@@ -424,4 +443,5 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
 
 test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("direct", "time_tests", "wrong_time"),
+    ("mirrored", "time_tests", "wrong_form"),
 ])
