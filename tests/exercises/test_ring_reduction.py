@@ -88,6 +88,17 @@ for i in range(1, p):
 return data[me] if received is None else op(data[me], received)
 '''
 
+# Right results, but every partial sum is sent wrapped with its destination: 2 words each.
+RING_WRAPPED = '''
+left, right = (me - 1) % p, (me + 1) % p
+received = None
+for i in range(1, p):
+    mine = data[(me + i) % p]
+    partial = mine if received is None else op(mine, received[1])
+    received = yield sendrecv(left, ((me + i) % p, partial), right)
+return data[me] if received is None else op(data[me], received[1])
+'''
+
 RING_DIRECT = '''
 total = data[me]                       # every message straight to its destination
 for s in range(1, p):
@@ -174,6 +185,7 @@ def build_submissions(source):
         "to_the_right": program(RING_TO_THE_RIGHT, TABLES_TO_THE_RIGHT),
         "direct": program(RING_DIRECT, TABLES_P8_WRONG),
         "mirrored": program(RING_MIRRORED),
+        "wrapped": program(RING_WRAPPED),
         "plus": program(RING_WITH_PLUS, TABLES_UNREADABLE),
         "from_zeros": program(RING_FROM_ZEROS),
         "crashes": program(RING_CRASHES),
@@ -212,6 +224,7 @@ VALIDATE = {
               "Hint: combine with op(a, b), never with +."]),
     "from_zeros": (RING_FROM_ZEROS, None, ["Hint: 0 is neutral for + only (max(0, -5) is 0)"]),
     "mirrored": (RING_MIRRORED, None, ["for p = 8 node 0 sent a message to node 1"]),
+    "wrapped": (RING_WRAPPED, None, ["Some of your messages were sent as 2 word(s), not m = 3"]),
     "crashes_at_p1": (RING_CRASHES_AT_P1, None, ["for p=1 raised ValueError"]),
     "crashes": (RING_CRASHES, None, ["for p=4 raised IndexError"]),
     "deadlocks": (RING_DEADLOCKS, None, ["deadlock in my_all_to_all_red_ring for p=4",
@@ -299,6 +312,10 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
     ("mirrored", {"time_tests": 0}, "time_tests",
      ["for p = 8 node 0 sent a message to node 1, but in Algorithm 4.5 every node sends to "
       "its left neighbour, me - 1"]),
+    # a partial sum wrapped in a tuple is sent as 2 words: the time is short, and says why
+    ("wrapped", {"time_tests": 0}, "time_tests",
+     ["yours took 12, but with p = 5", "Some of your messages were sent as 2 word(s), not "
+      "m = 3: the simulator counts a list or a tuple as one word per item"]),
     ("plus", {"program_tests": 0}, "program_tests",
      ["wrong result of my_all_to_all_red_ring for p=2, op=word_max: PE 0 returned",
       "Hint: combine with op(a, b), never with +."]),
