@@ -139,3 +139,80 @@ def test_the_kind_finder_sees_constants_caught_kinds_and_missing_ones():
               "raise CheckFailed('c', kind=_err.kind)\nraise CheckFailed('d')\n"
               "raise CheckFailed('e', kind=pick())\n")
     assert _kinds(source) == ["wrong_result", "deadlock", "<caught>.kind", None, "pick()"]
+
+
+# -- a test cell runs after the cells a student runs, not after other test cells ------------------
+
+def _without_hidden_tests(source):
+    """What a student's copy of a cell holds: ``source`` without its hidden tests."""
+    lines = source.splitlines()
+    for start, end in reversed(_hidden_regions(source)):
+        del lines[start - 1:end]
+    return "\n".join(lines)
+
+
+def _names(source):
+    """(defined, used): the names a cell binds at its top level, and the global names it or
+    any function in it reads."""
+    import symtable
+
+    defined, used = set(), set()
+
+    def walk(table, top):
+        for symbol in table.get_symbols():
+            if top and (symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()):
+                defined.add(symbol.get_name())
+            if symbol.is_referenced() and (top or symbol.is_global()):
+                used.add(symbol.get_name())
+        for child in table.get_children():
+            walk(child, False)
+
+    walk(symtable.symtable(source, "cell", "exec"), True)
+    return defined, used
+
+
+def _borrowed_from_test_cells(path):
+    """``{grade_id: names}``: what the part of a test cell students see reads that only an
+    earlier test cell defines."""
+    nb = nbformat.read(path, as_version=4)
+    elsewhere, in_tests, borrowed = set(), {}, {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        defined, used = _names(_without_hidden_tests(cell.source))
+        if not cell.metadata.nbgrader.get("grade"):
+            elsewhere |= defined
+            continue
+        names = {name for name in used - defined - elsewhere
+                 if any(name in earlier for earlier in in_tests.values())}
+        if names:
+            borrowed[cell.metadata.nbgrader["grade_id"]] = sorted(names)
+        in_tests[cell.metadata.nbgrader["grade_id"]] = defined
+    return borrowed
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_a_test_cell_needs_no_other_test_cell(path):
+    # A student who reruns one part's test cell after a restart runs the cells above its own
+    # (the set-up and their answers), not the test cells of other parts: what a test cell's
+    # visible part reads comes from a set-up cell, the student's cells or the cell itself.
+    assert _borrowed_from_test_cells(path) == {}
+
+
+def test_the_borrowing_finder_sees_names_from_other_test_cells(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    setup = {"grade": False, "grade_id": "setup", "locked": True, "schema_version": 3,
+             "solution": False, "task": False}
+    graded = dict(setup, grade=True, points=1)
+    nb.cells = [
+        nbformat.v4.new_code_cell("import math\n", metadata={"nbgrader": setup}),
+        nbformat.v4.new_code_cell(
+            "import numbers\ndef _check(x):\n    return math.isfinite(x)\n",
+            metadata={"nbgrader": dict(graded, grade_id="first")}),
+        nbformat.v4.new_code_cell(
+            "def f(y):\n    return _check(y) and isinstance(y, numbers.Real)\n"
+            "### BEGIN HIDDEN TESTS\nimport numbers\n### END HIDDEN TESTS\nmath.pi\n",
+            metadata={"nbgrader": dict(graded, grade_id="second")})]
+    path = tmp_path / "borrow.ipynb"
+    nbformat.write(nb, path)
+    assert _borrowed_from_test_cells(path) == {"second": ["_check", "numbers"]}
