@@ -180,3 +180,17 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("wrong_gray", "gray_tests", "wrong_result"),
     ("off_by_one", "transitions_tests", "wrong_result"),
 ])
+
+
+def test_chapter_6_leaves_the_answers_to_the_assignment():
+    # Chapter 6 defines the code and names the library's functions; the closed forms of G and
+    # G^-1, the transition sequence's shortcut and Fig. 7's index are the assignment's parts
+    import nbformat
+
+    chapter = nbformat.read(h.REPO_ROOT / "book" / "ch6_cm200.ipynb", as_version=4)
+    prose = " ".join(" ".join(cell.source.split()) for cell in chapter.cells
+                     if cell.cell_type == "markdown")
+    for answer in (r"i \oplus \lfloor i/2", "XORs together", "trailing zeros",
+                   r"G((s + G^{-1}(PA))"):
+        assert answer not in prose, answer
+    assert "assignment `gray_codes`" in prose
