@@ -66,7 +66,7 @@ import nbformat
 
 from .plain_text import spreadsheet_cell, terminal_text
 from .reading import read_submitted_file
-from .verdict import assemble
+from .verdict import assemble, instructor_kind
 
 __all__ = ["AnswerCell", "SimilarPair", "Similarity", "answer_cells", "instructor_cells_of",
            "graded_code", "compare_submissions", "ranking_text", "write_report", "main",
@@ -201,15 +201,15 @@ def answer_cells(notebook: nbformat.NotebookNode | str | Path, name: str | None 
 def instructor_cells_of(notebook: nbformat.NotebookNode) -> dict:
     """The instructor's cells of an assignment's notebook (source or release), as grading
     puts them back (:func:`~collective_lib.autograde.verdict.instructor_cells` reads the
-    same from the gradebook): ``{grade_id: cell}`` for every locked or test cell that is
-    not an answer."""
+    same from the gradebook, by the same rule, :func:`~.verdict.instructor_kind`):
+    ``{grade_id: cell}``."""
     found = {}
     for cell in notebook.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade_id") and not meta.get("solution") and (
-                meta.get("locked") or meta.get("grade")):
-            kind = "test" if meta.get("grade") and cell.cell_type == "code" else (
-                "task" if meta.get("task") else None)
+        kind = instructor_kind(cell.cell_type, locked=bool(meta.get("locked")),
+                               grade=bool(meta.get("grade")),
+                               solution=bool(meta.get("solution")), task=bool(meta.get("task")))
+        if meta.get("grade_id") and kind is not False:
             found[meta["grade_id"]] = nbformat.NotebookNode(
                 name=meta["grade_id"], cell_type=cell.cell_type, source=cell.source,
                 checksum=meta.get("checksum"), kind=kind, points=meta.get("points"))

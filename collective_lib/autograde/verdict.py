@@ -57,13 +57,33 @@ from .reading import UNREADABLE, without_lone_surrogates
 from .remote import CELLS_S, HostTemplate
 from .sandbox import SandboxUser, self_check
 
-__all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_cells", "assemble",
+__all__ = ["TrustedVerdict", "FlagForReview", "DeduplicateCells", "instructor_kind",
+           "instructor_cells", "assemble",
            "PASSED", "FAILURE_METADATA", "notebook_cpu"]
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSED = "All checks passed."
 #: The key of a graded cell's metadata under which a failed cell keeps why it failed.
 FAILURE_METADATA = "collective_lib"
+
+
+def instructor_kind(cell_type: str, *, locked: bool, grade: bool, solution: bool,
+                    task: bool):
+    """Whose a cell is, by its nbgrader roles: False for a student's cell, else the kind of
+    the instructor's cell, ``"test"`` (an autograded code test), ``"task"`` (such as a
+    graders' rubric) or None. A cell is the instructor's when it is locked or an autograded
+    test, and not an answer; both readers of an assignment (the gradebook's
+    :func:`instructor_cells`, the notebook's ``similarity.instructor_cells_of``) use this.
+
+    >>> instructor_kind("code", locked=True, grade=True, solution=False, task=False)
+    'test'
+    >>> instructor_kind("code", locked=False, grade=False, solution=True, task=False)
+    False
+    """
+    test = grade and cell_type == "code"
+    if solution or not (locked or test):
+        return False
+    return "test" if test else ("task" if task else None)
 
 
 def instructor_cells(db_url: str, notebook: str, assignment: str, order: list = ()) -> dict:
@@ -73,23 +93,22 @@ def instructor_cells(db_url: str, notebook: str, assignment: str, order: list = 
     ``source``, ``checksum``), with ``kind`` (``"test"`` for an autograded
     test, ``"task"`` for a task cell such as a graders' rubric, else None) and
     its ``points``. The order is that of the ids in ``order`` (the source
-    notebook's), then any others in the gradebook's order. A cell is the
-    instructor's when it is locked or an autograded test, and not a student's
-    answer.
+    notebook's), then any others in the gradebook's order. Whose a cell is:
+    :func:`instructor_kind`.
     """
     with Gradebook(db_url) as gb:
         source_nb = gb.find_notebook(notebook, assignment)
         solutions = {c.name for c in source_nb.solution_cells}
-        kinds = {c.name: ("task", c.max_score) for c in source_nb.task_cells}
-        kinds.update({c.name: ("test", c.max_score) for c in source_nb.grade_cells
-                      if c.cell_type == "code" and c.name not in solutions})
+        grades = {c.name: c.max_score for c in source_nb.grade_cells}
+        tasks = {c.name: c.max_score for c in source_nb.task_cells}
         found = {}
         for c in source_nb.source_cells:
-            kind, points = kinds.get(c.name, (None, None))
-            if c.name not in solutions and (c.locked or kind == "test"):
+            kind = instructor_kind(c.cell_type, locked=bool(c.locked), grade=c.name in grades,
+                                   solution=c.name in solutions, task=c.name in tasks)
+            if kind is not False:
                 found[c.name] = NotebookNode(name=c.name, cell_type=c.cell_type,
                                              source=c.source, checksum=c.checksum, kind=kind,
-                                             points=points)
+                                             points=grades.get(c.name, tasks.get(c.name)))
     ranked = [name for name in order if name in found]
     ranked += [name for name in found if name not in ranked]
     return {name: found[name] for name in ranked}
