@@ -21,6 +21,7 @@ import io
 import re
 import struct
 from contextlib import contextmanager
+from typing import Callable
 
 import ipywidgets as W
 from traitlets import Unicode
@@ -105,10 +106,26 @@ def show_png(image: W.Image, png: bytes, alt: str) -> None:
     image.layout.min_width = f"{width}px"        # a flex box must not squeeze it either
 
 
+def _in_256_colours(png: bytes) -> bytes:
+    """``png`` with a palette of 256 colours: a third of the bytes for a drawing of flat
+    colours and smoothed lines, which looks the same (kept as it is if it is see-through)."""
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png))
+    see_through = image.mode == "RGBA" and image.getextrema()[3][0] < 255
+    if image.mode not in ("RGB", "RGBA") or see_through:
+        return png
+    out = io.BytesIO()
+    image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(
+        out, "PNG", optimize=True)
+    return out.getvalue()
+
+
 def img_tag(png: bytes, alt: str, *, scale: int = 1) -> str:
     """An ``<img>`` at the picture's natural size (``scale`` image pixels to a CSS pixel)
-    that shrinks, never grows, with the page."""
-    data = base64.b64encode(png).decode("ascii")
+    that shrinks, never grows, with the page; embedded in 256 colours, since a page carries
+    every snapshot it shows."""
+    data = base64.b64encode(_in_256_colours(png)).decode("ascii")
     width, height = (round(side / scale) for side in png_size(png))
     return (f'<img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
             f'style="max-width:100%;height:auto" alt="{html.escape(alt)}">')
@@ -122,49 +139,57 @@ _EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"'](?:https?:)?//[^>]*>\s*")
 #: The frame of matplotlib's animation player and its slider, which carry no text alternative.
 _ANIMATION_IMAGE = re.compile(r'(<img id="_anim_img\w+")')
 _ANIMATION_SLIDER = re.compile(r'(<input id="_anim_slider\w+")')
-#: The frames the player embeds, in order (their base64 is cut into lines ending in a backslash).
-_ANIMATION_FRAME = re.compile(r'frames\[(\d+)\] = "(data:image/png;base64,[A-Za-z0-9+/=\\\n]+)"')
 #: How many frames a printed page shows instead of the player, each the column's width (two
 #: side by side printed a step player's labels at 4 points, the lock player's at 3).
 _PRINTED_FRAMES = 3
 
 
-def _key_frames(page: str, frame_texts: list) -> str:
-    """A strip of up to ``_PRINTED_FRAMES`` frames, first to last, shown on paper only."""
-    frames = [uri.replace("\\\n", "") for _, uri in
-              sorted((int(i), uri) for i, uri in _ANIMATION_FRAME.findall(page))]
-    if not frames:
-        return ""
+def _key_frames(fig: Figure, draw: Callable, frames: list, texts: list) -> str:
+    """A strip of up to ``_PRINTED_FRAMES`` of ``frames``, first to last, shown on paper only:
+    each drawn again and kept at ``SNAPSHOT_SCALE`` (the player's own frames are light, for
+    the screen, and printed blurred)."""
     count = min(_PRINTED_FRAMES, len(frames))
     chosen = sorted({round(i * (len(frames) - 1) / max(count - 1, 1)) for i in range(count)})
-    images = "".join(
-        f'<img src="{frames[i]}" style="max-width:100%;margin:1% 0" alt="Frame {i + 1} of '
-        f'{len(frames)}{": " + html.escape(frame_texts[i]) if i < len(frame_texts) else ""}">'
-        for i in chosen)
+    images = []
+    for i in chosen:
+        draw(frames[i])
+        alt = f"Frame {i + 1} of {len(frames)}" + (f": {texts[i]}" if i < len(texts) else "")
+        images.append(img_tag(png_bytes(fig, scale=SNAPSHOT_SCALE), alt, scale=SNAPSHOT_SCALE))
     # On screen the player shows the frames; on paper its controls would do nothing.
     return ("<style>@media screen{.print-frames{display:none}}"
             "@media print{.animation{display:none}}</style>"
-            f'<div class="print-frames">{images}</div>')
+            f'<div class="print-frames">{"".join(images)}</div>')
 
 
-def animation_html(anim, alt: str, frame_texts: dict | None = None) -> str:
-    """``anim`` as a JavaScript player of one frame per second that fetches nothing and speaks.
+def animation_html(fig: Figure, draw: Callable, frames, alt: str,
+                   frame_texts: dict | None = None) -> str:
+    """``draw(frame)`` on ``fig`` for each of ``frames`` as a JavaScript player of one frame
+    per second that fetches nothing and speaks.
 
     The book's theme ships Font Awesome, which draws the player's button icons,
     and the built pages must read without a network, so the CDN stylesheet that
     :meth:`matplotlib.animation.Animation.to_jshtml` links is left out.  The frame
     gets ``alt`` as its text alternative and the slider a label; ``frame_texts``
-    (filled while the frames are drawn: frame -> what it shows, for example from
+    (filled by ``draw``: frame -> what it shows, for example from
     :func:`~collective_lib.viz.description`) becomes the animation's text
     equivalent, a list below it that a reader can open.  A printed page shows a
     strip of key frames instead of the player.
     """
+    from matplotlib.animation import FuncAnimation
+
+    frames = list(frames)
+
+    def frame(f):
+        draw(f)
+        return []
+    anim = FuncAnimation(fig, frame, frames=frames, init_func=lambda: [], interval=1200,
+                         repeat=False)
     page = _EXTERNAL_LINK.sub("", anim.to_jshtml(fps=1, default_mode="once"))
     page = _ANIMATION_IMAGE.sub(lambda m: f'{m.group(1)} alt="{html.escape(alt)}"', page, count=1)
     page = _ANIMATION_SLIDER.sub(lambda m: f'{m.group(1)} aria-label="Frame of the animation"',
                                  page, count=1)
     texts = [text for _, text in sorted((frame_texts or {}).items()) if text]
-    page += _key_frames(page, texts)
+    page += _key_frames(fig, draw, frames, texts)
     if texts:
         items = "".join(f"<li>{html.escape(text)}</li>" for text in texts)
         page += (f"<details><summary>The animation in words, frame by frame</summary>"

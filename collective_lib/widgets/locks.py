@@ -163,24 +163,20 @@ class LockPlayer(Demo):
 
     def fallback_html(self) -> str:
         """The summary line and an animation of the cursor sweeping over the run."""
-        from matplotlib.animation import FuncAnimation
         head = f"<p>{self.info.value}</p>"
         times = np.linspace(0, self.run.time, LOCK_PLAYER_FRAMES)
         fig = self._figure(0)
         fig.set_dpi(72)
         texts = {}
 
-        def frame(i):
+        def draw(i):
             fig.clear()
             self._draw_into(fig, times[i])
             *doing, cached = self.state_lines(times[i])     # the cursor's state, not the run's
             texts[i] = f"{cached[0].upper()}{cached[1:]}. {'; '.join(doing)}."
-            return []
-        anim = FuncAnimation(fig, frame, frames=range(len(times)), init_func=lambda: [],
-                             interval=1200, repeat=False)
         alt = (f"An animation of the run, a cursor sweeping its time in {len(times)} frames. "
                f"{html_text(self.info.value)}")
-        return head + animation_html(anim, alt, texts)
+        return head + animation_html(fig, draw, range(len(times)), alt, texts)
 
     def _draw_into(self, fig: Figure, t: float) -> None:
         share = self._text_share()

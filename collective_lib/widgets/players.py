@@ -246,21 +246,17 @@ class StepPlayer(_CatalogPlayer):
         return head + self._animation(steps)
 
     def _animation(self, steps: int) -> str:
-        from matplotlib.animation import FuncAnimation
         fig = self._figure()
         fig.set_dpi(80)                  # every frame is embedded: keep the page light
         ax = fig.add_subplot()
         texts = {}
 
-        def frame(s):
+        def draw(s):
             ax.clear()
             self._draw(ax, s)
             texts[s] = description(fig)
-            return []
-        anim = FuncAnimation(fig, frame, frames=range(1, steps + 1), init_func=lambda: [],
-                             interval=1200, repeat=False)
         alt = f"An animation of the run, one frame per step ({steps} steps). {html_text(self.info.value)}"
-        return animation_html(anim, alt, texts)
+        return animation_html(fig, draw, range(1, steps + 1), alt, texts)
 
 
 def step_player(operation="broadcast", *, algorithm=None, p=8, root=0, k=1, m=None):

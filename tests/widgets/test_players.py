@@ -1,12 +1,13 @@
 """The step and value players work without a kernel, follow their controls, and carry a
 static fallback."""
+import base64
 import re
 
 import pytest
 
 from collective_lib import catalog
 from collective_lib.widgets import step_player, value_player
-from collective_lib.widgets._demo import CONTROLS_WIDTH
+from collective_lib.widgets._demo import CONTROLS_WIDTH, png_size
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -119,7 +120,15 @@ def test_player_bundle_has_widget_and_animation():
     # one frame per step for the player, and again in the strip a printed page shows instead
     assert page.count("data:image/png;base64") == 3 + 3
     assert re.search(r'<div class="print-frames"><img src="data:image/png;base64,[^"]+" '
-                     r'style="[^"]*" alt="Frame 1 of 3: Step 1 of 3', page)
+                     r'width="\d+" height="\d+" style="[^"]*" alt="Frame 1 of 3: Step 1 of 3',
+                     page)
+    # the printed frames are drawn again, two image pixels to a CSS pixel (the player's own
+    # frames are light for the screen, and printed blurred)
+    strip = page.split('<div class="print-frames">')[1].split("</div>")[0]
+    for data, width, height in re.findall(
+            r'base64,([^"]+)" width="(\d+)" height="(\d+)"', strip):
+        pixels = png_size(base64.b64decode(data))        # odd sizes round to a CSS pixel
+        assert all(abs(image - 2 * int(css)) <= 1 for image, css in zip(pixels, (width, height)))
     assert "<link" not in page        # no Font Awesome from a CDN: the book reads offline
     # Read without seeing it: the frame has a text alternative, the slider a name, and the
     # animation a text equivalent, one line per frame.
@@ -214,3 +223,29 @@ def test_player_rejects_bad_arguments():
         value_player(p=40)
     with pytest.raises(ValueError, match="no algorithm in the catalog implements"):
         value_player("teleport")
+
+
+def test_a_page_embeds_its_snapshots_in_256_colours():
+    # a page carries every snapshot and printed key frame it shows: a palette of 256 colours
+    # keeps a drawing's look at a third of the bytes; a see-through picture is left as it is
+    import io
+
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from collective_lib.widgets._demo import img_tag, png_bytes
+
+    fig = Figure(figsize=(4, 3))
+    ax = fig.add_subplot()
+    ax.plot(range(10), [x * x for x in range(10)], color="#0072b2")
+    ax.set_title("a drawing of flat colours and smoothed lines")
+    png = png_bytes(fig, scale=2)
+
+    def embedded(picture):
+        return base64.b64decode(re.search(r'base64,([^"]+)', img_tag(picture, "a")).group(1))
+
+    assert Image.open(io.BytesIO(embedded(png))).mode == "P"
+    assert png_size(embedded(png)) == png_size(png) and len(embedded(png)) < 0.6 * len(png)
+    see_through = io.BytesIO()
+    Image.new("RGBA", (8, 8), (0, 0, 0, 0)).save(see_through, "PNG")
+    assert embedded(see_through.getvalue()) == see_through.getvalue()
