@@ -154,7 +154,9 @@ def _key_frames(fig: Figure, draw: Callable, frames: list, texts: list) -> str:
     for i in chosen:
         draw(frames[i])
         alt = f"Frame {i + 1} of {len(frames)}" + (f": {texts[i]}" if i < len(texts) else "")
-        images.append(img_tag(png_bytes(fig, scale=SNAPSHOT_SCALE), alt, scale=SNAPSHOT_SCALE))
+        png = io.BytesIO()                      # the player's frame, twice its pixels
+        fig.savefig(png, format="png", dpi=fig.dpi * SNAPSHOT_SCALE)
+        images.append(img_tag(png.getvalue(), alt, scale=SNAPSHOT_SCALE))
     # On screen the player shows the frames; on paper its controls would do nothing.
     return ("<style>@media screen{.print-frames{display:none}}"
             "@media print{.animation{display:none}}</style>"
