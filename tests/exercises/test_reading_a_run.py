@@ -84,6 +84,30 @@ RUNS_THE_SIMULATOR = '''
 return simulated_time_of(p, m, ts, tw, ports="all", ring=True)
 '''
 
+# The simulator's own engine behind its public functions, on a copy of the program.
+RUNS_THE_ENGINE = '''
+from collective_lib.simulator import _Engine, start_programs
+
+
+def copy(me, p, data):
+    if me == 0:
+        yield multi(sends=[(dst, data[dst]) for dst in range(1, p)])
+        block = data[0]
+    else:
+        block = yield recv(0)
+    partner = me ^ 1
+    if partner < p:
+        for _ in range(SWAPS):
+            received = yield exchange(partner, block * COPIES)
+            block = received[:len(block)]
+    return block
+
+
+blocks = [[0] * m for _ in range(p)]
+return _Engine(start_programs(copy, p, [blocks] + [None] * (p - 1), {}), p, Ring(p),
+               CostModel(ts=ts, tw=tw, ports="all"), False, None).run().time
+'''
+
 CRASHES = '''
 return [ts, tw][m] * p
 '''
@@ -103,6 +127,7 @@ def build_submissions(source):
         "ring_without_contention": ("ring_solution", RING_WITHOUT_CONTENTION),
         "ring_for_even_p": ("ring_solution", RING_FOR_EVEN_P),
         "runs_the_simulator": ("ring_solution", RUNS_THE_SIMULATOR),
+        "runs_the_engine": ("ring_solution", RUNS_THE_ENGINE),
         "crashes": ("all_ports_solution", CRASHES),
         "spins": ("half_duplex_solution", SPINS),
     })
@@ -178,6 +203,7 @@ def _half_p(p, m, ts, tw, swaps, copies):
     ("ring_for_even_p", "ring_tests",
      _returned("time_ring_all_ports", "ring_for_even_p", 7, 3, 1.0, 0.5, _half_p)),
     ("runs_the_simulator", "ring_tests", "uses the library's `simulated_time_of`"),
+    ("runs_the_engine", "ring_tests", "uses the library's `_Engine`"),
     ("crashes", "all_ports_tests", "raised IndexError: list index out of range"),
     ("spins", "half_duplex_tests", "did not return within 5 s of real time"),
 ])
