@@ -90,6 +90,30 @@ start_d = float(d_cycles_time(d, a, index)) - slope_d * a
 return (start_one - start_d) / (slope_one - slope_d)
 '''
 
+SEARCH_GIVES_UP = '''
+return None                                  # "d cycles never win": not checked visibly before
+'''
+
+# M* cut to a whole number: the lines do not meet there (predicted_crossover stays right).
+BREAK_EVEN_TRUNCATED = '''
+a, b = 2 * d, 4 * d
+slope_one = (float(one_cycle_time(d, b)) - float(one_cycle_time(d, a))) / (b - a)
+slope_d = (float(d_cycles_time(d, b, index)) - float(d_cycles_time(d, a, index))) / (b - a)
+if slope_d >= slope_one:
+    return None
+start_one = float(one_cycle_time(d, a)) - slope_one * a
+start_d = float(d_cycles_time(d, a, index)) - slope_d * a
+return int((start_d - start_one) / (slope_one - slope_d))
+'''
+
+# The prediction replaced by the search of part (i): right results, but not a prediction.
+PREDICTION_SEARCHES = '''
+block = 2 * d * BLOCKS
+words = np.arange(block, 4097, block)
+faster = d_cycles_time(d, words, index) < one_cycle_time(d, words)
+return int(words[np.argmax(faster)]) if faster.any() else None
+'''
+
 PREDICTION_CRASHES = '''
 return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
 '''
@@ -102,6 +126,7 @@ def build_submissions(source):
         "spins": ("search_solution", SEARCH_SPINS),
         "sign": ("predict_solution", BREAK_EVEN_SIGN, 0),
         "crashes": ("predict_solution", PREDICTION_CRASHES, 1),
+        "searches": ("predict_solution", PREDICTION_SEARCHES, 1),
     })
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_solution(source)
@@ -127,6 +152,11 @@ VALIDATE = {
         [("search_solution", SEARCH_SPINS), ("predict_solution", PREDICTION_CRASHES, 1)],
         ["crossover(4, 'compute') did not return within 10 s",
          "predicted_crossover(1, 'compute') raised TypeError"]),
+    # an answer that gives up and a break_even cut to a whole number: Validate passed both
+    "gives_up_and_truncated": (
+        [("search_solution", SEARCH_GIVES_UP), ("predict_solution", BREAK_EVEN_TRUNCATED, 0)],
+        ["returned None, but d cycles are strictly faster at a multiple of 2d BLOCKS",
+         "the two straight lines do not meet there"]),
 }
 
 
@@ -156,6 +186,10 @@ def test_solution_gets_full_marks(graded):
      "but there d cycles take"),
     ("crashes", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
      "predicted_crossover(1, 'compute') raised TypeError"),
+    # the task asks for a prediction from break_even: a search gives the same results on the
+    # models, so it is graded with break_even giving other values of M*
+    ("searches", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
+     "with a break_even that returns "),
 ])
 def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, message):
     _, results = graded
@@ -171,8 +205,8 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
 def test_the_visible_checks_say_what_they_do_not_check(graded):
     # the library's crossover passes every visible check: the release says so
     course, _ = graded
-    assert ("Not checked here (the graded tests check them): that None is right where crossover "
-            "returns it, and that the search is your own work." in _flat(
+    assert ("Not checked here (the graded tests check them): that the search is your own work."
+            in _flat(
                 h.released_text(course, ASSIGNMENT)).replace('" "', ""))
 
 
