@@ -47,22 +47,28 @@ def _other(student):
                 if _machine(s) != _machine(student))
 
 
+def _search(sizes="range(p, m_max + 1)", model="MACHINE"):
+    """Part (ii) as a student writes it: the sizes tried, in order, on the machine ``model``."""
+    return f"""
+p = nodes * per_node
+network = TwoLevel(nodes, per_node)
+for m in {sizes}:
+    ring_time = ring.simulate(p, m, model={model}, network=network, trace=False).time
+    doubling_time = doubling.simulate(p, m, model={model}, network=network,
+                                      trace=False).time
+    if ring_time < doubling_time:
+        return m
+return None
+"""
+
+
 def _copied_solution(source):
     """The solution of part (ii) as another student wrote it, their machine written in."""
     model = _machine(_other(COPIER))
     return h.replace_solution(source, "simulate_solution", f"""
 machine = TwoLevelModel(inside=CostModel(ts={model.inside.ts}, tw={model.inside.tw}),
                         between=CostModel(ts={model.between.ts}, tw={model.between.tw}))
-p = nodes * per_node
-network = TwoLevel(nodes, per_node)
-for m in range(p, m_max + 1):
-    ring_time = ring.simulate(p, m, model=machine, network=network, trace=False).time
-    doubling_time = doubling.simulate(p, m, model=machine, network=network,
-                                      trace=False).time
-    if ring_time < doubling_time:
-        return m
-return None
-""")
+""" + _search(model="machine"))
 
 
 def _two_level_reference(nodes, per_node, m_max, model):
@@ -172,29 +178,8 @@ for m in range(p, m_max + 1):
 return None
 '''
 
-FROM_ONE = '''
-p = nodes * per_node
-network = TwoLevel(nodes, per_node)
-for m in range(1, m_max + 1):                     # from 1, not from p: empty blocks
-    ring_time = ring.simulate(p, m, model=MACHINE, network=network, trace=False).time
-    doubling_time = doubling.simulate(p, m, model=MACHINE, network=network,
-                                      trace=False).time
-    if ring_time < doubling_time:
-        return m
-return None
-'''
-
-WITHOUT_M_MAX = '''
-p = nodes * per_node
-network = TwoLevel(nodes, per_node)
-for m in range(p, m_max):                         # m_max itself is never tried
-    ring_time = ring.simulate(p, m, model=MACHINE, network=network, trace=False).time
-    doubling_time = doubling.simulate(p, m, model=MACHINE, network=network,
-                                      trace=False).time
-    if ring_time < doubling_time:
-        return m
-return None
-'''
+FROM_ONE = _search("range(1, m_max + 1)")              # from 1, not from p: empty blocks
+WITHOUT_M_MAX = _search("range(p, m_max)")              # m_max itself is never tried
 
 #: ``{student: changes}``: one bug per graded cell; the cells are independent.
 WRONG = {

@@ -79,7 +79,8 @@ while not d_cycles_time(d, words, index) < one_cycle_time(d, words):
 return words
 '''
 
-BREAK_EVEN_SIGN = '''
+#: break_even's lines, read off the models at 2d and 4d; a submission adds its return.
+LINES = '''
 a, b = 2 * d, 4 * d
 slope_one = (float(one_cycle_time(d, b)) - float(one_cycle_time(d, a))) / (b - a)
 slope_d = (float(d_cycles_time(d, b, index)) - float(d_cycles_time(d, a, index))) / (b - a)
@@ -87,7 +88,9 @@ if slope_d >= slope_one:
     return None
 start_one = float(one_cycle_time(d, a)) - slope_one * a
 start_d = float(d_cycles_time(d, a, index)) - slope_d * a
-return (start_one - start_d) / (slope_one - slope_d)
+'''
+
+BREAK_EVEN_SIGN = LINES + '''return (start_one - start_d) / (slope_one - slope_d)
 '''
 
 SEARCH_GIVES_UP = '''
@@ -95,15 +98,7 @@ return None                                  # "d cycles never win": not checked
 '''
 
 # M* cut to a whole number: the lines do not meet there (predicted_crossover stays right).
-BREAK_EVEN_TRUNCATED = '''
-a, b = 2 * d, 4 * d
-slope_one = (float(one_cycle_time(d, b)) - float(one_cycle_time(d, a))) / (b - a)
-slope_d = (float(d_cycles_time(d, b, index)) - float(d_cycles_time(d, a, index))) / (b - a)
-if slope_d >= slope_one:
-    return None
-start_one = float(one_cycle_time(d, a)) - slope_one * a
-start_d = float(d_cycles_time(d, a, index)) - slope_d * a
-return int((start_d - start_one) / (slope_one - slope_d))
+BREAK_EVEN_TRUNCATED = LINES + '''return int((start_d - start_one) / (slope_one - slope_d))
 '''
 
 # The prediction replaced by the search of part (i): right results, but not a prediction.
