@@ -42,6 +42,25 @@ SIGNED_DIFFERENCE = '''
 return float(simulated_sum(values, "binomial_reduce")) - float(simulated_sum(values, "binary_tree_reduce"))
 '''
 
+# The difference signed the other way: positive on DATA (the visible check sees no
+# sign), so only hidden cases where the in-order tree gives the smaller sum can tell it
+# from the answer (student audit: 2 of 2 and "Success!" while 6 of the 7 hidden cases
+# had equal sums).
+SIGNED_POSITIVE_ON_DATA = '''
+return (float(simulated_sum(values, "binary_tree_reduce"))
+        - float(simulated_sum(values, "binomial_reduce")))
+'''
+
+# Two stubs: no sum, no difference. The stub difference agrees with the stub sum, but
+# that earns no points in part (ii) (student audit: 2 of 2 while (i) had 0 of 3).
+SUM_STUB = '''
+return np.float32(0.0)
+'''
+
+DIFFERENCE_STUB = '''
+return 0.0
+'''
+
 HARMLESS_DATA = '''
 my_values = [float(i) for i in range(16)]
 '''
@@ -64,6 +83,9 @@ def build_submissions(source):
         "difference_spins": ("difference_solution", DIFFERENCE_SPINS),
         "signed_difference": ("difference_solution", SIGNED_DIFFERENCE),
         "harmless_data": ("data_solution", HARMLESS_DATA),
+        "signed_positive_on_data": ("difference_solution", SIGNED_POSITIVE_ON_DATA),
+        "difference_stub": ("difference_solution", DIFFERENCE_STUB),
+        "stubs": [("sum_solution", SUM_STUB), ("difference_solution", DIFFERENCE_STUB)],
         "double_kept_by_difference": [("sum_solution", DOUBLE_PRECISION),
                                       ("difference_solution", OWN_SUM_DIFFERENCE)],
     })
@@ -147,6 +169,32 @@ def test_signed_difference_loses_only_its_points(graded):
         result.messages("difference_tests")
 
 
+def test_a_difference_without_abs_loses_its_points(graded):
+    """The hidden cases hold sums that differ both ways round: a missing abs fails."""
+    _, results = graded
+    result = results["signed_positive_on_data"]
+    assert result.scores == {**FULL, "difference_tests": 0}
+    assert "but |binomial - in-order| =" in result.messages("difference_tests")
+
+
+def test_a_stub_difference_earns_nothing_from_a_stub_sum(graded):
+    _, results = graded
+    result = results["stubs"]
+    # my_values is judged with the reference sums, so part (iii) keeps its points
+    assert result.scores == {**FULL, "sum_tests": 0, "difference_tests": 0}
+    assert "tree_difference for 16 values returned 0.0, but |binomial - in-order| =" \
+        in result.messages("difference_tests")
+
+
+def test_a_stub_difference_fails_the_visible_check_of_part_ii(graded):
+    """With a right simulated_sum, the visible check compares with what that one says."""
+    _, results = graded
+    result = results["difference_stub"]
+    assert result.scores == {**FULL, "difference_tests": 0}
+    assert "tree_difference(DATA) returned 0.0,\nbut by your simulated_sum the two trees " \
+        "differ by 4.0 on DATA" in result.messages("difference_tests")
+
+
 def test_harmless_data_gets_no_data_points(graded):
     _, results = graded
     result = results["harmless_data"]
@@ -174,6 +222,8 @@ CAUGHT_BY_VALIDATE = {
     "sum_crashes": "simulated_sum([-0.802, -1324.359, -24836.162",
     "signed_difference": "tree_difference(DATA) returned -4.0, a negative number",
     "harmless_data": "by your tree_difference the two trees differ by 0.0 on my_values",
+    # with a right simulated_sum, part (ii)'s visible check sees it (not only (iii))
+    "difference_stub": "tree_difference(DATA) returned 0.0, but by your simulated_sum",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
