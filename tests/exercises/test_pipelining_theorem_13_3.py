@@ -61,6 +61,26 @@ k = best_k_by_simulation(n, p, alpha, beta)
 return simulated_time(n, p, alpha, beta, k) - (3 * beta * n + 2 * alpha * math.ceil(math.log2(p)))
 '''
 
+# A search of k only near the calculus optimum k^ (here k^ +- 3): but the simulated
+# optimum can lie far below k^ (k = 1 for n = 50, p = 5, alpha = beta = 1, where
+# k^ = 7.07). Student audit: Validate said "Success!", then 0 of 4.
+BEST_K_NEAR_THE_GUESS = '''
+height = max(1, math.ceil(math.log2(p)))
+guess = round(math.sqrt(max(0.0, beta * n * (2 * height - 3)) / (3 * alpha)))
+ks = range(max(1, guess - 3), min(n, guess + 3) + 1)
+return min(ks, key=lambda k: simulated_time(n, p, alpha, beta, k))
+'''
+
+# Two stubs: an excess of 0 and ratios of 0. The ratios agree with the stub excess, but
+# that earns no points in part (iii) (student audit: 3 of 3 while (ii) had 0 of 3).
+EXCESS_STUB = '''
+return 0.0
+'''
+
+RATIOS_STUB = '''
+return [0.0] * len(ns)
+'''
+
 BEST_K_CRASHES = '''
 return int("the best k")
 '''
@@ -83,6 +103,8 @@ def build_submissions(source):
         "best_k_empty_window": ("best_k_solution", BEST_K_EMPTY_WINDOW),
         "best_k_from_catalog": ("best_k_solution", BEST_K_FROM_THE_CATALOG),
         "excess_with_ceil_log": ("excess_solution", EXCESS_WITH_CEIL_LOG),
+        "best_k_near_the_guess": ("best_k_solution", BEST_K_NEAR_THE_GUESS),
+        "stubs": [("excess_solution", EXCESS_STUB), ("ratios_solution", RATIOS_STUB)],
     })
 
 
@@ -120,6 +142,9 @@ FULL = {"best_k_tests": 4, "excess_tests": 3, "ratios_tests": 3}
      ["best_k_by_simulation(20, 40, 1.0, 0.01) raised ValueError"]),
     ("best_k_from_catalog", "best_k_tests", ["uses the library's `optimal_k`"]),
     ("excess_with_ceil_log", "excess_tests", ["excess(1000, 15, 1.0, 0.01) returned 14.02"]),
+    ("best_k_near_the_guess", "best_k_tests",
+     ["best_k_by_simulation(60, 5, 1, 1) returned k = ",
+      "(allowed: 0.5% more than the best)"]),
     # a best k that fails costs part (i) only: (ii) and (iii) are graded with the reference's
     ("best_k_crashes", "best_k_tests",
      ["best_k_by_simulation(1000, 15, 1.0, 0.01) raised ValueError"]),
@@ -131,6 +156,26 @@ def test_one_bug_costs_one_cell(graded, student, lost, messages):
     assert result.scores == {**FULL, lost: 0}
     for message in messages:
         assert message in result.messages(lost), (message, result.messages(lost))
+
+
+def test_stub_ratios_earn_nothing_from_a_stub_excess(graded):
+    _, results = graded
+    result = results["stubs"]
+    assert result.scores == {**FULL, "excess_tests": 0, "ratios_tests": 0}
+    text = " ".join(result.messages("ratios_tests").split())
+    assert ("the ratio is 0.0000, but excess(n, p, alpha, beta) / "
+            "sqrt(alpha beta n log2 p) is") in text, text
+
+
+def test_the_task_does_not_promise_the_optimum_near_k_hat():
+    source = nbformat.read(
+        h.source_notebook(h.EXERCISES_DIR, ASSIGNMENT, f"{ASSIGNMENT}.ipynb"),
+        as_version=4)
+    task = next(c for c in source.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "task_best_k")
+    text = " ".join(task.source.split())
+    assert "never far from" not in text
+    assert "from $k = 1$" in text
 
 
 def test_a_wrong_excess_is_noted_in_part_iii_without_a_deduction(graded):
@@ -171,6 +216,7 @@ CAUGHT_BY_VALIDATE = {
     "best_k_empty_window": "best_k_by_simulation(20, 40, 1.0, 0.01) raised ValueError",
     "best_k_from_catalog": "best_k_by_simulation uses the library's `optimal_k`",
     "excess_with_ceil_log": "excess(1000, 15, 1.0, 0.01) returned 14.02",
+    "best_k_near_the_guess": "best_k_by_simulation(60, 5, 1, 1) returned k = ",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
