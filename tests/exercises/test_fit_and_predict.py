@@ -104,6 +104,38 @@ levels = math.log2(p)
 return levels * ts / (tw * (levels - 2 * (p - 1) / p))
 '''
 
+# A careful numerical answer: bisection on the difference of the two closed forms,
+# down to 1e-6 words (student audit: "Success!", then 0 of 3 with a message that
+# contradicted itself, "returned 4, but there the binomial tree takes 10 and
+# scatter + all-gather 10").
+CROSSOVER_BY_BISECTION = '''
+if math.log2(p) <= 2 * (p - 1) / p:
+    return math.inf
+def gap(m):
+    return binomial_time(p, m, ts, tw) - scatter_allgather_time(p, m, ts, tw)
+low, high = 0.0, 1.0
+while gap(high) < 0:
+    high *= 2
+while high - low > 1e-6:
+    middle = (low + high) / 2
+    if gap(middle) < 0:
+        low = middle
+    else:
+        high = middle
+return high
+'''
+
+# No start-up cost taken for "never": but with ts = 0 scatter + all-gather wins for
+# every m > 0 from p = 4 on, so m* = 0 (student audit: "Success!", then a message
+# about long messages).
+CROSSOVER_INF_WITHOUT_STARTUP = '''
+if ts == 0:
+    return math.inf
+levels = math.log2(p)
+gain = tw * (levels - 2 * (p - 1) / p)
+return levels * ts / gain if gain > 0 else math.inf
+'''
+
 
 def build_submissions(source):
     built = h.submissions(source, {
@@ -114,6 +146,9 @@ def build_submissions(source):
         "crossover_without_factor_2": ("crossover_solution", CROSSOVER_WITHOUT_FACTOR_2),
         "crossover_none_for_never": ("crossover_solution", CROSSOVER_NONE_FOR_NEVER),
         "crossover_divides_by_zero": ("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO),
+        "crossover_by_bisection": ("crossover_solution", CROSSOVER_BY_BISECTION),
+        "crossover_inf_without_startup": ("crossover_solution",
+                                          CROSSOVER_INF_WITHOUT_STARTUP),
     })
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_fit(source)
@@ -147,6 +182,8 @@ VALIDATE = {
     # the library's fit passes the visible check of the fit: Validate must say it is refused
     "library": ([("fit_solution", FIT_CALLS_THE_LIBRARY)],
                 ["fit_ping_pong uses the library's `fit_ts_tw`"]),
+    "inf_without_startup": ([("crossover_solution", CROSSOVER_INF_WITHOUT_STARTUP)],
+                            ["crossover(ts=0, tw=5e-10, p=8) returned inf"]),
 }
 WRITTEN = {"explain_crossover": "m* = (ts/tw) L / (L - 2(p-1)/p)."}
 
@@ -185,12 +222,27 @@ def test_solution_gets_full_marks(graded):
      "crossover(ts=2e-06, tw=5e-10, p=1) returned None; it must return a number m* >= 0 "
      "(math.inf"),
     ("crossover_divides_by_zero", "crossover_tests", "raised ZeroDivisionError"),
+    ("crossover_inf_without_startup", "crossover_tests",
+     "crossover(ts=0, tw=5e-10, p=8) returned inf, but at m = "),
 ])
 def test_each_slip_costs_only_its_own_cell(graded, student, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, cell: 0}
     assert message in _flat(result.messages(cell)), result.messages(cell)
+
+
+def test_a_crossover_found_numerically_gets_full_marks(graded):
+    """m* to within 1e-6 max(1, m*) words is what the task asks for, and what both the
+    visible and the hidden check accept."""
+    _, results = graded
+    h.assert_full_marks(results["crossover_by_bisection"])
+
+
+def test_the_task_states_the_precision_of_m_star(graded):
+    course, _ = graded
+    released = _flat(h.released_text(course, ASSIGNMENT))
+    assert "to within $10^{-6}\\max(1, m^*)$ words" in released
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
