@@ -70,6 +70,39 @@ for source, _, message in held:
 return result
 '''
 
+# Right results, but more words than the grid needs (the loose bound of the k = 2 grids
+# hides them): every PE sends all it holds to each partner, which keeps its own side's.
+GRID_SENDS_ALL = '''
+def digit(rank, t):
+    return rank // k ** t % k
+
+held = [(me, dst, data[dst]) for dst in range(p)]
+for t in range(d):
+    stride, mine = k ** t, digit(me, t)
+    kept = [item for item in held if digit(item[1], t) == mine]
+    for s in range(1, k):
+        to_digit, from_digit = (mine + s) % k, (mine - s) % k
+        to, frm = me + (to_digit - mine) * stride, me + (from_digit - mine) * stride
+        received = yield sendrecv(to, held, frm, words=sum(len(x) for _, _, x in held))
+        kept += [item for item in received if digit(item[1], t) == mine]
+    held = kept
+result = [None] * p
+for source, _, message in held:
+    result[source] = message
+return result
+'''
+
+# Forgets to remove what it sent from `held`, so later phases send it again.
+GRID_KEEPS_WHAT_IT_SENT = _GRID_PHASES.replace(
+    "        held = [item for item in held if digit(item[1], t) != to_digit]\n", "") + \
+'''        held += yield sendrecv(to, bundle, frm, words=sum(len(x) for _, _, x in bundle))
+result = [None] * p
+for source, destination, message in held:
+    if destination == me:
+        result[source] = message
+return result
+'''
+
 GRID_CRASHES = '''
 result = [None] * p
 for s in range(1, k ** d):
@@ -112,6 +145,8 @@ def build_submissions(source):
         "arrival_order": ("grid_solution", GRID_ARRIVAL_ORDER),
         "forgets_words": ("grid_solution", GRID_FORGETS_WORDS),
         "xor_partners": ("grid_solution", GRID_XOR_PARTNERS),
+        "sends_all": ("grid_solution", GRID_SENDS_ALL),
+        "keeps_what_it_sent": ("grid_solution", GRID_KEEPS_WHAT_IT_SENT),
         "crashes": ("grid_solution", GRID_CRASHES),
         "deadlocks": ("grid_solution", GRID_DEADLOCKS),
         "spins": ("grid_solution", SPINS),
@@ -137,6 +172,12 @@ VALIDATE = {
     "arrival_order": (GRID_ARRIVAL_ORDER, "PE 1 should return [[0, 1], [1, 1], [2, 1], [3, 1]]"),
     "forgets_words": (GRID_FORGETS_WORDS, "carries 4 words of data but is sent as 2 words"),
     "xor_partners": (GRID_XOR_PARTNERS, "grid_all_to_all for p=3, k=3, d=1 raised"),
+    # more words than needed, hidden by the loose bound of k = 2: the k = 3, d = 3 grid
+    "sends_all": (GRID_SENDS_ALL, "too slow: grid_all_to_all for p=27, k=3, d=3, n=2, "
+                                  "alpha=1, beta=0.5: it takes 168, more than"),
+    "keeps_what_it_sent": (GRID_KEEPS_WHAT_IT_SENT,
+                           "too slow: grid_all_to_all for p=27, k=3, d=3, n=2, alpha=1, "
+                           "beta=0.5: it takes 104"),
     "crashes": (GRID_CRASHES, "raised IndexError"),
     "deadlocks": (GRID_DEADLOCKS, "deadlock in grid_all_to_all for p=4, k=2, d=2"),
     "spins": (SPINS, "grid_all_to_all for p=4, k=2, d=2 did not finish"),
@@ -182,6 +223,14 @@ def test_solution_gets_full_marks(graded):
     # right for k = 2 and 4, the grids of the time test where it runs: results only
     ("xor_partners", {"correctness_tests": 0}, "correctness_tests",
      ["grid_all_to_all for p=3, k=3, d=1 raised"]),
+    # right results, but more words than the grid needs: the time (seen on k = 3, d = 3,
+    # where the bound is tight enough; the k = 2 grids hide the extra words)
+    ("sends_all", {"time_tests": 0}, "time_tests",
+     ["too slow: grid_all_to_all for p=27, k=3, d=3, n=2, alpha=1, beta=0.5: it takes "
+      "168, more than k d alpha + d n p beta = 90"]),
+    ("keeps_what_it_sent", {"time_tests": 0}, "time_tests",
+     ["too slow: grid_all_to_all for p=27, k=3, d=3, n=2, alpha=1, beta=0.5: it takes "
+      "104, more than k d alpha + d n p beta = 90"]),
     ("crashes", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
      ["grid_all_to_all for p=4, k=2, d=2 raised IndexError", "data[me + s]"]),
     ("deadlocks", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
@@ -226,4 +275,5 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("arrival_order", "correctness_tests", "wrong_result"),
     ("direct", "time_tests", "too_slow"),
     ("forgets_words", "time_tests", "message_size"),
+    ("sends_all", "time_tests", "too_slow"),
 ])
