@@ -130,6 +130,48 @@ while step < span:
 return data
 '''
 
+# Right results, a wrong tree where the time cell once looked at none (it timed only
+# p = 2**d from root 0): for p not a power of two the root sends to every PE itself ...
+POW2_ONLY = '''
+if p & (p - 1):                       # not a power of two: the root sends to everyone
+    if me != root:
+        return (yield recv(root))
+    for i in range(1, p):
+        yield send((root + i) % p, data)
+    return data
+rel = (me - root) % p
+span = p if rel == 0 else rel & -rel
+if rel:
+    data = yield recv((rel - span + root) % p)
+step = 1
+while step < span:
+    yield send((rel + step + root) % p, data)
+    step *= 2
+return data
+'''
+
+# ... and the children served in increasing real rank, not relative rank (the same from
+# root 0).
+REAL_RANK_ORDER = '''
+rel = (me - root) % p
+if rel == 0:
+    span = 1
+    while span < p:
+        span *= 2
+else:
+    span = rel & -rel
+    data = yield recv((rel - span + root) % p)
+children = []
+step = 1
+while step < span:
+    if rel + step < p:
+        children.append((rel + step + root) % p)
+    step *= 2
+for child in sorted(children):        # nearest first, but by real rank
+    yield send(child, data)
+return data
+'''
+
 # The library's largest-first broadcast copied, names kept, the children reversed: correct,
 # and for a human to judge (flagged for review, the score stays).
 COPIED_FROM_THE_LIBRARY = '''
@@ -165,6 +207,8 @@ def build_submissions(source):
         "no_bounds_check": (SOLUTION_CELL, NO_BOUNDS_CHECK),
         "ignores_root": (SOLUTION_CELL, IGNORES_THE_ROOT),
         "crashes_at_p1": (SOLUTION_CELL, CRASHES_AT_P_1),
+        "pow2_only": (SOLUTION_CELL, POW2_ONLY),
+        "real_rank_order": (SOLUTION_CELL, REAL_RANK_ORDER),
         "copied": (SOLUTION_CELL, COPIED_FROM_THE_LIBRARY),
         "computed_name": (SOLUTION_CELL, COMPUTED_NAME),
     })
@@ -215,7 +259,13 @@ FULL = {"correctness_tests": 4, "time_tests": 3, "explain_log_squared": 0,
     ("largest_first", "time_tests",
      "for p = 8, root 0, PE 0 sends to the PEs [4, 2, 1] in this order, but the task asks every "
      "PE to serve its children nearest first"),
-    # the time is measured on p = 2**d (d >= 1) from root 0, where none of these bugs matters
+    # right results with a wrong tree for other p or roots: the time cell's, which checks
+    # the order and the number of children on p = 6, root 4 (and times every p up to 40)
+    ("pow2_only", "time_tests",
+     "for p = 6, root 4, PE 4 sends 5 messages, but in a binomial tree"),
+    ("real_rank_order", "time_tests",
+     "that is to the relative ranks [2, 4, 1]; the task asks every PE to"),
+    # the time cell skips the runs whose results are wrong: none of these bugs costs it
     ("no_bounds_check", "correctness_tests",
      "binomial_broadcast_smallest_first for p=3, root=0: "),
     ("ignores_root", "correctness_tests",
@@ -247,6 +297,8 @@ CAUGHT_BY_VALIDATE = {
     "ignores_root": "wrong result of binomial_broadcast_smallest_first for p=8, root=1",
     "crashes_at_p1": "binomial_broadcast_smallest_first for p=1, root=0 raised ValueError",
     "computed_name": "for p = 8, root 0, PE 0 sends to the PEs [4, 2, 1] in this order",
+    "pow2_only": "for p = 6, root 4, PE 4 sends 5 messages, but in a binomial tree",
+    "real_rank_order": "for p = 6, root 4, PE 4 sends to the PEs [0, 2, 5] in this order,",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
@@ -348,4 +400,5 @@ def test_a_library_call_through_a_computed_name_is_flagged(graded):
 
 test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("largest_first", "time_tests", "wrong_form"),
+    ("real_rank_order", "time_tests", "wrong_form"),
 ])
