@@ -3,19 +3,39 @@
 The simulator charges a message for the words its sender declares (``words=``),
 so a check of the time must also check that no message declares fewer words
 than it carries.  :func:`count_pieces` counts the input messages a payload holds
-and refuses a payload that holds anything it cannot count; :func:`check_declared_words`
-holds every message of a run to it.
+and refuses a payload that holds anything it cannot count; :func:`count_words` counts
+their words, also where a payload holds them one by one (a flat list or a numpy
+array); :func:`check_declared_words` holds every message of a run to either.
 """
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any, Callable
+
+import numpy as np
 
 from ..runs import Run
 from ..wording import plural
 from ._advice import format_value
 from .failures import CheckFailed
 
-__all__ = ["count_pieces", "check_declared_words"]
+__all__ = ["count_pieces", "count_words", "check_declared_words", "UncountablePayload"]
+
+#: What a message may hold where :func:`count_pieces` counts it.
+_PIECES_RULE = ("A message may hold only the input messages themselves,\n"
+                "in lists, tuples or dicts, with ranks as labels.")
+#: What a message may hold where :func:`count_words` counts it.
+_WORDS_RULE = ("A message may hold only the input messages, whole or as their words\n"
+               "in a flat list or numpy array, in lists, tuples or dicts,\n"
+               "with ranks as labels.")
+
+
+class UncountablePayload(ValueError):
+    """A payload whose words cannot be counted; ``rule``: what a message may hold."""
+
+    def __init__(self, message: str, rule: str = _PIECES_RULE):
+        super().__init__(message)
+        self.rule = rule
 
 
 def count_pieces(payload: Any, pieces, p: int) -> int:
@@ -42,8 +62,9 @@ def count_pieces(payload: Any, pieces, p: int) -> int:
     labels: list = []
     count = _pieces_in(payload, pieces, p, labels)
     if len(labels) > 2 * count + 2:
-        raise ValueError(f"it holds {len(labels)} ranks besides "
-                         f"{plural(count, 'input message')}, more than two labels for each")
+        raise UncountablePayload(
+            f"it holds {len(labels)} ranks besides {plural(count, 'input message')}, "
+            "more than two labels for each")
     return count
 
 
@@ -71,16 +92,113 @@ def _pieces_in(payload: Any, pieces, p: int, labels: list) -> int:
             return 1
     except TypeError:               # unhashable
         pass
-    raise ValueError(f"it holds {format_value(payload, 40)}, which is neither one of the "
-                     "input messages nor a rank")
+    raise UncountablePayload(
+        f"it holds {format_value(payload, 40)}, which is neither one of the input "
+        "messages nor a rank")
+
+
+def count_words(payload: Any, messages, p: int) -> int:
+    """How many words of the input ``messages`` a payload carries.
+
+    As :func:`count_pieces` (a whole input message counts its length), and a payload
+    may also hold the messages' words one by one: a flat list or tuple of numbers, not
+    all of them ranks (the words of several messages one after the other), counts one
+    word per number, as the simulator counts it by default, provided every number is
+    one of the words of the input messages (so that no number packs several). A numpy
+    array counts as its ``tolist()``. Ranks (ints 0..p-1) elsewhere are labels, at most
+    two per message or loose word and two more; anything else raises
+    :class:`UncountablePayload` (a ValueError), naming it.
+
+    >>> messages = [[0, 500, 501], [1, 600, 601], [2, 700, 701]]
+    >>> count_words([[1, 600, 601], [2, 700, 701]], messages, p=3)
+    6
+    >>> count_words([1, 600, 601, 2, 700, 701], messages, p=3)
+    6
+    >>> count_words(np.array(messages[1:]), messages, p=3)
+    6
+    >>> count_words({2: (2, 700, 701)}, messages, p=3)
+    3
+    >>> try:
+    ...     count_words([600601700701], messages, p=3)
+    ... except ValueError as err:
+    ...     print(err)
+    it holds 600601700701,
+    which is neither an input message, nor one of its words, nor a rank
+    """
+    messages = [m.tolist() if isinstance(m, np.ndarray) else m for m in messages]
+    lengths = {tuple(m): len(m) for m in messages}
+    values = {x for m in messages for x in m}
+    labels: list = []
+    units = [0]                 # the messages and loose words found (the labels' limit)
+    words = _words_in(payload, lengths, values, p, labels, units)
+    if len(labels) > 2 * units[0] + 2:
+        raise UncountablePayload(
+            f"it holds {len(labels)} ranks besides {words} words of the input "
+            "messages,\nmore than two labels for each message or word", _WORDS_RULE)
+    return words
+
+
+def _is_rank(x: Any, p: int) -> bool:
+    return type(x) is int and 0 <= x < p
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, Real) and not isinstance(x, bool)
+
+
+def _words_in(payload: Any, lengths: dict, values: set, p: int, labels: list,
+              units: list) -> int:
+    """The words in ``payload``; its ranks go to ``labels``; anything else raises."""
+    if isinstance(payload, np.ndarray):
+        payload = payload.tolist()
+    if isinstance(payload, (list, tuple)):
+        try:
+            if tuple(payload) in lengths:
+                units[0] += 1
+                return lengths[tuple(payload)]
+        except TypeError:           # an unhashable item inside
+            pass
+        if payload and all(_is_number(x) for x in payload) and \
+                not all(_is_rank(x, p) for x in payload):
+            for x in payload:       # the words of messages, one by one
+                if x not in values:
+                    raise _not_counted(x)
+            units[0] += len(payload)
+            return len(payload)
+        return sum(_words_in(item, lengths, values, p, labels, units)
+                   for item in payload)
+    if isinstance(payload, dict):
+        return sum(_words_in(key, lengths, values, p, labels, units) +
+                   _words_in(value, lengths, values, p, labels, units)
+                   for key, value in payload.items())
+    if isinstance(payload, (set, frozenset)):
+        return sum(_words_in(item, lengths, values, p, labels, units)
+                   for item in payload)
+    if payload is None:
+        return 0
+    if _is_rank(payload, p):
+        labels.append(payload)
+        return 0
+    if _is_number(payload) and payload in values:
+        units[0] += 1
+        return 1
+    raise _not_counted(payload)
+
+
+def _not_counted(x: Any) -> UncountablePayload:
+    return UncountablePayload(
+        f"it holds {format_value(x, 40)},\nwhich is neither an input message, nor one "
+        "of its words, nor a rank", _WORDS_RULE)
 
 
 def check_declared_words(run: Run, payload_words: Callable, where: str) -> None:
     """Fail unless every message of ``run`` declares at least the words it carries.
 
     ``payload_words(payload)`` is the words a payload carries (e.g. n times
-    :func:`count_pieces`); a ValueError it raises (a payload that could hide words)
-    fails the check with its reason.  ``where`` names the run in the message.
+    :func:`count_pieces`, or :func:`count_words`); a ValueError it raises (a payload
+    that could hide words) fails the check with its reason, and with the rule of what a
+    message may hold (the ``rule`` of an :class:`UncountablePayload`).  ``where`` names
+    the run in the message.
 
     >>> from collective_lib import recv, send, simulate
     >>> def hider(me, p, data):
@@ -102,8 +220,8 @@ def check_declared_words(run: Run, payload_words: Callable, where: str) -> None:
         except ValueError as err:
             raise CheckFailed(
                 f"{where}:\nthe size of the message from PE {msg.src} to PE {msg.dst} cannot "
-                f"be checked:\n{err}.\nA message may hold only the input messages themselves,"
-                "\nin lists, tuples or dicts, with ranks as labels.", "message_size") from None
+                f"be checked:\n{err}.\n{getattr(err, 'rule', _PIECES_RULE)}",
+                "message_size") from None
         if not msg.words >= carried:                    # fails on NaN too
             raise CheckFailed(
                 f"{where}:\nthe message from PE {msg.src} to PE {msg.dst} carries {carried} "
