@@ -6,9 +6,12 @@ submissions is autograded in one ``nbgrader autograde`` run: the instructor's
 solution (full marks), typical bugs that each cost exactly one cell (the root's list
 not reordered, or a crash at p = 1: correctness only; the larger half sent away, or the
 library's binomial tree written out: the tree only, since the time is measured where
-the halving tree is the binomial tree; a block sent without its size: the time only),
-a program that calls the library (no credit), and crashing and endless programs (no
-marks, and grading still finishes quickly).
+the halving tree is the binomial tree; the children served nearest first, or by real
+rank: the tree only, since the time test holds a tree or order to what it takes itself;
+a block sent without its size, or a whole range sent instead of its upper half: the time
+only), right programs that send their ranges as flat lists of words or numpy arrays (full
+marks), a program that calls the library (no credit), and crashing and endless programs
+(no marks, and grading still finishes quickly).
 
 Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook:
 the Validate button must not say "Success!" for any of them, and it must for the solution.
@@ -164,6 +167,111 @@ while high - low > 1:
 return block[0]
 '''
 
+# How a PE that is not the root finds its range and receives it (the halving tree's).
+_FOLLOW_THE_SPLITS = '''
+rel = (me - root) % p
+low, high = 0, p
+if rel == 0:
+    block = [data[(root + j) % p] for j in range(p)]
+else:
+    while True:
+        cut = low + (high - low + 1) // 2
+        if rel < cut:
+            high = cut
+        elif rel == cut:
+            parent, low = low, cut
+            break
+        else:
+            low = cut
+    block = yield recv((parent + root) % p)
+'''
+
+# The halving tree with each PE serving its nearest child first: one mistake of order,
+# which the tree test charges (the time test holds it to what that order takes).
+NEAREST_FIRST = _FOLLOW_THE_SPLITS + '''
+splits = []                           # the halving tree's children, farthest first ...
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    splits.append((cut, high))
+    high = cut
+for cut, top in reversed(splits):     # ... served nearest first
+    upper = block[cut - low:top - low]
+    yield send((cut + root) % p, upper, words=sum(len(x) for x in upper))
+return block[0]
+'''
+
+# The children served farthest first by real rank: the halving tree's order from root 0
+# only, which the tree test sees from the other roots.
+REAL_RANK_ORDER = _FOLLOW_THE_SPLITS + '''
+splits = []                           # the halving tree's children ...
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    splits.append((cut, high))
+    high = cut
+# ... served farthest first by real rank, not by relative rank (the same from root 0)
+for cut, top in sorted(splits, key=lambda split: (split[0] + root) % p, reverse=True):
+    upper = block[cut - low:top - low]
+    yield send((cut + root) % p, upper, words=sum(len(x) for x in upper))
+return block[0]
+'''
+
+# Right: a range sent as a flat list of its words (one word per number, the default).
+FLAT_LIST = _FOLLOW_THE_SPLITS.replace(
+    "    block = yield recv((parent + root) % p)\n", """    flat = yield recv((parent + root) % p)
+    n = len(flat) // (high - low)
+    block = [flat[i:i + n] for i in range(0, len(flat), n)]
+""") + '''
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    upper = block[cut - low:]
+    del block[cut - low:]
+    yield send((cut + root) % p, [x for message in upper for x in message])
+    high = cut
+return block[0]
+'''
+
+# Right: a range sent as a numpy array of messages, with words=upper.size.
+NUMPY_ROWS = '''
+import numpy as np
+rel = (me - root) % p
+low, high = 0, p
+if rel == 0:
+    block = np.array([data[(root + j) % p] for j in range(p)])
+else:
+    while True:
+        cut = low + (high - low + 1) // 2
+        if rel < cut:
+            high = cut
+        elif rel == cut:
+            parent, low = low, cut
+            break
+        else:
+            low = cut
+    block = np.asarray((yield recv((parent + root) % p)))
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    upper = block[cut - low:]
+    block = block[:cut - low]
+    yield send((cut + root) % p, upper, words=upper.size)
+    high = cut
+return block[0].tolist()
+'''
+
+# The halving tree, but every PE sends its whole range, not the upper half: more words
+# than the bound allows (the time test's).
+SENDS_WHOLE_RANGE = _FOLLOW_THE_SPLITS.replace(
+    "    block = yield recv((parent + root) % p)\n", """    block = yield recv((parent + root) % p)
+    block = block[cut - parent:]      # the sender's whole range came: keep mine
+""") + '''
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    yield send((cut + root) % p, list(block), words=sum(len(x) for x in block))
+    del block[cut - low:]
+    high = cut
+return block[0]
+'''
+
+
 CALLS_THE_LIBRARY = '''
 from collective_lib.algorithms.gather import binomial_scatter
 return (yield from binomial_scatter(me, p, data, root))
@@ -188,6 +296,11 @@ def build_submissions(source):
         "calls_library": (SOLUTION_CELL, CALLS_THE_LIBRARY),
         "crashes": (SOLUTION_CELL, CRASHES),
         "crashes_at_p1": (SOLUTION_CELL, CRASHES_AT_P1),
+        "nearest_first": (SOLUTION_CELL, NEAREST_FIRST),
+        "real_rank_order": (SOLUTION_CELL, REAL_RANK_ORDER),
+        "flat_list": (SOLUTION_CELL, FLAT_LIST),
+        "numpy_rows": (SOLUTION_CELL, NUMPY_ROWS),
+        "sends_whole_range": (SOLUTION_CELL, SENDS_WHOLE_RANGE),
         "spins": (SOLUTION_CELL, SPINS),
         "yields_forever": (SOLUTION_CELL, YIELDS_FOREVER),
     })
@@ -215,13 +328,24 @@ VALIDATE = {
     "yields_forever": (YIELDS_FOREVER, "halving_scatter for p=6, root=0 did not finish"),
     # the library's binomial scatter is correct, but not the halving tree
     "calls_library": (CALLS_THE_LIBRARY, "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
+    "nearest_first": (NEAREST_FIRST, "your PEs sent 0->1, 0->2, 0->3, 3->4, 3->5"),
+    # the whole message, not cut at Validate's 90 characters
+    "sends_whole_range": (SENDS_WHOLE_RANGE,
+                          "too slow: halving_scatter for p=8, root=0, alpha=1, beta=0.5, "
+                          "n=3: it takes 24, more than ceil(log2 p) alpha + (p - 1) n beta "
+                          "(Theorem 13.9) = 13.5 (the PEs sent 7 messages)."),
 }
+#: Right programs whose messages hold the input messages in other forms: Validate passes
+#: them.
+RIGHT_IN_OTHER_FORMS = {"flat_list": FLAT_LIST, "numpy_rows": NUMPY_ROWS}
 WRITTEN = {"explain_bound": "By induction on p: the root sends the upper half first."}
 
 
 validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
-    source, {student: (SOLUTION_CELL, code) for student, (code, _) in VALIDATE.items()}),
-    [*VALIDATE], written=WRITTEN)
+    source, {**{student: (SOLUTION_CELL, code) for student, (code, _) in VALIDATE.items()},
+             **{student: (SOLUTION_CELL, code)
+                for student, code in RIGHT_IN_OTHER_FORMS.items()}}),
+    [*VALIDATE, *RIGHT_IN_OTHER_FORMS], written=WRITTEN)
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
@@ -252,12 +376,41 @@ def test_solution_gets_full_marks(graded):
      "the message from PE 0 to PE 4 carries 12 words of data but is sent as"),
     ("binomial_tree", {"tree_tests": 0}, "tree_tests",
      "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
+    # an order of sends other than the halving tree's: the tree test, not the time test
+    # too (which holds the time to what that order takes)
+    ("nearest_first", {"tree_tests": 0}, "tree_tests",
+     "your PEs sent 0->1, 0->2, 0->3, 3->4, 3->5"),
+    # right from root 0: the tree test sees it from the other roots
+    ("real_rank_order", {"tree_tests": 0}, "tree_tests",
+     "for p = 4, root 2 your PEs sent (in ranks relative to the root) 0->1, 0->2, 2->3"),
+    # the halving tree's messages with more words than they need: the time
+    ("sends_whole_range", {"time_tests": 0}, "time_tests",
+     "too slow: halving_scatter for p=8, root=0, alpha=1, beta=0.5, n=3: it takes 24, more "
+     "than ceil(log2 p) alpha + (p - 1) n beta (Theorem 13.9) = 13.5"),
 ])
 def test_each_bug_costs_exactly_one_cell(graded, student, lost, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, **lost}, result.messages()
     assert message in _flat(result.messages(cell)), result.messages(cell)
+
+
+@pytest.mark.parametrize("student", sorted(RIGHT_IN_OTHER_FORMS))
+def test_messages_as_flat_lists_or_numpy_arrays_get_full_marks(graded, validated, student):
+    # a range sent as a flat list of its words (counted one word per number, as the task
+    # says) or as a numpy array of its messages (words=upper.size) is right, and its size
+    # can be counted: no cell fails, and Validate says "Success!"
+    _, results = graded
+    h.assert_full_marks(results[student])
+    assert validated[student].passed, validated[student].text
+
+
+def test_a_too_slow_message_breaks_its_lines(graded):
+    # Validate cuts lines at about 90 characters: no line of the message is over 80
+    _, results = graded
+    text = results["sends_whole_range"].messages("time_tests")
+    error = text[text.index("too slow:"):text.index("largest part first.")]
+    assert all(len(line) <= 80 for line in error.splitlines()), error
 
 
 def test_words_hidden_in_a_string_lose_the_time_points(graded):
@@ -324,7 +477,8 @@ def test_no_message_answers_the_written_question(graded):
     _, results = graded
     for student, result in results.items():
         assert "The root's sends alone take" not in result.messages(), student
-        assert "too slow" not in result.messages("time_tests"), student
+        if student != "sends_whole_range":          # more words than the bound allows
+            assert "too slow" not in result.messages("time_tests"), student
 
 
 def test_the_class_report_counts_the_failures_by_cause(graded):
@@ -343,19 +497,20 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
         "operation_limit": (1, "yields_forever"), "uses_library": (1, "calls_library")}
     assert causes["time_tests"] == {
         "message_size": (2, "hides_its_size"), "time_limit": (1, "spins"),
+        "too_slow": (1, "sends_whole_range"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
         "uses_library": (1, "calls_library"), "shared_state": (2, "shares_globals")}
     # the tree is compared by the test cell's own checks, the visible one (p = 6) first: a
     # wrong tree (the library's binomial tree too) is a wrong form, and a program that does
     # not end on two p is told so with the kind of its endless loop
     assert causes["tree_tests"] == {
-        "wrong_form": (3, "binomial_tree"), "time_limit": (1, "spins"),
+        "wrong_form": (5, "binomial_tree"), "time_limit": (1, "spins"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
         "shared_state": (2, "shares_globals")}
     assert results["larger_half_away"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "wrong_form"}
     text = failures_text(ASSIGNMENT, list(cells.values()))
-    assert "correctness_tests (4 points): failed in 8 of 13 submissions (62%)" in text
+    assert "correctness_tests (4 points): failed in 8 of 18 submissions (44%)" in text
     assert ("e.g. (hides_its_size) halving_scatter for p=8, root=0: the size of the message "
             "from PE 0 to PE 4 cannot be checked: it holds '[[0, ") in _flat(text)
     # the kind is kept beside the message in the autograded notebook, and only there
