@@ -272,6 +272,11 @@ return block[0]
 '''
 
 
+# The chapter's direct scatter, the example above the task: right results, no tree.
+DIRECT = '''
+return (yield from direct_scatter(me, p, data, root))
+'''
+
 CALLS_THE_LIBRARY = '''
 from collective_lib.algorithms.gather import binomial_scatter
 return (yield from binomial_scatter(me, p, data, root))
@@ -301,6 +306,7 @@ def build_submissions(source):
         "flat_list": (SOLUTION_CELL, FLAT_LIST),
         "numpy_rows": (SOLUTION_CELL, NUMPY_ROWS),
         "sends_whole_range": (SOLUTION_CELL, SENDS_WHOLE_RANGE),
+        "direct": (SOLUTION_CELL, DIRECT),
         "spins": (SOLUTION_CELL, SPINS),
         "yields_forever": (SOLUTION_CELL, YIELDS_FOREVER),
     })
@@ -395,6 +401,17 @@ def test_each_bug_costs_exactly_one_cell(graded, student, lost, cell, message):
     assert message in _flat(result.messages(cell)), result.messages(cell)
 
 
+def test_the_direct_scatter_loses_the_tree_and_the_time(graded):
+    # the example above the task is no other order of the halving tree: no tree of log p
+    # levels, so the time test holds it to the halving tree's time (it is not the task)
+    _, results = graded
+    result = results["direct"]
+    assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "tree_tests": 0,
+                             "time_tests": 0}, result.messages()
+    assert "more than ceil(log2 p) alpha + (p - 1) n beta (Theorem 13.9)" in _flat(
+        result.messages("time_tests"))
+
+
 @pytest.mark.parametrize("student", sorted(RIGHT_IN_OTHER_FORMS))
 def test_messages_as_flat_lists_or_numpy_arrays_get_full_marks(graded, validated, student):
     # a range sent as a flat list of its words (counted one word per number, as the task
@@ -477,7 +494,7 @@ def test_no_message_answers_the_written_question(graded):
     _, results = graded
     for student, result in results.items():
         assert "The root's sends alone take" not in result.messages(), student
-        if student != "sends_whole_range":          # more words than the bound allows
+        if student not in ("sends_whole_range", "direct"):    # slower than the bound allows
             assert "too slow" not in result.messages("time_tests"), student
 
 
@@ -497,7 +514,7 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
         "operation_limit": (1, "yields_forever"), "uses_library": (1, "calls_library")}
     assert causes["time_tests"] == {
         "message_size": (2, "hides_its_size"), "time_limit": (1, "spins"),
-        "too_slow": (1, "sends_whole_range"),
+        "too_slow": (2, "direct"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
         "uses_library": (1, "calls_library"), "shared_state": (2, "shares_globals")}
     # the tree is compared by the test cell's own checks, the visible one (p = 6) first: a
