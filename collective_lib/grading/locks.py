@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 from typing import Callable, Iterable
 
 import numpy as np
@@ -32,6 +33,38 @@ __all__ = ["replay_schedule", "check_own_lock", "check_lock_progress",
 # course's largest check (p = 8, 3 rounds, hold 7: 356), and few enough that a lock
 # that never lets a PE in is stopped within seconds, not minutes.
 _REMOTE_LOCK_OPS = 5_000
+
+
+#: Longest line of a message: Validate cuts the lines of an error at about 90
+#: characters, after four blanks of indentation and, on the first line,
+#: "AssertionError: ".
+_WIDTH, _FIRST_WIDTH = 80, 64
+
+
+def _wrapped(text: str) -> str:
+    """``text`` with every line longer than the message's width broken at blanks, the
+    rest of a line indented as it was (traces and schedules are left as they are when
+    they fit)."""
+    # a code span (`while not (yield cas(...))`) is never broken: its blanks are held
+    text = re.sub(r"`[^`\n]*`", lambda span: span.group().replace(" ", "\0"), text)
+    lines = []
+    for number, line in enumerate(text.split("\n")):
+        # the first line leaves room for "AssertionError: " (a blank per character)
+        room = " " * (_WIDTH - _FIRST_WIDTH) if number == 0 else ""
+        if len(room + line) <= _WIDTH:
+            lines.append(line)
+            continue
+        indent = line[:len(line) - len(line.lstrip())]
+        parts = textwrap.wrap(line, _WIDTH, initial_indent=room,
+                              subsequent_indent=indent + "  " * bool(indent),
+                              break_long_words=False, break_on_hyphens=False) or [line]
+        lines += [parts[0][len(room):], *parts[1:]]
+    return "\n".join(lines).replace("\0", " ")
+
+
+def _failure(text: str, kind: str) -> CheckFailed:
+    """A failure of this module's checks, its message wrapped to Validate's width."""
+    return CheckFailed(_wrapped(text), kind)
 
 
 #: Lines of a trace shown in a message (the last ones before the failure).
@@ -103,27 +136,28 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
     >>> try:
     ...     replay_schedule(lock_demo, 2, [0, 2], lock=broken_lock, rounds=1)
     ... except AssertionError as err:
-    ...     print(str(err).splitlines()[0])
-    your schedule names PE 2 at step 1, but there are only 2 PEs (0 and 1)
+    ...     print(err)
+    your schedule names PE 2 at step 1, but there are only 2 PEs (0
+    and 1)
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     from ..shared_memory import simulate_shared
     if isinstance(schedule, np.ndarray):
         schedule = schedule.tolist()
     if not isinstance(schedule, (list, tuple)):
-        raise CheckFailed(f"{what} must be a list of PE numbers such as [0, 1, 1, 0], "
+        raise _failure(f"{what} must be a list of PE numbers such as [0, 1, 1, 0], "
                           f"got {format_value(schedule)} ({type(schedule).__name__})",
                           "wrong_form")
     if len(schedule) > max_steps:
-        raise CheckFailed(f"{what} has {len(schedule)} steps; no more than {max_steps} are "
-                          "needed here. Keep only the steps that matter.", "wrong_form")
+        raise _failure(f"{what} has {len(schedule)} steps; no more than {max_steps} "
+                       "are needed here. Keep only the steps that matter.", "wrong_form")
     ranks = "PE 0" if p == 1 else "PEs (0 and 1)" if p == 2 else f"PEs (0 .. {p - 1})"
     for step, pe in enumerate(schedule):
         if isinstance(pe, (bool, np.bool_)) or not isinstance(pe, (int, np.integer)):
-            raise CheckFailed(f"{what} must list PE numbers (ints), but step {step} is "
+            raise _failure(f"{what} must list PE numbers (ints), but step {step} is "
                               f"{format_value(pe)} ({type(pe).__name__})", "wrong_form")
         if not 0 <= pe < p:
-            raise CheckFailed(f"{what} names PE {pe} at step {step}, but there are only "
+            raise _failure(f"{what} names PE {pe} at step {step}, but there are only "
                               f"{p} {ranks}", "wrong_form")
     schedule = [int(pe) for pe in schedule]
 
@@ -139,16 +173,18 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
     except ValueError as exc:
         found = re.search(r"names PE (\d+) at step (\d+), but PE \d+ has returned", str(exc))
         if not found:
-            raise CheckFailed(explain_exception(exc, f"replaying {what}"), "exception") from None
+            raise _failure(explain_exception(exc, f"replaying {what}"),
+                           "exception") from None
         pe, step = int(found.group(1)), int(found.group(2))
         with quiet():
             before = replay(schedule[:step])
-        raise CheckFailed(
+        raise _failure(
             f"{what} names PE {pe} at step {step}, but PE {pe} has already returned: it has no "
             f"operation left. The run up to that step:\n{_trace_excerpt(before.trace)}",
             "wrong_form") from None
     except Exception as exc:
-        raise CheckFailed(explain_exception(exc, f"replaying {what}"), "exception") from None
+        raise _failure(explain_exception(exc, f"replaying {what}"),
+                       "exception") from None
 
 
 def _lock_name(lock) -> str:
@@ -170,30 +206,31 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     ...     check_own_lock(Mine)
     ... except AssertionError as err:
     ...     print(err)
-    Mine inherits from the library's cas_spin_lock; write acquire() and release() yourself.
+    Mine inherits from the library's cas_spin_lock; write acquire()
+    and release() yourself.
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     name = _lock_name(lock)
     if is_stand_in(lock):                    # graded in a sandbox: its source is checked
         if getattr(lock, "kind", None) != "class":
-            raise CheckFailed(f"{name} must be a class (with acquire and release methods)",
+            raise _failure(f"{name} must be a class (with acquire and release methods)",
                               "wrong_form")
         forbid_library_calls(lock, forbidden,
                              reason="this exercise asks for your own lock, built from read, "
                                     "write, cas, fetch_add and pause")
     elif not isinstance(lock, type):
-        raise CheckFailed(f"{name} must be a class (with acquire and release methods), "
+        raise _failure(f"{name} must be a class (with acquire and release methods), "
                           f"got {format_value(lock)}", "wrong_form")
     for base in ([] if is_stand_in(lock) else lock.__mro__[1:]):
         if base.__module__.split(".")[0] == "collective_lib":
-            raise CheckFailed(f"{name} inherits from the library's {base.__name__}; "
+            raise _failure(f"{name} inherits from the library's {base.__name__}; "
                               "write acquire() and release() yourself.", "uses_library")
     for method in ("acquire", "release"):
         func = getattr(lock, method, None)
         if not callable(func):
-            raise CheckFailed(f"{name} has no method {method}()", "wrong_form")
+            raise _failure(f"{name} has no method {method}()", "wrong_form")
         if in_library(func):
-            raise CheckFailed(f"{name}.{method} is the library's own "
+            raise _failure(f"{name}.{method} is the library's own "
                               f"{getattr(func, '__qualname__', method)}; write it yourself.",
                               "uses_library")
         forbid_library_calls(func, forbidden,
@@ -208,14 +245,14 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise CheckFailed(explain_exception(exc, f"{name}(0, 2) and its methods"),
+        raise _failure(explain_exception(exc, f"{name}(0, 2) and its methods"),
                           "exception") from None
     if not isinstance(cells, dict):
-        raise CheckFailed(f"{name}.memory(p) must return a dict {{cell: initial value}}, "
+        raise _failure(f"{name}.memory(p) must return a dict {{cell: initial value}}, "
                           f"got {format_value(cells)}", "wrong_form")
     for method, gen in gens.items():
         if not inspect.isgenerator(gen):
-            raise CheckFailed(
+            raise _failure(
                 f"{name}.{method}() must be a generator: it yields its memory operations "
                 f"(e.g. `ok = yield cas(self.cell, 0, 1)`), but it returned "
                 f"{format_value(gen)}. Does it contain a `yield`?", "wrong_form")
@@ -261,9 +298,10 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     name = _lock_name(lock)
-    with wall_clock_limit(time_limit_s, f"{name} did not finish within {time_limit_s:g} s of "
-                          "real time. Is there a loop in acquire() or release() that never "
-                          "yields an operation (such as `while True: pass`)?"):
+    with wall_clock_limit(time_limit_s, _wrapped(
+            f"{name} did not finish within {time_limit_s:g} s of real time. Is there a "
+            "loop in acquire() or release() that never yields an operation (such as "
+            "`while True: pass`)?")):
         for p in ps:
             if not is_stand_in(lock):
                 _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion)
@@ -283,7 +321,7 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
                 # wrong in one process too: this cell judges only its own property
                 _check_lock_run(lock, name, p, rounds, hold, budget, exclusion)
                 continue
-            raise CheckFailed(
+            raise _failure(
                 f"{_lock_run_text(name, p, rounds)}: the lock works only while all PEs "
                 f"share one Python process; with each PE's {name} in its own process: "
                 f"{apart_failure}\nA PE knows only the shared memory cells and its own "
@@ -300,23 +338,25 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
             run = simulate_shared(lock_demo, p, lock=lock, rounds=rounds, hold=hold,
                                   max_ops=max_ops)
     except OperationLimitError as exc:
-        raise CheckFailed(_no_progress_text(f"{what},", str(exc)), "no_progress") from None
+        raise _failure(_no_progress_text(f"{what},", str(exc)), "no_progress") from None
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise CheckFailed(explain_exception(exc, what), "exception") from None
+        raise _failure(explain_exception(exc, what), "exception") from None
     if not exclusion:
         return
     bad = exclusion_violation(run.trace)
     if bad is not None:
         index = run.trace.index(bad)
-        raise CheckFailed(
-            f"{what}: PE {bad.pe} entered the critical section at time {bad.time:g} "
+        raise _failure(
+            f"{what}:\nPE {bad.pe} entered the critical section at time {bad.time:g} "
             f"while {_inside_text(run.trace, index)}.\n"
-            f"{_trace_excerpt(run.trace, index)}", "lock_exclusion")
+            f"{_trace_excerpt(run.trace, index)}"
+            + ("\n" + _no_operation_hint(run.trace, index)
+               if _no_operation_hint(run.trace, index) else ""), "lock_exclusion")
     counter = run.memory.get("counter")
     if counter != p * rounds:
-        raise CheckFailed(f"{what}: the shared counter ended at {counter!r} instead "
+        raise _failure(f"{what}: the shared counter ended at {counter!r} instead "
                           f"of {p * rounds}: increments were lost.", "lock_exclusion")
 
 
@@ -336,16 +376,20 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
     >>> try:
     ...     check_lock_exclusion(broken_lock, [2], seeds=range(20))
     ... except AssertionError as err:
-    ...     print(str(err).splitlines()[0])
-    broken_lock with p=2 PEs, 2 rounds each: under the interleaving of seed 1, PE 0 enters the critical section while PE 1 is inside.
+    ...     lines = str(err).splitlines()
+    >>> lines[0]
+    'broken_lock with p=2 PEs, 2 rounds each:'
+    >>> lines[1]
+    'under the interleaving of seed 1, PE 0 enters the critical section while PE 1 is'
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     from ..algorithms.sync import lock_demo
     from ..shared_memory import exclusion_violation, find_violation, mutual_exclusion
     name = _lock_name(lock)
-    with wall_clock_limit(time_limit_s, f"checking {name} on random interleavings took more "
-                          f"than {time_limit_s:g} s of real time. Is there a loop in acquire() "
-                          "or release() that never yields an operation?"):
+    with wall_clock_limit(time_limit_s, _wrapped(
+            f"checking {name} on random interleavings took more than "
+            f"{time_limit_s:g} s of real time. Is there a loop in acquire() or "
+            "release() that never yields an operation?")):
         for p in ps:
             what = _lock_run_text(name, p, rounds)
             try:
@@ -358,15 +402,16 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
             except WallClockLimitExceeded:
                 raise
             except Exception as exc:
-                raise CheckFailed(explain_exception(exc, what), "exception") from None
+                raise _failure(explain_exception(exc, what), "exception") from None
             if found is None:
                 continue
             if found.reason.startswith("no progress"):
-                raise CheckFailed(_no_progress_text(
+                raise _failure(_no_progress_text(
                     f"{what}, under the interleaving of seed {found.seed},", found.reason),
                     "no_progress")
-            raise CheckFailed(_exclusion_text(what, f"the interleaving of seed {found.seed}",
-                                              found, exclusion_violation), "lock_exclusion")
+            raise _failure(_exclusion_text(
+                what, f"the interleaving of seed {found.seed}", found,
+                exclusion_violation), "lock_exclusion")
 
 
 def _inside_text(trace, index) -> str:
@@ -389,11 +434,37 @@ def _exclusion_text(what, origin, found, exclusion_violation) -> str:
     index = found.run.trace.index(bad) if bad is not None else None
     who = (f"PE {bad.pe} enters the critical section while {_inside_text(found.run.trace, index)}"
            if bad is not None else "mutual exclusion breaks")
-    return (f"{what}: under {origin}, {who}.\n"
-            f"Its first {len(found.schedule)} steps already show it: schedule "
-            f"{_schedule_text(found.schedule)}\n{_trace_excerpt(found.run.trace, index)}\n"
-            "Hint: between seeing the lock free and taking it, another PE can take it too; "
-            "the test and the set must be one atomic operation (cas or fetch_add).")
+    steps = len(found.schedule)
+    shown = (f"Its first {steps} step{'s' * (steps != 1)} already show it:\n"
+             f"schedule {_schedule_text(found.schedule)}" if steps else
+             "It happens before any step (schedule []): no PE has touched memory yet.")
+    hint = bad is not None and _no_operation_hint(found.run.trace, index) or (
+        "Hint: between seeing the lock free and taking it, another PE can take it too; "
+        "the test and the set must be one atomic operation (cas or fetch_add).")
+    return (f"{what}:\nunder {origin}, {who}.\n{shown}\n"
+            f"{_trace_excerpt(found.run.trace, index)}\n{hint}")
+
+
+#: What a PE's lock does with the shared memory (the other trace entries are markers or
+#: pauses).
+_MEMORY_OPERATIONS = ("read", "write", "cas", "fetch_add")
+
+
+def _no_operation_hint(trace, index) -> str | None:
+    """The hint for a PE that entered at ``trace[index]`` without a memory operation
+    since it started or last left the section (its acquire() yielded none: a
+    forgotten ``yield``), or None."""
+    pe = trace[index].pe
+    for e in reversed(trace[:index]):
+        if e.pe != pe:
+            continue
+        if e.op == "leave":
+            break
+        if e.op in _MEMORY_OPERATIONS:
+            return None
+    return (f"Hint: acquire() performed no memory operation before PE {pe} entered: "
+            "is a `yield` missing before cas(...)? Without it, cas(...) only describes "
+            "the operation; `yield cas(...)` performs it and gives its result.")
 
 
 def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int = 40,
@@ -414,10 +485,10 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     name = _lock_name(lock)
     what = _lock_run_text(name, p, rounds)
     try:
-        with quiet(), wall_clock_limit(
-                time_limit_s, f"checking every interleaving of {what} took more than "
-                f"{time_limit_s:g} s of real time. Is there a loop in acquire() or release() "
-                "that never yields an operation?"):
+        with quiet(), wall_clock_limit(time_limit_s, _wrapped(
+                f"checking every interleaving of {what} took more than "
+                f"{time_limit_s:g} s of real time. Is there a loop in acquire() or "
+                "release() that never yields an operation?")):
             found = explore_interleavings(lock_demo, p, mutual_exclusion, max_steps=max_steps,
                                           max_runs=max_runs, lock=_recorded(lock),
                                           livelock=progress,
@@ -425,18 +496,18 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     except WallClockLimitExceeded:
         raise
     except OperationLimitError:
-        raise CheckFailed(
+        raise _failure(
             f"{what} has too many interleavings to check them all (more than {max_runs} "
             "states). The search skips a PE that repeats the same poll without news; does a "
             "waiting PE repeat exactly the same operation (or pause) while the lock is "
             "taken?", "operation_limit") from None
     except Exception as exc:
-        raise CheckFailed(explain_exception(exc, what), "exception") from None
+        raise _failure(explain_exception(exc, what), "exception") from None
     if found is None:
         return
     if found.reason.startswith("livelock"):
-        raise CheckFailed(_no_progress_text(
+        raise _failure(_no_progress_text(
             f"{what}, under the interleaving {_schedule_text(found.schedule)},",
             found.reason.replace("livelock: ", "").replace("; PE", "\nPE")), "no_progress")
-    raise CheckFailed(_exclusion_text(what, "the shortest interleaving that breaks it",
+    raise _failure(_exclusion_text(what, "the shortest interleaving that breaks it",
                                       found, exclusion_violation), "lock_exclusion")

@@ -63,6 +63,11 @@ board.owner = None
 yield write(self.cell, 0)
 """
 
+# `cas(...)` without `yield`: a record, never performed (acquire() returns at once).
+FORGETS_YIELD_ACQUIRE = """
+while not cas(self.cell, 0, 1):              # no `yield`: the CAS never happens
+    yield pause(1)
+"""
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -84,7 +89,7 @@ def build_submissions(source: Path) -> dict:
         change = [] if release is None else [("fixed_lock_solution", release, 1)]
         return change + [("fixed_lock_solution", acquire, 0)]
 
-    return h.submissions(source, {
+    built = h.submissions(source, {
         "wrong_schedules": [("schedule_both_inside_solution", NO_OVERLAP),
                             ("schedule_two_lost_solution", ONE_PE_AFTER_THE_OTHER)],
         "still_broken": lock(STILL_BROKEN_ACQUIRE),
@@ -98,7 +103,9 @@ def build_submissions(source: Path) -> dict:
         # one wrong schedule each: one bug, one cell
         "no_overlap": ("schedule_both_inside_solution", NO_OVERLAP),
         "incomplete": ("schedule_two_lost_solution", INCOMPLETE),
+        "forgets_yield": lock(FORGETS_YIELD_ACQUIRE),
     })
+    return built
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["endless"])
@@ -183,13 +190,19 @@ def _shown(result, cell) -> str:
     return "".join(out.get("text", "") for out in result.cell(cell).outputs)
 
 
+def _flat(text: str) -> str:
+    """``text`` with every run of white space one blank: messages break their lines
+    wherever their words fall."""
+    return " ".join(text.split())
+
+
 def test_still_broken_lock_loses_the_random_cell_only(graded):
     _, results = graded
     result = results["still_broken"]
     # one bug, one deduction: two PEs inside together is charged by the random interleavings;
     # every interleaving finds it too, and says that a cell above charges it
     assert result.scores == {**FULL, "random_tests": 0}
-    random = result.messages("random_tests")
+    random = _flat(result.messages("random_tests"))
     assert "enters the critical section while PE" in random
     assert "schedule [" in random and "write lock := 1" in random
     assert "must be one atomic operation (cas or fetch_add)" in random
@@ -203,9 +216,11 @@ def test_lock_that_never_releases_loses_the_timed_cell_only(graded):
     result = results["never_releases"]
     # one bug, one deduction: a PE waiting forever is charged by the timed runs
     assert result.scores == {**FULL, "timed_tests": 0}
-    assert "never finished: some PEs wait forever" in result.messages("timed_tests")
-    assert "does release() really free the lock" in result.messages("timed_tests")
-    assert "never finished: some PEs wait forever" in _shown(result, "exhaustive_tests")
+    timed = _flat(result.messages("timed_tests"))
+    assert "never finished: some PEs wait forever" in timed
+    assert "does release() really free the lock" in timed
+    assert "never finished: some PEs wait forever" in _flat(_shown(result,
+                                                                "exhaustive_tests"))
 
 
 @pytest.mark.parametrize("student, cell, message", [
@@ -216,7 +231,7 @@ def test_one_wrong_schedule_costs_its_cell_only(graded, student, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL, cell: 0}
-    assert message in result.messages(cell)
+    assert message in _flat(result.messages(cell))
 
 
 def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
@@ -224,10 +239,10 @@ def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
     result = results["crashes"]
     assert result.total == 0
     assert ("schedule_both_inside names PE 7 at step 2, but there are only 2 PEs"
-            in result.messages("both_inside_tests"))
+            in _flat(result.messages("both_inside_tests")))
     assert "schedule_two_lost is not complete" in result.messages("two_lost_tests")
     for gid in PART2:
-        text = result.messages(gid)
+        text = _flat(result.messages(gid))
         assert "raised AttributeError" in text and "self.cells" in text, gid
 
 
@@ -236,7 +251,7 @@ def test_a_crash_in_the_words_of_a_check_earns_no_credit_for_it(graded):
     result = results["quotes_the_checks"]
     assert result.scores == {**FULL, "timed_tests": 0, "random_tests": 0,
                              "exhaustive_tests": 0}, result.scores
-    assert "raised RuntimeError" in result.messages("exhaustive_tests")
+    assert "raised RuntimeError" in _flat(result.messages("exhaustive_tests"))
 
 
 def test_endless_submission_is_stopped_with_a_helpful_message(graded):
@@ -244,10 +259,11 @@ def test_endless_submission_is_stopped_with_a_helpful_message(graded):
     result = results["endless"]
     assert all(result.scores[g] == result.max_scores[g] for g in PART1)
     assert all(result.scores[g] == 0 for g in PART2)
-    assert "did not finish within 5 s of real time" in result.messages("timed_tests")
+    timed = _flat(result.messages("timed_tests"))
+    assert "did not finish within 5 s of real time" in timed
     for gid in ("random_tests", "exhaustive_tests"):
-        assert "took more than 5 s of real time" in result.messages(gid), gid
-        assert "never yields an operation" in result.messages(gid)
+        assert "took more than 5 s of real time" in _flat(result.messages(gid)), gid
+        assert "never yields an operation" in _flat(result.messages(gid))
 
 
 # -- the reference answers (source/broken_lock/_reference.py) -------------------------------
@@ -276,10 +292,39 @@ def test_pes_sharing_a_module_attribute_are_told_so(graded):
     # lock in one process, where the module attribute keeps its value from one replay to
     # the next and the lock breaks (see CAUGHT_BY_VALIDATE below)
     assert board.scores == {**FULL, "timed_tests": 0, "random_tests": 0}
-    assert "PEs must not share Python globals" in board.messages("timed_tests")
+    assert "PEs must not share Python globals" in _flat(board.messages("timed_tests"))
     # the visible part of the timed cell says plainly that it cannot see this
     assert "Not checked here: PEs that coordinate through Python globals" in \
         _shown(board, "timed_tests")
+
+
+def test_a_forgotten_yield_is_named_in_the_message(graded):
+    _, results = graded
+    result = results["forgets_yield"]
+    assert result.scores == {**FULL, "random_tests": 0}
+    random = _flat(result.messages("random_tests"))
+    assert ("acquire() performed no memory operation before PE 1 entered: is a `yield` "
+            "missing before cas(...)?") in random
+    assert "Its first 0 steps" not in random and "schedule []" in random
+    assert "must be one atomic operation" not in random      # it used cas
+
+
+@pytest.mark.parametrize("student, cell", [
+    ("still_broken", "random_tests"), ("forgets_yield", "random_tests"),
+    ("never_releases", "timed_tests"),
+    ("crashes", "timed_tests"),
+    ("no_overlap", "both_inside_tests"), ("incomplete", "two_lost_tests"),
+    ("wrong_schedules", "two_lost_tests"),
+])
+def test_messages_fit_in_what_validate_shows(graded, student, cell):
+    # Validate shows every line of an error after four blanks and cuts it at 87
+    # characters; the first starts with "AssertionError: "
+    _, results = graded
+    errors = [out for out in results[student].cell(cell).outputs
+              if out.output_type == "error"]
+    assert errors, cell
+    lines = f"{errors[0].ename}: {errors[0].evalue}".split("\n")
+    assert max(len(line) for line in lines) <= 83, lines
 
 
 # -- the text says what the trace shows (where a marker stands) ------------------------------
@@ -314,10 +359,16 @@ CAUGHT_BY_VALIDATE = {
     "no_overlap": "After the 4 steps of schedule_both_inside, no two PEs were in",
     "incomplete": "schedule_two_lost is not complete",
     "wrong_schedules": "After schedule_two_lost the counter is 4, not 2",
-    "still_broken": "FixedLock with p=2 PEs, 2 rounds each: under the interleaving of",
+    "still_broken": ["FixedLock with p=2 PEs, 2 rounds each: under the interleaving of",
+                     "the test and the set must be one atomic operation (cas or "
+                     "fetch_add)."],
     "never_releases": "FixedLock with p=1 PE, 2 rounds each, never finished",
     "crashes": "schedule_both_inside names PE 7 at step 2",
     "shares_globals": "FixedLock with p=2 PEs, 2 rounds each: under the interleaving of",
+    "forgets_yield": ["FixedLock with p=2 PEs, 2 rounds each: under the interleaving "
+                      "of",
+                      "acquire() performed no memory operation before PE 1 entered: is "
+                      "a `yield` missing before cas(...)?"],
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
@@ -325,7 +376,8 @@ validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDAT
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
-    {student: f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
+    {student: [f"AssertionError: {start[0]}", *start[1:]] if isinstance(start, list)
+     else f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
 
 
 test_a_visible_check_records_its_kind_of_failure = visible_kind_test([

@@ -5,6 +5,7 @@ schedule, a lock that lets two PEs in, one that lets nobody in, one that crashes
 loops without yielding, one copied from the library) into an AssertionError whose text says
 what went wrong, short enough to read, without writing anything to stderr.
 """
+import re
 import signal
 
 import numpy as np
@@ -12,7 +13,8 @@ import pytest
 
 from collective_lib.algorithms.sync import broken_lock, cas_spin_lock, lock_demo
 from collective_lib.grading import (check_lock_exclusion, check_lock_exhaustive,
-                                    check_lock_progress, check_own_lock, replay_schedule)
+                                    check_lock_progress, check_own_lock,
+                                    replay_schedule)
 from collective_lib.shared_memory import cas, exclusion_violation, fetch_add, pause, read, write
 
 needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
@@ -127,6 +129,15 @@ class UndeclaredCell(GoodLock):
             yield pause(1)
 
 
+class ForgetsYield(GoodLock):
+    """``cas(...)`` without ``yield``: a truthy record, never performed; acquire()
+    returns at once."""
+
+    def acquire(self):
+        while not cas(self.cell, 0, 1):
+            yield pause(1)
+
+
 class Alternating(GoodLock):
     """Correct, but never repeats the same poll: the exhaustive search cannot prune it."""
 
@@ -140,7 +151,9 @@ class Alternating(GoodLock):
 
 
 def message(excinfo) -> str:
-    return str(excinfo.value)
+    """The failure's message with its line breaks (and the indentation after them) made
+    blanks: messages are wrapped to Validate's width wherever their words fall."""
+    return re.sub(r"\n *", " ", str(excinfo.value))
 
 
 # -- replay_schedule ---------------------------------------------------------------------------
@@ -255,7 +268,7 @@ def test_a_lock_that_is_never_released_makes_no_progress(check):
         check(NeverReleases)
     text = message(excinfo)
     assert "never finished: some PEs wait forever" in text
-    assert "spins on read(lock) seeing 1" in text and "\n  PE " in text
+    assert "spins on read(lock) seeing 1" in text and "\n  PE " in str(excinfo.value)
     assert "does release() really free the lock" in text
     assert len(text) < 2000
 
@@ -328,3 +341,43 @@ def test_each_lock_check_can_judge_one_property_alone():
         check_lock_exclusion(ReadThenWrite, [2], seeds=range(20), progress=False)
     with pytest.raises(AssertionError, match="never finished"):
         check_lock_progress(NeverReleases, [2], exclusion=False)
+
+
+# -- a forgotten yield, messages Validate shows whole ---------------------------------
+
+@pytest.mark.parametrize("check", [
+    lambda lock: check_lock_exclusion(lock, [2], seeds=range(20), progress=False),
+    lambda lock: check_lock_exhaustive(lock, 2, rounds=1),
+    lambda lock: check_lock_progress(lock, [2]),
+])
+def test_a_forgotten_yield_is_named(check):
+    with pytest.raises(AssertionError) as excinfo:
+        check(ForgetsYield)
+    text = message(excinfo)
+    assert ("acquire() performed no memory operation before PE 1 entered: is a `yield` "
+            "missing before cas(...)?") in text
+    assert "must be one atomic operation" not in text
+    assert "Its first 0 steps" not in text
+
+
+@pytest.mark.parametrize("lock, check", [
+    (ReadThenWrite, lambda lock: check_lock_exclusion(lock, [2], seeds=range(20))),
+    (ReadThenWrite, lambda lock: check_lock_exhaustive(lock, 2, rounds=2)),
+    (ReadThenWrite, lambda lock: check_lock_progress(lock, [2, 3])),
+    (NeverReleases, lambda lock: check_lock_exclusion(lock, [3], seeds=range(5))),
+    (NeverReleases, lambda lock: check_lock_exhaustive(lock, 2, rounds=1)),
+    (Crashes, lambda lock: check_lock_progress(lock, [2])),
+    (ForgetsYield, lambda lock: check_lock_exclusion(lock, [2], seeds=range(5))),
+    (Inherits, check_own_lock),
+    (None, lambda lock: replay_schedule(lock_demo, 2, [0, 2], lock=broken_lock,
+                                        rounds=1)),
+])
+def test_messages_fit_in_what_validate_shows(lock, check):
+    # Validate cuts every line of an error at 87 characters, four of them blanks, and
+    # the first line starts with "AssertionError: "
+    with pytest.raises(AssertionError) as excinfo:
+        check(lock)
+    first, *rest = str(excinfo.value).split("\n")
+    assert len(f"AssertionError: {first}") <= 83, first
+    assert all(len(line) <= 83 for line in rest), rest
+
