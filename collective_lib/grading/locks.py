@@ -28,6 +28,12 @@ from .standins import is_stand_in
 __all__ = ["replay_schedule", "check_own_lock", "check_lock_progress",
            "check_lock_exclusion", "check_lock_exhaustive"]
 
+#: Steps each waiting PE gets while another PE holds the lock, in the check that a PE
+#: never stops waiting (a lock that gives up after some number of tries lets it in).
+_HELD_STEPS = 1000
+#: Lines of its trace shown before the waiting PE entered (after the holder's entry).
+_HELD_TAIL = 8
+
 # Operations a student's lock may take in one run when each of its steps crosses to a
 # sandboxed process (trusted grading): 14 times what a correct lock needs in the
 # course's largest check (p = 8, 3 rounds, hold 7: 356), and few enough that a lock
@@ -371,6 +377,10 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
     exclusion is judged (a run in which PEs wait forever is checked as far as
     it went), for a test of exclusion alone.
 
+    Random interleavings seldom leave one PE alone for long, so for every p one
+    PE then takes the lock and keeps it, and the others try 1000 steps each:
+    none may enter (a lock that gives up waiting after some tries fails here).
+
     >>> from collective_lib.algorithms.sync import broken_lock, cas_spin_lock
     >>> check_lock_exclusion(cas_spin_lock, [2, 3], seeds=range(20))
     >>> try:
@@ -404,6 +414,7 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
             except Exception as exc:
                 raise _failure(explain_exception(exc, what), "exception") from None
             if found is None:
+                _check_lock_held(lock, name, p)
                 continue
             if found.reason.startswith("no progress"):
                 raise _failure(_no_progress_text(
@@ -412,6 +423,54 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
             raise _failure(_exclusion_text(
                 what, f"the interleaving of seed {found.seed}", found,
                 exclusion_violation), "lock_exclusion")
+
+
+def _stays_inside(me, p, data, lock):
+    """The first PE through ``lock``'s acquire() enters the critical section and stays
+    there (it returns without leaving or releasing); every other PE tries to acquire."""
+    from ..shared_memory import enter
+    mine = lock(me, p)
+    yield from mine.acquire()
+    yield enter("cs")
+
+
+def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS) -> None:
+    """One PE holds the lock for good; the others, taking turns, try ``steps`` steps
+    each and must never enter: no interleaving search parks a PE that long, and random
+    interleavings seldom leave one PE so long alone (a lock that counts its tries and
+    then enters anyway passes both)."""
+    from ..shared_memory import exclusion_violation, simulate_shared
+    limit = steps * p
+    what = f"{name} with p={p} PEs"
+    try:
+        with quiet():
+            run = simulate_shared(_stays_inside, p, lock=lock, schedule=[],
+                                  memory=lambda p, lock: lock.memory(p),
+                                  stop_after=limit, max_ops=limit + 1)
+    except WallClockLimitExceeded:
+        raise
+    except Exception as exc:
+        raise _failure(explain_exception(exc, f"{what}, one PE holding the lock"),
+                          "exception") from None
+    bad = exclusion_violation(run.trace)
+    if bad is None:
+        return
+    index = run.trace.index(bad)
+    first = next(i for i, e in enumerate(run.trace) if e.op == "enter")
+    holder = run.trace[first].pe
+    from ..shared_memory import format_trace
+    shown = format_trace(run.trace, 0, first + 1)
+    tail = max(first + 1, index + 1 - _HELD_TAIL)
+    if tail > first + 1:
+        shown += f"\n     ...  ({tail - first - 1} entries are left out)"
+    shown += "\n" + format_trace(run.trace, tail, index + 1).split("\n", 1)[1]
+    raise _failure(
+        f"{what}:\nPE {holder} took the lock and stayed in the critical section; the "
+        f"others kept trying ({steps} steps each, taking turns), and PE {bad.pe} "
+        f"entered after {bad.time} steps while {_inside_text(run.trace, index)}.\n"
+        f"{shown}\n" + (_no_operation_hint(run.trace, index) or
+        "Hint: a PE must wait as long as the lock is taken, however long that is. "
+        "Does acquire() stop trying after some number of tries?"), "lock_exclusion")
 
 
 def _inside_text(trace, index) -> str:
@@ -476,6 +535,11 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     ``lock_demo`` with ``p`` PEs; a failure shows the shortest failing
     interleaving. With ``progress=False`` only exclusion is judged.
 
+    The search skips a PE that repeats the same poll, and stops at ``max_steps``:
+    a lock that counts its tries and then enters anyway would pass it. So, as in
+    :func:`check_lock_exclusion`, one PE then keeps the lock while the others try
+    1000 steps each, and none may enter.
+
     >>> from collective_lib.algorithms.sync import cas_spin_lock
     >>> check_lock_exhaustive(cas_spin_lock, rounds=1)
     """
@@ -504,6 +568,11 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     except Exception as exc:
         raise _failure(explain_exception(exc, what), "exception") from None
     if found is None:
+        with quiet(), wall_clock_limit(time_limit_s, _wrapped(
+                f"checking {what} with one PE holding the lock took more than "
+                f"{time_limit_s:g} s of real time. Is there a loop in acquire() that "
+                "never yields an operation?")):
+            _check_lock_held(lock, name, p)
         return
     if found.reason.startswith("livelock"):
         raise _failure(_no_progress_text(

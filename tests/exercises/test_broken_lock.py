@@ -63,10 +63,39 @@ board.owner = None
 yield write(self.cell, 0)
 """
 
+# A lock that stops waiting (a student audit): it tries 30 times, then enters anyway.
+# It scored 13/13 and Validate said "Success!": the timed cell judges progress alone,
+# random interleavings never leave one PE alone for 61 steps, and the search of every
+# interleaving parked its repeated polls.
+GIVES_UP_ACQUIRE = """
+for _ in range(30):                          # tries 30 times ...
+    if (yield cas(self.cell, 0, 1)):
+        return
+    yield pause(1)
+# ... and then enters anyway
+"""
 # `cas(...)` without `yield`: a record, never performed (acquire() returns at once).
 FORGETS_YIELD_ACQUIRE = """
 while not cas(self.cell, 0, 1):              # no `yield`: the CAS never happens
     yield pause(1)
+"""
+# Honest locks of other designs keep full marks.
+TTAS_BACKOFF_ACQUIRE = """
+delay = 1
+while True:
+    while (yield read(self.cell)) != 0:      # taken: wait, twice as long each time
+        yield pause(delay)
+        delay = min(2 * delay, 64)
+    if (yield cas(self.cell, 0, 1)):
+        return
+"""
+TICKET_ACQUIRE = """
+self.ticket = yield fetch_add(self.cell, 1)  # draw a ticket ...
+while (yield read("serving")) != self.ticket:
+    yield pause(1)                           # ... and wait until it is served
+"""
+TICKET_RELEASE = """
+yield write("serving", self.ticket + 1)
 """
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
@@ -103,8 +132,17 @@ def build_submissions(source: Path) -> dict:
         # one wrong schedule each: one bug, one cell
         "no_overlap": ("schedule_both_inside_solution", NO_OVERLAP),
         "incomplete": ("schedule_two_lost_solution", INCOMPLETE),
+        "gives_up": lock(GIVES_UP_ACQUIRE),
         "forgets_yield": lock(FORGETS_YIELD_ACQUIRE),
+        "cas_spin": lock(GOOD_ACQUIRE),
+        "ttas_backoff": lock(TTAS_BACKOFF_ACQUIRE),
+        "ticket": lock(TICKET_ACQUIRE, TICKET_RELEASE),
     })
+    # the ticket lock declares the cell it serves from (memory is outside the answer)
+    ticket = h.find_cell(built["ticket"], "fixed_lock_solution")
+    assert ticket.source.count("return {cell: 0}") == 1
+    ticket.source = ticket.source.replace("return {cell: 0}",
+                                          'return {cell: 0, "serving": 0}')
     return built
 
 
@@ -298,6 +336,23 @@ def test_pes_sharing_a_module_attribute_are_told_so(graded):
         _shown(board, "timed_tests")
 
 
+def test_a_lock_that_stops_waiting_loses_the_exclusion_points(graded):
+    _, results = graded
+    result = results["gives_up"]
+    # one bug, one deduction: two PEs inside together is charged by the random cell,
+    # which also lets one PE keep the lock while the others try for long; the cell of
+    # every interleaving finds it too and says a cell above charges it
+    assert result.scores == {**FULL, "random_tests": 0}
+    random = _flat(result.messages("random_tests"))
+    assert "PE 0 took the lock and stayed in the critical section" in random
+    assert "PE 1 entered after 61 steps while PE 0 is inside" in random
+    assert "Does acquire() stop trying after some number of tries?" in random
+    exhaustive = _flat(_shown(result, "exhaustive_tests"))
+    assert ("an interleaving breaks the lock in a way that a cell above already "
+            "charges") in exhaustive
+    assert "PE 0 took the lock and stayed in the critical section" in exhaustive
+
+
 def test_a_forgotten_yield_is_named_in_the_message(graded):
     _, results = graded
     result = results["forgets_yield"]
@@ -309,9 +364,15 @@ def test_a_forgotten_yield_is_named_in_the_message(graded):
     assert "must be one atomic operation" not in random      # it used cas
 
 
+@pytest.mark.parametrize("student", ["cas_spin", "ttas_backoff", "ticket"])
+def test_honest_locks_of_other_designs_keep_full_marks(graded, student):
+    _, results = graded
+    h.assert_full_marks(results[student])
+
+
 @pytest.mark.parametrize("student, cell", [
     ("still_broken", "random_tests"), ("forgets_yield", "random_tests"),
-    ("never_releases", "timed_tests"),
+    ("gives_up", "random_tests"), ("never_releases", "timed_tests"),
     ("crashes", "timed_tests"),
     ("no_overlap", "both_inside_tests"), ("incomplete", "two_lost_tests"),
     ("wrong_schedules", "two_lost_tests"),
@@ -365,6 +426,9 @@ CAUGHT_BY_VALIDATE = {
     "never_releases": "FixedLock with p=1 PE, 2 rounds each, never finished",
     "crashes": "schedule_both_inside names PE 7 at step 2",
     "shares_globals": "FixedLock with p=2 PEs, 2 rounds each: under the interleaving of",
+    "gives_up": ["FixedLock with p=2 PEs: PE 0 took the lock and stayed in the "
+                 "critical section;",
+                 "PE 1 entered after 61 steps while PE 0 is inside."],
     "forgets_yield": ["FixedLock with p=2 PEs, 2 rounds each: under the interleaving "
                       "of",
                       "acquire() performed no memory operation before PE 1 entered: is "

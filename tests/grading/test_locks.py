@@ -11,9 +11,10 @@ import signal
 import numpy as np
 import pytest
 
-from collective_lib.algorithms.sync import broken_lock, cas_spin_lock, lock_demo
+from collective_lib.algorithms.sync import (broken_lock, cas_spin_lock, lock_demo,
+                                            ttas_backoff_lock)
 from collective_lib.grading import (check_lock_exclusion, check_lock_exhaustive,
-                                    check_lock_progress, check_own_lock,
+                                    check_lock_progress, check_own_lock, failure_kind,
                                     replay_schedule)
 from collective_lib.shared_memory import cas, exclusion_violation, fetch_add, pause, read, write
 
@@ -129,6 +130,18 @@ class UndeclaredCell(GoodLock):
             yield pause(1)
 
 
+class GivesUp(GoodLock):
+    """Tries 30 times, then enters anyway (a student audit): the search of every
+    interleaving parked its polls, and random interleavings never leave a PE alone
+    so long."""
+
+    def acquire(self):
+        for _ in range(30):
+            if (yield cas(self.cell, 0, 1)):
+                return
+            yield pause(1)
+
+
 class ForgetsYield(GoodLock):
     """``cas(...)`` without ``yield``: a truthy record, never performed; acquire()
     returns at once."""
@@ -234,7 +247,8 @@ def test_stub_gets_the_hint_to_replace_it():
 
 # -- the three lock checks ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("lock", [GoodLock, TicketLock, cas_spin_lock])
+@pytest.mark.parametrize("lock", [GoodLock, TicketLock, cas_spin_lock,
+                                  ttas_backoff_lock])
 def test_correct_locks_pass_every_check(lock):
     check_lock_progress(lock, range(1, 7), rounds=3)
     check_lock_exclusion(lock, [2, 3, 4], seeds=range(60))
@@ -343,7 +357,30 @@ def test_each_lock_check_can_judge_one_property_alone():
         check_lock_progress(NeverReleases, [2], exclusion=False)
 
 
-# -- a forgotten yield, messages Validate shows whole ---------------------------------
+# -- a lock that stops waiting, a forgotten yield, messages Validate shows whole -------
+
+@pytest.mark.parametrize("check", [
+    lambda lock: check_lock_exclusion(lock, [2], seeds=range(20), progress=False),
+    lambda lock: check_lock_exclusion(lock, [5], seeds=range(10), rounds=3,
+                                      progress=False),
+    lambda lock: check_lock_exhaustive(lock, 2, rounds=1),
+])
+def test_a_lock_that_stops_waiting_loses_exclusion(check):
+    # one PE keeps the lock while the others try 1000 steps each: none may enter
+    with pytest.raises(AssertionError) as excinfo:
+        check(GivesUp)
+    assert failure_kind(excinfo.value) == "lock_exclusion"
+    text = message(excinfo)
+    assert "PE 0 took the lock and stayed in the critical section" in text
+    assert re.search(r"PE \d entered after \d+ steps while PE 0 is inside", text)
+    assert re.search(r"\n +1   0  enter cs\n", str(excinfo.value))   # the holder
+    assert "Does acquire() stop trying after some number of tries?" in text
+
+
+def test_a_lock_that_stops_waiting_still_makes_progress():
+    # one bug, one deduction: the timed runs judge progress alone, and it makes progress
+    check_lock_progress(GivesUp, [2, 5, 8], rounds=2, hold=7, exclusion=False)
+
 
 @pytest.mark.parametrize("check", [
     lambda lock: check_lock_exclusion(lock, [2], seeds=range(20), progress=False),
@@ -367,6 +404,7 @@ def test_a_forgotten_yield_is_named(check):
     (NeverReleases, lambda lock: check_lock_exclusion(lock, [3], seeds=range(5))),
     (NeverReleases, lambda lock: check_lock_exhaustive(lock, 2, rounds=1)),
     (Crashes, lambda lock: check_lock_progress(lock, [2])),
+    (GivesUp, lambda lock: check_lock_exclusion(lock, [2], seeds=range(5))),
     (ForgetsYield, lambda lock: check_lock_exclusion(lock, [2], seeds=range(5))),
     (Inherits, check_own_lock),
     (None, lambda lock: replay_schedule(lock_demo, 2, [0, 2], lock=broken_lock,
