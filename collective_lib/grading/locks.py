@@ -22,11 +22,13 @@ from ._advice import explain_exception, format_value, in_library, quiet
 from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit
 from .isolation import isolated
+from . import static
 from .library import forbid_library_calls
+from .review import flag_for_review
 from .standins import is_stand_in
 
-__all__ = ["replay_schedule", "check_own_lock", "check_lock_progress",
-           "check_lock_exclusion", "check_lock_exhaustive"]
+__all__ = ["replay_schedule", "forbid_searched_schedule", "SEARCHES", "check_own_lock",
+           "check_lock_progress", "check_lock_exclusion", "check_lock_exhaustive"]
 
 #: Steps each waiting PE gets while another PE holds the lock, in the check that a PE
 #: never stops waiting (a lock that gives up after some number of tries lets it in).
@@ -191,6 +193,96 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
     except Exception as exc:
         raise _failure(explain_exception(exc, f"replaying {what}"),
                        "exception") from None
+
+
+#: The library's searches for an interleaving that breaks a property, and the checks
+#: whose messages print one: an answer that asks for a schedule found by hand must not
+#: call them.
+SEARCHES = ("explore_interleavings", "find_violation", "check_lock_exclusion",
+            "check_lock_exhaustive")
+
+#: Names by which a cell reaches an object without naming it (flagged for a human).
+_COMPUTED = {"getattr", "globals", "vars", "locals", "eval", "exec", "compile",
+             "__import__", "import_module", "modules", "__dict__"}
+
+
+def _history() -> list:
+    """The cells the IPython kernel has run, in order (a student's own notebook), or []."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return []
+    shell = get_ipython()
+    history = shell.user_ns.get("In") if shell is not None else None
+    return [cell for cell in history if isinstance(cell, str)] if isinstance(
+        history, list) else []
+
+
+def _aliases(sources) -> dict:
+    """``{alias: name}`` of every ``import ... as alias`` in ``sources``."""
+    import ast
+    found = {}
+    for source in sources:
+        try:
+            tree = ast.parse(textwrap.dedent(source))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.asname:
+                        found[alias.asname] = alias.name.split(".")[-1]
+    return found
+
+
+def forbid_searched_schedule(name: str, cells=None, searches: Iterable[str] = SEARCHES,
+                             ) -> None:
+    """Fail when the student's cells compute the schedule ``name`` with a library search.
+
+    A schedule asked for by hand is data; what computed it is read from the source
+    of the student's cells (:func:`~.static.used_names`: the names its definition
+    and the student's definitions it uses reach, import aliases resolved). ``cells``
+    is where that source comes from: a stand-in of the same notebook (under
+    ``nbgrader autograde``: its ``student_sources()``), a list of cell sources, or
+    anything else (None, or the student's own class in their notebook) for the
+    cells the IPython kernel ran (outside IPython nothing is checked). A lookup by
+    computed name is flagged for review.
+
+    >>> forbid_searched_schedule("mine", ["mine = [0, 1, 0, 1]"])
+    >>> cells = ["from collective_lib.shared_memory import explore_interleavings as ei",
+    ...          "found = ei(lock_demo, 2, mutual_exclusion, lock=broken_lock)",
+    ...          "mine = found.schedule"]
+    >>> try:
+    ...     forbid_searched_schedule("mine", cells)
+    ... except AssertionError as err:
+    ...     print(str(err).splitlines()[0])
+    mine is computed with the library's `explore_interleavings`;
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    if is_stand_in(cells):
+        try:
+            sources = cells.student_sources()
+        except Exception:              # no stand-in to read: the name's own cell fails
+            return
+    elif isinstance(cells, (list, tuple)):
+        sources = [str(cell) for cell in cells]
+    else:                              # the student's own objects, in their notebook
+        sources = _history()
+    searches = set(searches)
+    used = static.used_names(sources, name)
+    aliases = _aliases(sources)
+    used |= {aliases[n] for n in used if n in aliases}
+    found = sorted(used & searches)
+    if found:
+        raise _failure(
+            f"{name} is computed with the library's `{found[0]}`; this part asks for a "
+            "schedule you find yourself (try_schedule shows what one does). Write it as "
+            f"a list of PE numbers. Not allowed here: "
+            f"{', '.join(f'`{n}`' for n in sorted(searches))}.", "uses_library")
+    computed = sorted(used & _COMPUTED)
+    if computed:
+        flag_for_review(f"{name}: its cells reach objects by computed names "
+                        f"({', '.join(computed)})")
 
 
 def _lock_name(lock) -> str:

@@ -97,6 +97,19 @@ while (yield read("serving")) != self.ticket:
 TICKET_RELEASE = """
 yield write("serving", self.ticket + 1)
 """
+# Part 1 answered by the library's search (a student audit): full marks, no flag.
+SEARCHED_BOTH_INSIDE = """
+from collective_lib.shared_memory import explore_interleavings, mutual_exclusion
+schedule_both_inside = explore_interleavings(lock_demo, 2, mutual_exclusion,
+                                             lock=broken_lock, rounds=1).schedule
+"""
+SEARCHED_TWO_LOST = """
+from collective_lib.shared_memory import explore_interleavings as search
+def two_lost(run):
+    return not (run.complete and run.memory["counter"] == 2)
+schedule_two_lost = search(lock_demo, 2, two_lost, lock=broken_lock, rounds=2).schedule
+"""
+
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -137,6 +150,8 @@ def build_submissions(source: Path) -> dict:
         "cas_spin": lock(GOOD_ACQUIRE),
         "ttas_backoff": lock(TTAS_BACKOFF_ACQUIRE),
         "ticket": lock(TICKET_ACQUIRE, TICKET_RELEASE),
+        "searched": [("schedule_both_inside_solution", SEARCHED_BOTH_INSIDE),
+                     ("schedule_two_lost_solution", SEARCHED_TWO_LOST)],
     })
     # the ticket lock declares the cell it serves from (memory is outside the answer)
     ticket = h.find_cell(built["ticket"], "fixed_lock_solution")
@@ -370,10 +385,21 @@ def test_honest_locks_of_other_designs_keep_full_marks(graded, student):
     h.assert_full_marks(results[student])
 
 
+def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
+    _, results = graded
+    result = results["searched"]
+    assert result.scores == {**FULL, "both_inside_tests": 0, "two_lost_tests": 0}
+    for cell, name in (("both_inside_tests", "schedule_both_inside"),
+                       ("two_lost_tests", "schedule_two_lost")):
+        text = _flat(result.messages(cell))
+        assert f"{name} is computed with the library's `explore_interleavings`" in text
+        assert "this part asks for a schedule you find yourself" in text
+
+
 @pytest.mark.parametrize("student, cell", [
     ("still_broken", "random_tests"), ("forgets_yield", "random_tests"),
     ("gives_up", "random_tests"), ("never_releases", "timed_tests"),
-    ("crashes", "timed_tests"),
+    ("searched", "both_inside_tests"), ("crashes", "timed_tests"),
     ("no_overlap", "both_inside_tests"), ("incomplete", "two_lost_tests"),
     ("wrong_schedules", "two_lost_tests"),
 ])
@@ -433,6 +459,9 @@ CAUGHT_BY_VALIDATE = {
                       "of",
                       "acquire() performed no memory operation before PE 1 entered: is "
                       "a `yield` missing before cas(...)?"],
+    "searched": "schedule_both_inside is computed with the library's "
+                "`explore_interleavings`; this part asks for a schedule you find "
+                "yourself",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
@@ -447,4 +476,6 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
 test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("wrong_schedules", "both_inside_tests", "wrong_entry"),
     ("wrong_schedules", "two_lost_tests", "wrong_entry"),
+    ("searched", "both_inside_tests", "uses_library"),
+    ("searched", "two_lost_tests", "uses_library"),
 ])

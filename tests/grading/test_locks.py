@@ -15,7 +15,8 @@ from collective_lib.algorithms.sync import (broken_lock, cas_spin_lock, lock_dem
                                             ttas_backoff_lock)
 from collective_lib.grading import (check_lock_exclusion, check_lock_exhaustive,
                                     check_lock_progress, check_own_lock, failure_kind,
-                                    replay_schedule)
+                                    replay_schedule, take_review_flags)
+from collective_lib.grading.locks import forbid_searched_schedule
 from collective_lib.shared_memory import cas, exclusion_violation, fetch_add, pause, read, write
 
 needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
@@ -419,3 +420,51 @@ def test_messages_fit_in_what_validate_shows(lock, check):
     assert len(f"AssertionError: {first}") <= 83, first
     assert all(len(line) <= 83 for line in rest), rest
 
+
+# -- schedules found by hand ----------------------------------------------------------
+
+SEARCHED = {
+    "direct": ["from collective_lib.shared_memory import explore_interleavings",
+               "mine = explore_interleavings(lock_demo, 2, mutual_exclusion,\n"
+               "                             lock=broken_lock, rounds=1).schedule"],
+    "alias": ["from collective_lib.shared_memory import find_violation as fv",
+              "found = fv(lock_demo, 2, mutual_exclusion, lock=broken_lock)",
+              "mine = list(found.schedule)"],
+    "helper": ["import collective_lib.shared_memory as sm",
+               "def search():\n"
+               "    return sm.explore_interleavings(lock_demo, 2, check)\n",
+               "mine = search().schedule"],
+    "message": ["def parse():\n    try:\n        check_lock_exhaustive(broken_lock)\n"
+                "    except AssertionError as err:\n        return eval(str(err))\n",
+                "mine = parse()"],
+}
+
+
+@pytest.mark.parametrize("how", sorted(SEARCHED))
+def test_a_schedule_found_by_the_librarys_search_is_refused(how):
+    with pytest.raises(AssertionError) as excinfo:
+        forbid_searched_schedule("mine", SEARCHED[how])
+    assert failure_kind(excinfo.value) == "uses_library"
+    assert message(excinfo).startswith("mine is computed with the library's `")
+    assert "this part asks for a schedule you find yourself" in message(excinfo)
+    take_review_flags()
+
+
+def test_a_schedule_found_by_hand_passes():
+    forbid_searched_schedule("mine", ["mine = [0, 1, 0, 1]"])
+    # a search elsewhere in the notebook (trying things out) is not this answer's
+    forbid_searched_schedule("mine", [
+        "found = explore_interleavings(lock_demo, 2, check)",
+        "mine = [0, 1, 0, 1]   # as explore_interleavings"])
+    forbid_searched_schedule("mine", ["mine = try_schedule([0, 1, 0, 1]).schedule"])
+    assert take_review_flags() == []
+    # outside IPython the student's own objects give no source to read: nothing to check
+    forbid_searched_schedule("mine", GoodLock)
+
+
+def test_a_schedule_reached_by_computed_names_is_flagged():
+    forbid_searched_schedule("mine", [
+        "import collective_lib.shared_memory as sm",
+        "mine = getattr(sm, 'explore_' + 'x')().schedule"])
+    assert take_review_flags() == ["mine: its cells reach objects by computed names "
+                                   "(getattr)"]
