@@ -54,8 +54,9 @@ from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
 from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
 from .library import forbid_library_calls, forbid_library_execution
-from .locks import (check_lock_exclusion, check_lock_exhaustive, check_lock_progress,
-                    check_own_lock, replay_schedule)
+from .locks import (SEARCHES, check_lock_exclusion, check_lock_exhaustive,
+                    check_lock_progress, check_own_lock, forbid_searched_schedule,
+                    replay_schedule)
 from .pipelining import pipelined_broadcast_time
 from .programs import (OperationLimitExceeded, check_broadcast_program, check_collective_program,
                        check_enough_finished, check_pe_isolation, run_program, simulated_time,
@@ -76,7 +77,7 @@ __all__ = [
     "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",
     "forbid_library_calls", "forbid_library_execution",
     "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
-    "check_lock_exhaustive",
+    "check_lock_exhaustive", "forbid_searched_schedule", "SEARCHES",
     "pipelined_broadcast_time",
     "run_program", "check_broadcast_program", "simulated_time", "check_collective_program",
     "check_pe_isolation", "check_enough_finished", "OperationLimitExceeded", "REPLAYED_SHARE",

@@ -36,7 +36,9 @@ def fingerprint(code: types.CodeType) -> tuple:
 
 
 def forbidden_name(text: str) -> str | None:
-    """The forbidden name a message of this module gives, or None."""
+    """The forbidden name a message of this module gives, or None (also in a message
+    whose lines were broken to fit Validate's width)."""
+    text = " ".join(text.split())
     if FORBIDDEN not in text:
         return None
     match = re.search(re.escape(FORBIDDEN) + r" `([^`]+)`", text)

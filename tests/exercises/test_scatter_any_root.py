@@ -521,13 +521,13 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
     # wrong tree (the library's binomial tree too) is a wrong form, and a program that does
     # not end on two p is told so with the kind of its endless loop
     assert causes["tree_tests"] == {
-        "wrong_form": (5, "binomial_tree"), "time_limit": (1, "spins"),
+        "wrong_form": (6, "binomial_tree"), "time_limit": (1, "spins"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
         "shared_state": (2, "shares_globals")}
     assert results["larger_half_away"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "wrong_form"}
     text = failures_text(ASSIGNMENT, list(cells.values()))
-    assert "correctness_tests (4 points): failed in 8 of 18 submissions (44%)" in text
+    assert "correctness_tests (4 points): failed in 8 of 19 submissions (42%)" in text
     assert ("e.g. (hides_its_size) halving_scatter for p=8, root=0: the size of the message "
             "from PE 0 to PE 4 cannot be checked: it holds '[[0, ") in _flat(text)
     # the kind is kept beside the message in the autograded notebook, and only there
