@@ -139,6 +139,9 @@ _EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=[\"'](?:https?:)?//[^>]*>\s*")
 #: The frame of matplotlib's animation player and its slider, which carry no text alternative.
 _ANIMATION_IMAGE = re.compile(r'(<img id="_anim_img\w+")')
 _ANIMATION_SLIDER = re.compile(r'(<input id="_anim_slider\w+")')
+#: A frame the player embeds (its base64 is cut into lines ending in a backslash).
+_ANIMATION_FRAME = re.compile(
+    r'(frames\[\d+\] = "data:image/png;base64,)([A-Za-z0-9+/=\\\n]+)"')
 #: How many frames a printed page shows instead of the player, each the column's width (two
 #: side by side printed a step player's labels at 4 points, the lock player's at 3).
 _PRINTED_FRAMES = 3
@@ -161,6 +164,13 @@ def _key_frames(fig: Figure, draw: Callable, frames: list, texts: list) -> str:
     return ("<style>@media screen{.print-frames{display:none}}"
             "@media print{.animation{display:none}}</style>"
             f'<div class="print-frames">{"".join(images)}</div>')
+
+
+def _frame_in_256_colours(match: re.Match) -> str:
+    """A frame of the player's script (an ``_ANIMATION_FRAME`` match) in 256 colours: the
+    page carries every frame."""
+    png = base64.b64decode(match.group(2).replace("\\\n", ""))
+    return f'{match.group(1)}{base64.b64encode(_in_256_colours(png)).decode("ascii")}"'
 
 
 def animation_html(fig: Figure, draw: Callable, frames, alt: str,
@@ -187,6 +197,7 @@ def animation_html(fig: Figure, draw: Callable, frames, alt: str,
     anim = FuncAnimation(fig, frame, frames=frames, init_func=lambda: [], interval=1200,
                          repeat=False)
     page = _EXTERNAL_LINK.sub("", anim.to_jshtml(fps=1, default_mode="once"))
+    page = _ANIMATION_FRAME.sub(_frame_in_256_colours, page)
     page = _ANIMATION_IMAGE.sub(lambda m: f'{m.group(1)} alt="{html.escape(alt)}"', page, count=1)
     page = _ANIMATION_SLIDER.sub(lambda m: f'{m.group(1)} aria-label="Frame of the animation"',
                                  page, count=1)

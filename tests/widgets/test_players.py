@@ -249,3 +249,16 @@ def test_a_page_embeds_its_snapshots_in_256_colours():
     see_through = io.BytesIO()
     Image.new("RGBA", (8, 8), (0, 0, 0, 0)).save(see_through, "PNG")
     assert embedded(see_through.getvalue()) == see_through.getvalue()
+
+
+def test_the_players_own_frames_are_embedded_in_256_colours():
+    # every frame of the player is in the page: a step player's fragment halves
+    import io
+
+    from PIL import Image
+
+    page = step_player(algorithm="binomial_broadcast", p=8).fallback_html()
+    frames = re.findall(r'frames\[\d+\] = "data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(frames) == 3
+    for data in frames:
+        assert Image.open(io.BytesIO(base64.b64decode(data))).mode == "P"
