@@ -59,42 +59,7 @@ def count_pieces(payload: Any, pieces, p: int) -> int:
     ...     print(err)
     it holds '[5, 6]', which is neither one of the input messages nor a rank
     """
-    labels: list = []
-    count = _pieces_in(payload, pieces, p, labels)
-    if len(labels) > 2 * count + 2:
-        raise UncountablePayload(
-            f"it holds {len(labels)} ranks besides {plural(count, 'input message')}, "
-            "more than two labels for each")
-    return count
-
-
-def _pieces_in(payload: Any, pieces, p: int, labels: list) -> int:
-    """The pieces in ``payload``; its ranks go to ``labels``; anything else raises."""
-    if isinstance(payload, (list, tuple)):
-        try:
-            if tuple(payload) in pieces:
-                return 1
-        except TypeError:           # an unhashable item inside
-            pass
-        return sum(_pieces_in(item, pieces, p, labels) for item in payload)
-    if isinstance(payload, dict):
-        return sum(_pieces_in(key, pieces, p, labels) + _pieces_in(value, pieces, p, labels)
-                   for key, value in payload.items())
-    if isinstance(payload, (set, frozenset)):
-        return sum(_pieces_in(item, pieces, p, labels) for item in payload)
-    if payload is None:
-        return 0
-    if type(payload) is int and 0 <= payload < p:
-        labels.append(payload)
-        return 0
-    try:
-        if payload in pieces:
-            return 1
-    except TypeError:               # unhashable
-        pass
-    raise UncountablePayload(
-        f"it holds {format_value(payload, 40)}, which is neither one of the input "
-        "messages nor a rank")
+    return _count(payload, {piece: 1 for piece in pieces}, None, p)
 
 
 def count_words(payload: Any, messages, p: int) -> int:
@@ -126,15 +91,24 @@ def count_words(payload: Any, messages, p: int) -> int:
     which is neither an input message, nor one of its words, nor a rank
     """
     messages = [m.tolist() if isinstance(m, np.ndarray) else m for m in messages]
-    lengths = {tuple(m): len(m) for m in messages}
-    values = {x for m in messages for x in m}
+    return _count(payload, {tuple(m): len(m) for m in messages},
+                  {x for m in messages for x in m}, p)
+
+
+def _count(payload: Any, whole: dict, loose, p: int) -> int:
+    """The words in ``payload``: ``whole`` maps what counts as one piece (a tuple, or a
+    hashable item) to its words; ``loose`` is the set of numbers that count one word
+    each in a flat list (None: none do). Ranks are labels, at most two per piece or
+    loose word and two more; anything else raises."""
     labels: list = []
-    units = [0]                 # the messages and loose words found (the labels' limit)
-    words = _words_in(payload, lengths, values, p, labels, units)
+    units = [0]                 # the pieces and loose words found (the labels' limit)
+    words = _words_in(payload, whole, loose, p, labels, units)
     if len(labels) > 2 * units[0] + 2:
-        raise UncountablePayload(
-            f"it holds {len(labels)} ranks besides {words} words of the input "
-            "messages,\nmore than two labels for each message or word", _WORDS_RULE)
+        what = (f"{plural(units[0], 'input message')}, more than two labels for each"
+                if loose is None else f"{words} words of the input messages,\nmore than two "
+                "labels for each message or word")
+        raise UncountablePayload(f"it holds {len(labels)} ranks besides {what}",
+                                 _PIECES_RULE if loose is None else _WORDS_RULE)
     return words
 
 
@@ -146,46 +120,52 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, Real) and not isinstance(x, bool)
 
 
-def _words_in(payload: Any, lengths: dict, values: set, p: int, labels: list,
-              units: list) -> int:
-    """The words in ``payload``; its ranks go to ``labels``; anything else raises."""
+def _words_in(payload: Any, whole: dict, loose, p: int, labels: list, units: list) -> int:
+    """The words in ``payload`` (see :func:`_count`); its ranks go to ``labels``."""
     if isinstance(payload, np.ndarray):
         payload = payload.tolist()
     if isinstance(payload, (list, tuple)):
         try:
-            if tuple(payload) in lengths:
+            if tuple(payload) in whole:
                 units[0] += 1
-                return lengths[tuple(payload)]
+                return whole[tuple(payload)]
         except TypeError:           # an unhashable item inside
             pass
-        if payload and all(_is_number(x) for x in payload) and \
+        if loose is not None and payload and all(_is_number(x) for x in payload) and \
                 not all(_is_rank(x, p) for x in payload):
             for x in payload:       # the words of messages, one by one
-                if x not in values:
-                    raise _not_counted(x)
+                if x not in loose:
+                    raise _not_counted(x, loose)
             units[0] += len(payload)
             return len(payload)
-        return sum(_words_in(item, lengths, values, p, labels, units)
-                   for item in payload)
+        return sum(_words_in(item, whole, loose, p, labels, units) for item in payload)
     if isinstance(payload, dict):
-        return sum(_words_in(key, lengths, values, p, labels, units) +
-                   _words_in(value, lengths, values, p, labels, units)
+        return sum(_words_in(key, whole, loose, p, labels, units) +
+                   _words_in(value, whole, loose, p, labels, units)
                    for key, value in payload.items())
     if isinstance(payload, (set, frozenset)):
-        return sum(_words_in(item, lengths, values, p, labels, units)
-                   for item in payload)
+        return sum(_words_in(item, whole, loose, p, labels, units) for item in payload)
     if payload is None:
         return 0
     if _is_rank(payload, p):
         labels.append(payload)
         return 0
-    if _is_number(payload) and payload in values:
+    try:
+        if payload in whole:
+            units[0] += 1
+            return whole[payload]
+    except TypeError:               # unhashable
+        pass
+    if loose is not None and _is_number(payload) and payload in loose:
         units[0] += 1
         return 1
-    raise _not_counted(payload)
+    raise _not_counted(payload, loose)
 
 
-def _not_counted(x: Any) -> UncountablePayload:
+def _not_counted(x: Any, loose) -> UncountablePayload:
+    if loose is None:
+        return UncountablePayload(f"it holds {format_value(x, 40)}, which is neither one of "
+                                  "the input messages nor a rank")
     return UncountablePayload(
         f"it holds {format_value(x, 40)},\nwhich is neither an input message, nor one "
         "of its words, nor a rank", _WORDS_RULE)
