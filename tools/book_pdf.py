@@ -51,7 +51,7 @@ COLUMN_PX = round((PAPER["paperWidth"] - PAPER["marginLeft"] - PAPER["marginRigh
 #: The footer of every page but the title page: the book and the page's number in the whole
 #: book (the table of contents gives these numbers). Chromium numbers each printed document
 #: from 1, so the footers are printed once for the whole book and laid over its pages.
-FOOTER = ('<div style="font-size:9px;width:100%;text-align:center;color:#444">'
+FOOTER = ('<div style="font-size:10px;width:100%;text-align:center;color:#444">'
           '{title} &middot; <span class="pageNumber"></span></div>')
 
 # The block a box's lines are laid out in (an inline formula's parent may be an <em> or <a>).

@@ -221,7 +221,7 @@ class ValuesTable:
                 tail = ""
                 if transfers and i == 0:
                     span = f" rowspan='{len(self.items)}'" if len(self.items) > 1 else ""
-                    tail = (f"<td{span} style='text-align:left;font-size:85%'>"
+                    tail = (f"<td{span} class='transfers' style='text-align:left;font-size:85%'>"
                             f"{esc(self.transfers_text(r))}</td>")
                 body.append(f"<tr{style}>{label}{sub}{cells}{tail}</tr>")
         corner = "<th></th><th></th>" if len(self.items) > 1 else "<th></th>"

@@ -596,6 +596,29 @@ def test_the_pdf_edition_holds_every_chapter_and_figure(site, pages, tmp_path):
     headings = {" ".join(h.get_text(" ", strip=True).rstrip("#").split())
                 for page in PAGES for h in pages[site / f"{page}.html"].select("main h2, main h3")}
     assert_no_heading_ends_a_page(pdf, headings, book_pdf.book_title()[0])
+    assert_legible_on_paper(pdf)
+
+
+#: The smallest printed text, in points: text (a table's notes, the footer) and math, whose
+#: scripts of scripts are smaller still (MathJax's fonts reach the PDF as Type 3 fonts).
+SMALLEST_TEXT_PT, SMALLEST_MATH_PT = 7.0, 5.5
+
+
+def assert_legible_on_paper(pdf) -> None:
+    """No text is printed smaller than SMALLEST_TEXT_PT, nor math than SMALLEST_MATH_PT:
+    a table or formula too wide for the column is shrunk to fit it (book_pdf.py), and the
+    summaries' closed forms were shrunk to 4 pt before each was given a line of its own."""
+    small = []
+    for number, page in enumerate(pdf.pages, 1):
+        def visit(text, cm, tm, font, size, number=number):
+            if not text.strip() or font is None:
+                return
+            printed = size * abs(tm[3] * cm[3] + tm[2] * cm[1])
+            math = font.get("/Subtype") == "/Type3"
+            if printed < (SMALLEST_MATH_PT if math else SMALLEST_TEXT_PT) - 0.05:
+                small.append((number, round(printed, 1), text.strip()[:30]))
+        page.extract_text(visitor_text=visit)
+    assert not small, f"text too small to read on paper (page, points, text): {small[:10]}"
 
 
 def assert_no_heading_ends_a_page(pdf, headings: set, title: str) -> None:
