@@ -218,23 +218,6 @@ def _history() -> list:
         history, list) else []
 
 
-def _aliases(sources) -> dict:
-    """``{alias: name}`` of every ``import ... as alias`` in ``sources``."""
-    import ast
-    found = {}
-    for source in sources:
-        try:
-            tree = ast.parse(textwrap.dedent(source))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    if alias.asname:
-                        found[alias.asname] = alias.name.split(".")[-1]
-    return found
-
-
 def forbid_searched_schedule(name: str, cells=None, searches: Iterable[str] = SEARCHES,
                              ) -> None:
     """Fail when the student's cells compute the schedule ``name`` with a library search.
@@ -270,8 +253,6 @@ def forbid_searched_schedule(name: str, cells=None, searches: Iterable[str] = SE
         sources = _history()
     searches = set(searches)
     used = static.used_names(sources, name)
-    aliases = _aliases(sources)
-    used |= {aliases[n] for n in used if n in aliases}
     found = sorted(used & searches)
     if found:
         raise _failure(

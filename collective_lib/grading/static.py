@@ -96,11 +96,23 @@ def _walk_reachable(sources: list, name: str):
                 todo.append(node.id)
 
 
+def _import_aliases(sources: list) -> dict:
+    """``{alias: name}`` of every ``import ... as alias`` in ``sources``."""
+    found = {}
+    for tree in filter(None, map(_parse, sources)):
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.update((alias.asname, alias.name.split(".")[-1])
+                             for alias in node.names if alias.asname)
+    return found
+
+
 def used_names(sources: list, name: str) -> set:
     """Names, attributes, imported names and string constants ``name`` reaches.
 
     A string counts with each of its words, so ``catalog()["binomial_broadcast"]``
-    and ``getattr(module, "binomial_broadcast")`` use ``binomial_broadcast``.
+    and ``getattr(module, "binomial_broadcast")`` use ``binomial_broadcast``; a name
+    imported under another (``import ... as ei``) counts with its own name too.
     """
     used, docstrings = set(), set()
     for node in _walk_reachable(sources, name):
@@ -123,7 +135,8 @@ def used_names(sources: list, name: str) -> set:
         elif isinstance(node, ast.ClassDef):
             used.update(base.id for base in node.bases if isinstance(base, ast.Name))
     used.discard("")
-    return used
+    aliases = _import_aliases(sources)
+    return used | {aliases[alias] for alias in used & aliases.keys()}
 
 
 def _words(text: str) -> list:

@@ -305,6 +305,15 @@ def test_used_names_follow_the_students_helpers_and_strings():
     assert "mine" not in used_names(cells, "helper")
 
 
+def test_used_names_read_a_name_imported_under_another_as_its_own():
+    cells = ["from collective_lib.shared_memory import explore_interleavings as ei",
+             "import numpy as np",
+             "found = ei(lock_demo, 2)", "mine = found.schedule"]
+    used = used_names(cells, "mine")
+    assert {"ei", "explore_interleavings", "found"} <= used
+    assert "numpy" not in used and "np" not in used       # imported, but not reached
+
+
 def test_dynamic_lookups_are_listed_for_review():
     found = dynamic_lookups(["import importlib\nf = getattr(m, 'a' + 'b')\ng = getattr(m, 'x')\n"])
     assert found == ["getattr with a computed name (line 2)", "import importlib (line 1)"]
