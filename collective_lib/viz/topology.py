@@ -13,6 +13,7 @@ so the same run always gives the same picture.
 from __future__ import annotations
 
 from numbers import Number
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
+from matplotlib.textpath import TextPath
 from matplotlib.ticker import MaxNLocator
 
 from ..validate import check_positive_int
@@ -199,9 +201,8 @@ def draw_step(run, step, *, ax=None, label=None, title=None):
     draw_nodes(ax, lay, filled=holders, ringed={m.dst for m in messages})
     font = max(lay.font - 1, MIN_FONT)
     frame_axes(ax, lay)                  # the scale first: labels keep clear of each other
-    placed = []
-    for msg in messages:
-        _draw_transfer(ax, lay, msg, label(msg, step) if label else None, font, placed)
+    _draw_transfers(ax, lay, messages, [label(msg, step) if label else None
+                                        for msg in messages], font)
     ax.set_title(f"step {step} of {total}" if title is None else title, fontsize=TITLE_FONT)
     describe(ax, f"{_step_text(run, step, total)} {ranks(holders)} "
                  f"hold{'s' * (len(holders) == 1)} data as it starts; the receivers have a "
@@ -219,62 +220,117 @@ def _step_text(run, step, total) -> str:
                                                                  else "."))
 
 
-def _draw_transfer(ax, lay: Layout, msg, text, font, placed: list) -> None:
-    """One arrow along the message's path, and its label beside the arrow, clear of the
-    labels in ``placed`` (boxes in data units, to which it adds its own)."""
-    nodes = [msg.src] + [v for _, v in msg.path]
-    verts = offset_path(lay.xy[nodes], 0.35 * lay.radius, lay.radius)
-    ax.add_patch(FancyArrowPatch(path=Path(verts), arrowstyle="-|>", mutation_scale=11,
-                                 color=ARROW_COLOUR, lw=1.5, zorder=3, gid="message"))
-    if text:
-        size = _text_size(ax, text, font)
-        x, y = _label_spot(lay, verts, size, placed)
-        placed.append((x, y, *size))
-        ax.text(x, y, text, fontsize=font, ha="center", va="center", zorder=6, gid="label",
-                color=ARROW_COLOUR,
+def _draw_transfers(ax, lay: Layout, messages, texts, font) -> None:
+    """The messages' arrows, each along its path, then their labels (``texts``, None for
+    none), each beside its own arrow where it covers the least of the other labels,
+    the nodes and the other arrows. The labels of the shortest arrows, which have the
+    least room, are placed first."""
+    arrows = []
+    for msg in messages:
+        nodes = [msg.src] + [v for _, v in msg.path]
+        verts = offset_path(lay.xy[nodes], 0.35 * lay.radius, lay.radius)
+        ax.add_patch(FancyArrowPatch(path=Path(verts), arrowstyle="-|>", mutation_scale=11,
+                                     color=ARROW_COLOUR, lw=1.5, zorder=3, gid="message"))
+        arrows.append(verts)
+    # points along every arrow, each tagged with its arrow, to see what a label covers
+    dots = [(i, point_along(verts, f)[0]) for i, verts in enumerate(arrows)
+            for f in np.linspace(0.0, 1.0, 9)]
+    # What the figure's other panels drew or will draw, in this panel's data units: their
+    # labels and nodes (a label may reach into the gap between panels); and the figure's
+    # edges, beyond which a label is cut off.
+    ax.apply_aspect()
+    to_data = ax.transData.inverted().transform
+    neighbours = _PANELS.setdefault(ax.figure, {"nodes": [], "labels": []})
+    # a panel drawn again (a player's next frame) forgets its own earlier labels
+    neighbours["labels"] = [label for label in neighbours["labels"] if label[0] is not ax]
+    nodes = np.vstack([lay.xy] + [to_data(other.transData.transform(xy))
+                                  for other, xy in neighbours["nodes"] if other is not ax])
+    placed = [(*to_data(centre), *np.abs(to_data(centre + size) - to_data(centre)))
+              for _, centre, size in neighbours["labels"]]
+    frame = to_data(ax.figure.bbox.get_points()).T
+    order = [i for i in sorted(range(len(arrows)), key=lambda i: _length(arrows[i]))
+             if texts[i]]
+    spots = {}
+    # each label where it covers least of those placed so far; then, twice, each label
+    # again where it covers least of all the others (the first ones had the most choice)
+    for _ in range(_LABEL_ROUNDS):
+        for i in order:
+            size = _text_size(ax, texts[i], font)
+            others = placed + [spots[j] for j in order if j in spots and j != i]
+            x, y = _label_spot(nodes, lay.radius, arrows[i], size, others,
+                               [xy for j, xy in dots if j != i], frame)
+            spots[i] = (x, y, *size)
+    for i in order:
+        x, y, *size = spots[i]
+        corner = ax.transData.transform([(x, y), (x + size[0], y + size[1])])
+        neighbours["labels"].append((ax, corner[0], corner[1] - corner[0]))
+        ax.text(x, y, texts[i], fontsize=font, ha="center", va="center", zorder=6,
+                gid="label", color=ARROW_COLOUR,
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
 
 
-# Where a label may go, best first, as (fraction of the arrow, offset to its right in
-# node radii): slightly before the middle and a little to the right, so that the labels
-# of opposite transfers separate; then further along, on the left, and further out.
-_LABEL_SPOTS = [(fraction, side * offset) for offset in (0.3, 1.0, 1.7, 2.4)
-                for fraction in (0.45, 0.3, 0.6, 0.2, 0.75) for side in (1, -1)]
-_LABEL_CLEARANCE = 1.6                  # node radii from a label's centre to any node's
+#: Per figure, the panels of :func:`draw_steps` (each axes and its nodes) and the labels
+#: drawn so far (their axes, centre and size in display pixels), which later labels in
+#: other panels keep clear of.
+_PANELS: WeakKeyDictionary = WeakKeyDictionary()
+
+
+_LABEL_ROUNDS = 3
+
+
+def _length(verts) -> float:
+    return float(np.hypot(*np.diff(verts, axis=0).T).sum())
+
+
+# Where a label may go, as (fraction of the arrow, gap between the arrow and the label's
+# box in node radii, side: 1 to the arrow's right): near the middle and close to it first.
+_LABEL_SPOTS = [(fraction, gap, side) for gap in (0.15, 0.4, 0.8, 1.2, 1.8, 2.6)
+                for fraction in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9, 0.0, 1.0)
+                for side in (1, -1)]
 
 
 def _text_size(ax, text: str, font: float) -> tuple:
-    """About how wide and high ``text`` with its label box is drawn on ``ax`` (framed:
-    equal aspect), in data units: a character of a sans-serif font is about 0.6 of its size
-    wide (less once a layout has grown the axes)."""
+    """How wide and high ``text`` with its label box is drawn on ``ax`` (framed: equal
+    aspect), in data units: the glyphs' outline and the box's padding of 0.15 font sizes
+    on every side."""
     fig = ax.figure
     box = ax.get_position()
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     per_point = max((x1 - x0) / (box.width * fig.get_figwidth()),
                     (y1 - y0) / (box.height * fig.get_figheight())) / 72
-    return (0.6 * len(text) + 0.5) * font * per_point, 1.5 * font * per_point
+    glyphs = TextPath((0, 0), text, size=font).get_extents()
+    return (glyphs.width + 0.75 * font) * per_point, 1.5 * font * per_point
 
 
-def _label_spot(lay: Layout, verts, size: tuple, placed: list) -> tuple:
-    """The first spot beside the arrow ``verts`` whose label covers no node's number and
-    no label placed before it; else the first that covers no node's number.
+def _label_spot(nodes, radius: float, verts, size: tuple, placed: list, dots: list,
+                frame) -> tuple:
+    """The spot beside the arrow ``verts`` for a label of ``size`` that covers none of the
+    ``nodes`` (centres of circles of ``radius``) and stays within the figure's ``frame``
+    (its x and y limits) if there is one, then covers the least of the labels ``placed``
+    before it (boxes); among those, the one over the fewest points of other arrows
+    (``dots``), nearest its own arrow and its middle.
 
-    On a crowded ring an arrow passes close to the PEs between its ends, and a
-    label at its middle would hide one of them; on a cube the labels of parallel
-    arrows meet.
+    On a crowded ring an arrow passes close to the PEs between its ends, and a label at
+    its middle would hide one of them; on a cube the labels of parallel arrows meet.
     """
-    first = clear = None
-    for fraction, offset in _LABEL_SPOTS:
+    half = np.divide(size, 2)
+    spots = []
+    for fraction, gap, side in _LABEL_SPOTS:
         (x, y), d = point_along(verts, fraction)
-        spot = (x + offset * lay.radius * d[1], y - offset * lay.radius * d[0])
-        first = first or spot
-        if np.hypot(*(lay.xy - spot).T).min() < _LABEL_CLEARANCE * lay.radius:
-            continue
-        clear = clear or spot
-        if not any(abs(spot[0] - px) < (size[0] + pw) / 2 and abs(spot[1] - py) < (size[1] + ph) / 2
-                   for px, py, pw, ph in placed):
-            return spot
-    return clear or first
+        normal = side * np.array([d[1], -d[0]])          # to the arrow's right, or left
+        reach = half[0] * abs(normal[0]) + half[1] * abs(normal[1])
+        spot = np.array([x, y]) + (gap * radius + reach) * normal
+        low, high = spot - half, spot + half
+        on_labels = sum(max(0.0, (size[0] + pw) / 2 - abs(spot[0] - px)) *
+                        max(0.0, (size[1] + ph) / 2 - abs(spot[1] - py))
+                        for px, py, pw, ph in placed)
+        nearest = np.clip(nodes, low, high)              # of the box, to each node
+        on_node = np.hypot(*(nodes - nearest).T).min() < radius
+        outside = not all(lo <= a and b <= hi for a, b, (lo, hi) in zip(low, high, frame))
+        arrows = sum(1 for xy in dots if (low <= xy).all() and (xy <= high).all())
+        spots.append((on_node or outside, on_labels, arrows + 2 * gap + abs(fraction - 0.5),
+                      tuple(spot)))
+    return min(spots)[3]
 
 
 def payload_sources(payload) -> list:
@@ -370,12 +426,19 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
                              squeeze=False)
     for ax in axes.flat[len(steps):]:
         ax.set_axis_off()
+    # The panels' final size first: labels are placed clear of each other at the size
+    # they are drawn (a layout after them shrank the panels, and the labels met).
+    lay = network_layout(run.network)
+    for ax, s in zip(axes.flat, steps):
+        frame_axes(ax, lay)
+        ax.set_title(f"step {s} of {total}", fontsize=TITLE_FONT)
+    fig.tight_layout()
+    _PANELS[fig] = {"nodes": [(ax, lay.xy) for ax in axes.flat[:len(steps)]], "labels": []}
     for ax, s in zip(axes.flat, steps):
         draw_step(run, s, ax=ax, label=label)
     for ax in axes.flat[1:len(steps)]:
         forget_description(ax)
     describe(axes.flat[0], _steps_text(run, steps, total))
-    fig.tight_layout()
     return fig
 
 
