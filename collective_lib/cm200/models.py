@@ -718,7 +718,7 @@ def table2_transfers(operation: str, d: int, M: int, reading: str = "printed") -
 #: Where the report's formulas or cells and its own data disagree (found by this module).
 PAPER_ISSUES = (
     "§6.1, T^B_{1-H,c}: printed as (a1 + a2 ceil(M'S/2))(2^d - 1) with a2 = 5.69 us, but "
-    "Table 4's one-cycle AABC times need a2 = 11.38 us in that form; a2 = 5.69 fits only as "
+    "Table 4's one-cycle AABC times need a2 = 11.37 us in that form; a2 = 5.69 fits only as "
     "(a1 + a2 M'S)(2^d - 1), which is also what the printed total T^B_{1-H} uses.",
     "§6.1, T^B_{d-H}: the printed total writes 2.02 [M/(2d)] where the index-computation "
     "model T^B_{d-H,ic} has b6 floor(M'/(2d)) (M' per node, not the total M).",

@@ -317,7 +317,7 @@ def colouring_steps(inputs, pad):
 def colouring_table():
     """The chapter's table of §5.10, one dict per row: ts, tw, p, h, the simulated times of
     the colouring with dummies ("padded") and without ("plain") and of the two-phase
-    algorithm, and Eq. 13.5 as printed."""
+    algorithm, and Sanders' estimate of its cost as printed (§13.6.3)."""
     two_phase = entry("alltoallv_two_phase")
     rows = []
     for p, h in ((4, 20), (8, 100), (16, 400)):
@@ -354,6 +354,6 @@ def test_the_colouring_beats_two_phase_exactly_when_a_start_up_costs_a_word(colo
     assert factors == sorted(factors) and 1.8 < factors[0] and factors[-1] < 8
 
 
-def test_the_simulated_two_phase_time_is_above_eq_13_5_as_printed(colouring_table):
-    # the note on Eq. 13.5: in every row of the table
+def test_the_simulated_two_phase_time_is_above_the_estimate_as_printed(colouring_table):
+    # the note on the two-phase estimate: in every row of the table
     assert all(row["two_phase"] > row["printed"] for row in colouring_table)

@@ -287,8 +287,8 @@ def test_sanders_theorem_13_9_for_every_p():
     assert 2 ** ceil_log2(5) - 1 == 7
 
 
-def test_sanders_eq_13_5_header_term():
-    """note-sanders-eq-13-5: the header words cost about 4 p^2 beta, not 4 p beta."""
+def test_sanders_two_phase_estimate_header_term():
+    """note-sanders-two-phase-estimate: the header words cost about 4 p^2 beta, not 4 p beta."""
     words_only = CostModel(ts=0, tw=1)
     for p in range(1, 33):
         assert eq_13_5_bound(p, 0, words_only) == 4 * p * (p - 1)
@@ -573,7 +573,7 @@ CHECKED = {
     "note-sanders-fig-13-10": test_sanders_fig_13_10_loop_bound,
     "note-sanders-diffusion-index": test_sanders_diffusion_loop_index,
     "note-sanders-theorem-13-9": test_sanders_theorem_13_9_for_every_p,
-    "note-sanders-eq-13-5": test_sanders_eq_13_5_header_term,
+    "note-sanders-two-phase-estimate": test_sanders_two_phase_estimate_header_term,
     "note-mj-subblocks": test_mj_d_subblocks_as_in_fig_20,
     "note-sanders-hypercube-operand-order": test_sanders_hypercube_operand_order,
     "note-mj-receiving-block": test_mj_receiving_block,
