@@ -65,6 +65,22 @@ HARMLESS_DATA = '''
 my_values = [float(i) for i in range(16)]
 '''
 
+# Stubs that tell the two trees apart (student audit, tenth round): a "sum" of 1.0 for one
+# tree and 0.0 for the other, a difference of 1.0 and zeros as data. The hidden test of (ii)
+# took the stub difference for one that agrees with the student's own sum, since that sum
+# gives the trees different results (2 of 2), and Validate said "Success!".
+SUM_STUB_APART = '''
+return np.float32(1.0 if algorithm == "binomial_reduce" else 0.0)
+'''
+
+DIFFERENCE_ONE = '''
+return 1.0
+'''
+
+ZEROS = '''
+my_values = [0.0] * 16
+'''
+
 
 # A tree_difference that keeps the student's own (wrong) simulated_sum as a default argument,
 # where the grader's correct one put in its place cannot reach it: right for that sum. The
@@ -86,6 +102,8 @@ def build_submissions(source):
         "signed_positive_on_data": ("difference_solution", SIGNED_POSITIVE_ON_DATA),
         "difference_stub": ("difference_solution", DIFFERENCE_STUB),
         "stubs": [("sum_solution", SUM_STUB), ("difference_solution", DIFFERENCE_STUB)],
+        "stubs_apart": [("sum_solution", SUM_STUB_APART),
+                        ("difference_solution", DIFFERENCE_ONE), ("data_solution", ZEROS)],
         "double_kept_by_difference": [("sum_solution", DOUBLE_PRECISION),
                                       ("difference_solution", OWN_SUM_DIFFERENCE)],
     })
@@ -186,6 +204,19 @@ def test_a_stub_difference_earns_nothing_from_a_stub_sum(graded):
         in result.messages("difference_tests")
 
 
+def test_stubs_that_tell_the_trees_apart_earn_nothing(graded):
+    """A stub sum that gives the two trees different constants does not make a constant
+    difference right: (ii) accepts agreement with the student's own sum only if that one
+    adds up values (it is right on whole numbers, which no tree rounds)."""
+    _, results = graded
+    result = results["stubs_apart"]
+    assert result.scores == {**FULL, "sum_tests": 0, "difference_tests": 0, "data_tests": 0}
+    assert "tree_difference for 16 values returned 1.0, but |binomial - in-order| =" \
+        in result.messages("difference_tests")
+    # the visible check of (i) compares the sums with the exact sum of DATA
+    assert "simulated_sum(DATA, 'binomial_reduce') returned 1.0," in result.messages("sum_tests")
+
+
 def test_a_stub_difference_fails_the_visible_check_of_part_ii(graded):
     """With a right simulated_sum, the visible check compares with what that one says."""
     _, results = graded
@@ -224,6 +255,9 @@ CAUGHT_BY_VALIDATE = {
     "harmless_data": "by your tree_difference the two trees differ by 0.0 on my_values",
     # with a right simulated_sum, part (ii)'s visible check sees it (not only (iii))
     "difference_stub": "tree_difference(DATA) returned 0.0, but by your simulated_sum",
+    # constants for sums: far from any float32 sum of DATA
+    "stubs_apart": "simulated_sum(DATA, 'binomial_reduce') returned 1.0, but a float32 sum "
+                   "of DATA",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
