@@ -81,6 +81,18 @@ RATIOS_STUB = '''
 return [0.0] * len(ns)
 '''
 
+# The hint as it was released, taken literally: sqrt(beta n (2L - 3) / (3 alpha)) is the
+# square root of a negative number for p <= 2, where k = 1 is best (10 of 10: no case had
+# p < 5). The released hint now says max(0, 2L - 3): taken literally, it is right for every p.
+BEST_K_OLD_HINT = '''
+L = math.ceil(math.log2(p))
+k_hat = math.sqrt(beta * n * (2 * L - 3) / (3 * alpha))
+ks = range(1, min(n, 3 * math.ceil(k_hat) + 8) + 1)
+return min(ks, key=lambda k: simulated_time(n, p, alpha, beta, k))
+'''
+
+BEST_K_HINT = BEST_K_OLD_HINT.replace("(2 * L - 3)", "max(0, 2 * L - 3)")
+
 BEST_K_CRASHES = '''
 return int("the best k")
 '''
@@ -105,6 +117,8 @@ def build_submissions(source):
         "excess_with_ceil_log": ("excess_solution", EXCESS_WITH_CEIL_LOG),
         "best_k_near_the_guess": ("best_k_solution", BEST_K_NEAR_THE_GUESS),
         "stubs": [("excess_solution", EXCESS_STUB), ("ratios_solution", RATIOS_STUB)],
+        "old_hint": ("best_k_solution", BEST_K_OLD_HINT),
+        "hint": ("best_k_solution", BEST_K_HINT),
     })
 
 
@@ -167,6 +181,24 @@ def test_stub_ratios_earn_nothing_from_a_stub_excess(graded):
             "sqrt(alpha beta n log2 p) is") in text, text
 
 
+def test_p_of_one_and_two_are_graded_and_the_hint_holds_there(graded):
+    """For p <= 2, 2L - 3 < 0 and k = 1 is best: the old hint, sqrt(beta n (2L - 3) /
+    (3 alpha)), raised there, and no case had p < 5. Now p = 1 and 2 are checked, visibly too,
+    and the released hint says max(0, 2L - 3): taken literally, it gets full marks."""
+    _, results = graded
+    result = results["old_hint"]
+    assert result.scores == {**FULL, "best_k_tests": 0}, result.messages()
+    assert "best_k_by_simulation(30, 2, 1.0, 0.1) raised ValueError: math domain error" \
+        in result.messages("best_k_tests")
+    assert results["hint"].scores == FULL, results["hint"].messages()
+    source = nbformat.read(
+        h.source_notebook(h.EXERCISES_DIR, ASSIGNMENT, f"{ASSIGNMENT}.ipynb"), as_version=4)
+    task = next(c for c in source.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "task_best_k")
+    text = " ".join(task.source.split())
+    assert "\\max(0, 2L - 3)" in text and "$p \\ge 1$" in text, text
+
+
 def test_the_task_does_not_promise_the_optimum_near_k_hat():
     source = nbformat.read(
         h.source_notebook(h.EXERCISES_DIR, ASSIGNMENT, f"{ASSIGNMENT}.ipynb"),
@@ -217,6 +249,7 @@ CAUGHT_BY_VALIDATE = {
     "best_k_from_catalog": "best_k_by_simulation uses the library's `optimal_k`",
     "excess_with_ceil_log": "excess(1000, 15, 1.0, 0.01) returned 14.02",
     "best_k_near_the_guess": "best_k_by_simulation(60, 5, 1, 1) returned k = ",
+    "old_hint": "best_k_by_simulation(30, 2, 1.0, 0.1) raised ValueError",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
