@@ -81,6 +81,17 @@ RATIOS_STUB = '''
 return [0.0] * len(ns)
 '''
 
+# Lazy shortcuts, tenth round (student audit). A best k that is always 1, and an excess at
+# k = 1 (correct ratios): the hidden test of (ii) took that excess for one that agrees with
+# the student's own best k (3 of 3 while (i) had 0 of 4).
+BEST_K_ONE = '''
+return 1
+'''
+
+EXCESS_AT_K_ONE = '''
+return simulated_time(n, p, alpha, beta, 1) - (3 * beta * n + 2 * alpha * math.log2(p))
+'''
+
 # The hint as it was released, taken literally: sqrt(beta n (2L - 3) / (3 alpha)) is the
 # square root of a negative number for p <= 2, where k = 1 is best (10 of 10: no case had
 # p < 5). The released hint now says max(0, 2L - 3): taken literally, it is right for every p.
@@ -117,6 +128,7 @@ def build_submissions(source):
         "excess_with_ceil_log": ("excess_solution", EXCESS_WITH_CEIL_LOG),
         "best_k_near_the_guess": ("best_k_solution", BEST_K_NEAR_THE_GUESS),
         "stubs": [("excess_solution", EXCESS_STUB), ("ratios_solution", RATIOS_STUB)],
+        "k_one": [("best_k_solution", BEST_K_ONE), ("excess_solution", EXCESS_AT_K_ONE)],
         "old_hint": ("best_k_solution", BEST_K_OLD_HINT),
         "hint": ("best_k_solution", BEST_K_HINT),
     })
@@ -179,6 +191,17 @@ def test_stub_ratios_earn_nothing_from_a_stub_excess(graded):
     text = " ".join(result.messages("ratios_tests").split())
     assert ("the ratio is 0.0000, but excess(n, p, alpha, beta) / "
             "sqrt(alpha beta n log2 p) is") in text, text
+
+
+def test_an_excess_at_a_constant_k_earns_nothing_from_a_constant_best_k(graded):
+    """(ii) accepts an excess at the k of the student's own best_k_by_simulation only if
+    that one is right somewhere and not constant."""
+    _, results = graded
+    result = results["k_one"]
+    assert result.scores == {**FULL, "best_k_tests": 0, "excess_tests": 0}
+    text = " ".join(result.messages("excess_tests").split())
+    assert "excess(n=1000, p=15, alpha=1, beta=0.01) returned" in text, text
+    assert "at the k = 1 your best_k_by_simulation picks" not in text, text
 
 
 def test_p_of_one_and_two_are_graded_and_the_hint_holds_there(graded):
