@@ -92,6 +92,16 @@ EXCESS_AT_K_ONE = '''
 return simulated_time(n, p, alpha, beta, 1) - (3 * beta * n + 2 * alpha * math.log2(p))
 '''
 
+# An excess of n and ratios of n divided by the scale: the ratios agree with that excess,
+# which is not constant (the guard of (iii)), but is no excess anywhere (3 of 3).
+EXCESS_N = '''
+return float(n)
+'''
+
+RATIOS_OF_N = '''
+return [n / math.sqrt(alpha * beta * n * math.log2(p)) for n in ns]
+'''
+
 # The hint as it was released, taken literally: sqrt(beta n (2L - 3) / (3 alpha)) is the
 # square root of a negative number for p <= 2, where k = 1 is best (10 of 10: no case had
 # p < 5). The released hint now says max(0, 2L - 3): taken literally, it is right for every p.
@@ -129,6 +139,7 @@ def build_submissions(source):
         "best_k_near_the_guess": ("best_k_solution", BEST_K_NEAR_THE_GUESS),
         "stubs": [("excess_solution", EXCESS_STUB), ("ratios_solution", RATIOS_STUB)],
         "k_one": [("best_k_solution", BEST_K_ONE), ("excess_solution", EXCESS_AT_K_ONE)],
+        "excess_n": [("excess_solution", EXCESS_N), ("ratios_solution", RATIOS_OF_N)],
         "old_hint": ("best_k_solution", BEST_K_OLD_HINT),
         "hint": ("best_k_solution", BEST_K_HINT),
     })
@@ -202,6 +213,17 @@ def test_an_excess_at_a_constant_k_earns_nothing_from_a_constant_best_k(graded):
     text = " ".join(result.messages("excess_tests").split())
     assert "excess(n=1000, p=15, alpha=1, beta=0.01) returned" in text, text
     assert "at the k = 1 your best_k_by_simulation picks" not in text, text
+
+
+def test_ratios_of_a_varying_stub_excess_earn_nothing(graded):
+    """(iii) accepts ratios of the student's own excess only if that one passes (ii)'s
+    check for some n: an excess that changes with n is not enough."""
+    _, results = graded
+    result = results["excess_n"]
+    assert result.scores == {**FULL, "excess_tests": 0, "ratios_tests": 0}
+    text = " ".join(result.messages("ratios_tests").split())
+    assert "for p=31, alpha=1, beta=0.01, n = 256 the ratio is" in text, text
+    assert "your own excess gives" not in text, text
 
 
 def test_p_of_one_and_two_are_graded_and_the_hint_holds_there(graded):
