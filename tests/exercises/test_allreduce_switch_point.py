@@ -180,6 +180,9 @@ return None
 
 FROM_ONE = _search("range(1, m_max + 1)")              # from 1, not from p: empty blocks
 WITHOUT_M_MAX = _search("range(p, m_max)")              # m_max itself is never tried
+# From p + 1, not from p (student audit, tenth round): 4 of 4 on the 12 of the 36 machines
+# (this student's among them) where no graded case had its answer at m = p itself.
+FROM_P_PLUS_ONE = _search("range(p + 1, m_max + 1)")
 
 #: ``{student: changes}``: one bug per graded cell; the cells are independent.
 WRONG = {
@@ -191,6 +194,7 @@ WRONG = {
     "library": [("derive_solution", DERIVE_WITH_THE_LIBRARY)],
     "from_one": [("simulate_solution", FROM_ONE)],
     "without_m_max": [("simulate_solution", WITHOUT_M_MAX)],
+    "from_p_plus_one": [("simulate_solution", FROM_P_PLUS_ONE)],
 }
 
 
@@ -276,6 +280,9 @@ def test_the_solution_gets_full_marks_on_every_machine(graded):
     ("without_m_max", {"derive_tests": 4, "simulate_tests": 0},
      {"simulate_tests": "returned None, but on this machine the simulated ring is strictly "
                         "faster at some m from p = 8 to m_max = "}),
+    # on every student's machine the ring wins at m = p on 2 nodes of 32 PEs
+    ("from_p_plus_one", {"derive_tests": 4, "simulate_tests": 0},
+     {"simulate_tests": "two_level_switch_point(2, 32, 512) returned"}),
 ])
 def test_each_bug_costs_its_cell_with_a_helpful_message(graded, student, scores, messages):
     _, results = graded
@@ -366,3 +373,28 @@ def test_on_every_machine_a_search_from_one_fails_on_two_nodes_of_16():
                    < DOUBLING.simulate(32, m, model=model, network=network, trace=False).time
                    for m in range(1, 32)), model
         assert _two_level_reference(2, 16, 512, model) is not None, model
+
+
+def test_on_every_machine_a_search_from_p_plus_one_fails_on_two_nodes_of_32():
+    """The graded tests try 2 nodes of 32 PEs, up to M_MAX and up to m_max = p, because there,
+    on every student's machine, the simulated ring is strictly faster at m = p = 64 itself:
+    a search from p + 1 misses it (it passed every other case on 12 of the 36 machines)."""
+    from collective_lib.autograde.variants import DECLARED
+
+    network = TwoLevel(2, 32)
+    for model in _every_machine(DECLARED[ASSIGNMENT]):
+        assert (RING.simulate(64, 64, model=model, network=network, trace=False).time
+                < DOUBLING.simulate(64, 64, model=model, network=network, trace=False).time
+                ), model
+    assert variant(ASSIGNMENT, "from_p_plus_one").ts_between in (12, 16)
+    assert variant(ASSIGNMENT, "from_p_plus_one").tw_between == 1
+
+
+def _every_machine(declared):
+    """The machines of every variant: each choice of the four costs."""
+    import itertools
+
+    for ts_in, tw_in, ts_out, tw_out in itertools.product(*(
+            declared[name] for name in ("ts_inside", "tw_inside", "ts_between", "tw_between"))):
+        yield TwoLevelModel(inside=CostModel(ts=ts_in, tw=tw_in),
+                            between=CostModel(ts=ts_out, tw=tw_out))
