@@ -226,6 +226,11 @@ VALIDATE = {
                  ("simulate_solution", SIMULATE_WITH_THE_LIBRARY)],
                 ["switch_point uses the library's `predict`",
                  "two_level_switch_point uses the library's `"]),
+    # both parts answered with `return None`: Validate said "Success!" (then 0 of 8)
+    "returns_none": ([("derive_solution", "return None"), ("simulate_solution", "return None")],
+                     ["returned None, but at m = 4096 the simulated ring takes",
+                      "two_level_switch_point(2, 2, 512) returned None, but at m = m_max = 512 "
+                      "the simulated ring takes"]),
 }
 
 validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
@@ -266,8 +271,9 @@ def test_the_solution_gets_full_marks_on_every_machine(graded):
     ("at_least", {"derive_tests": 0, "simulate_tests": 0},
      {"derive_tests": "the ring is not strictly faster",
       "simulate_tests": "already strictly faster"}),
+    # ln 4 < 1.5: no switch point for p = 4, which the visible check of a None refuses
     ("natural_log", {"derive_tests": 0, "simulate_tests": 0},
-     {"derive_tests": "already strictly faster",
+     {"derive_tests": "returned None, but at m = 4096 the simulated ring takes",
       "simulate_tests": "two_level_switch_point uses the library's `selection`; search by "
                         "simulating the two catalog entries yourself"}),
     ("library", {"derive_tests": 0, "simulate_tests": 4},
@@ -333,12 +339,12 @@ def test_no_message_gives_an_answer_away(graded):
     assert "885" not in text.replace("switch_point(8, 100, 1)", "")
     for student in ("off_by_one", "no_ceiling", "at_least", "natural_log"):
         message = _flat(results[student].messages("derive_tests"))
-        found = re.search(r"switch_point\((\d+), ([\d.e+-]+), ([\d.e+-]+)\) returned (\d+)",
-                          message)
-        p, ts, tw, got = int(found.group(1)), float(found.group(2)), float(found.group(3)), \
-            int(found.group(4))
+        found = re.search(r"switch_point\((\d+), ([\d.e+-]+), ([\d.e+-]+)\) returned "
+                          r"(\d+|None)", message)
+        p, ts, tw = int(found.group(1)), float(found.group(2)), float(found.group(3))
+        got = None if found.group(4) == "None" else int(found.group(4))
         model = CostModel(ts=ts, tw=tw)
-        want = next(m for m in range(1, 10 * got + 10)
+        want = next(m for m in range(1, 10 * (got or 4096) + 10)
                     if RING.predict(p, m, model) < DOUBLING.predict(p, m, model))
         assert want != got and not re.search(rf"\b{want}\b", message[found.end():]), (
             student, want, message)
@@ -347,8 +353,10 @@ def test_no_message_gives_an_answer_away(graded):
 def test_the_visible_checks_say_what_they_do_not_check(graded):
     course, _ = graded
     text = _flat(h.released_text(course, ASSIGNMENT)).replace('\\n" "', " ")
-    assert ("Not checked here (the graded tests check them): that None is right where it is "
-            "returned, that no smaller m wins" in text)
+    assert ("Not checked here (the graded tests check them): that None is right for every m "
+            "(only m = 4096 is tried here), that no smaller m wins" in text)
+    assert ("Not checked here (the graded tests check them): that None is right for every m "
+            "up to m_max (only m_max is tried here), that no smaller m wins" in text)
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
@@ -388,6 +396,26 @@ def test_on_every_machine_a_search_from_p_plus_one_fails_on_two_nodes_of_32():
                 ), model
     assert variant(ASSIGNMENT, "from_p_plus_one").ts_between in (12, 16)
     assert variant(ASSIGNMENT, "from_p_plus_one").tw_between == 1
+
+
+def test_on_every_machine_the_visible_checks_refuse_a_none():
+    """Validate checks a None where the ring wins on every student's machine: on one level
+    with p = 4 and 8 at m = 4096 (part (i), with the costs of either level), and on 2 nodes
+    of 2 PEs at m_max = 512 (part (ii))."""
+    from collective_lib import FullyConnected
+    from collective_lib.autograde.variants import DECLARED
+
+    def faster(p, m, model, network):
+        return (RING.simulate(p, m, model=model, network=network, trace=False).time
+                < DOUBLING.simulate(p, m, model=model, network=network, trace=False).time)
+
+    for model in _every_machine(DECLARED[ASSIGNMENT]):
+        for level in (model.inside, model.between):
+            for p in (4, 8):
+                assert faster(p, 4096, level, FullyConnected(p)), (p, level)
+            assert not faster(2, 4096, level, FullyConnected(2)), level    # None is right
+        assert faster(4, 512, model, TwoLevel(2, 2)), model
+        assert not faster(2, 64, model, TwoLevel(1, 2)), model               # None is right
 
 
 def _every_machine(declared):
