@@ -109,6 +109,17 @@ faster = d_cycles_time(d, words, index) < one_cycle_time(d, words)
 return int(words[np.argmax(faster)]) if faster.any() else None
 '''
 
+# Tenth round (student audit): None when break_even's M* is above 4096, not when the multiple
+# is: right on the models and on every M* the hidden test gave (3 of 3); an M* in
+# (4096 - s, 4096] tells them apart.
+PREDICTION_NONE_ABOVE_4096 = '''
+m_star = break_even(d, index)
+if m_star is None or m_star > 4096:
+    return None
+block = 2 * d * BLOCKS
+return max(block, (int(np.floor(m_star / block)) + 1) * block)
+'''
+
 PREDICTION_CRASHES = '''
 return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
 '''
@@ -122,6 +133,7 @@ def build_submissions(source):
         "sign": ("predict_solution", BREAK_EVEN_SIGN, 0),
         "crashes": ("predict_solution", PREDICTION_CRASHES, 1),
         "searches": ("predict_solution", PREDICTION_SEARCHES, 1),
+        "none_above_4096": ("predict_solution", PREDICTION_NONE_ABOVE_4096, 1),
     })
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_solution(source)
@@ -184,6 +196,9 @@ def test_solution_gets_full_marks(graded):
     # the task asks for a prediction from break_even: a search gives the same results on the
     # models, so it is graded with break_even giving other values of M*
     ("searches", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
+     "with a break_even that returns "),
+    # an M* at the last multiple of s up to 4096: the next one is above 4096
+    ("none_above_4096", {"search_tests": 3, "predict_tests": 0}, "predict_tests",
      "with a break_even that returns "),
 ])
 def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, message):
