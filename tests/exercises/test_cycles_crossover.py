@@ -120,6 +120,27 @@ block = 2 * d * BLOCKS
 return max(block, (int(np.floor(m_star / block)) + 1) * block)
 '''
 
+# The smallest multiple at or above M*, not strictly above it; and one without max(s, ...):
+# both right on the models (M* is never a multiple of s, nor below s), and Validate said
+# "Success!" (then 0 of 3).
+PREDICTION_AT_OR_ABOVE = '''
+m_star = break_even(d, index)
+if m_star is None:
+    return None
+block = 2 * d * BLOCKS
+words = max(block, int(np.ceil(m_star / block)) * block)
+return words if words <= 4096 else None
+'''
+
+PREDICTION_WITHOUT_MAX = '''
+m_star = break_even(d, index)
+if m_star is None:
+    return None
+block = 2 * d * BLOCKS
+words = (int(np.floor(m_star / block)) + 1) * block
+return words if words <= 4096 else None
+'''
+
 PREDICTION_CRASHES = '''
 return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
 '''
@@ -164,6 +185,11 @@ VALIDATE = {
         [("search_solution", SEARCH_GIVES_UP), ("predict_solution", BREAK_EVEN_TRUNCATED, 0)],
         ["returned None, but d cycles are strictly faster at a multiple of 2d BLOCKS",
          "the two straight lines do not meet there"]),
+    # predicted_crossover with a break_even rebound in the visible cell too
+    "at_or_above": ([("predict_solution", PREDICTION_AT_OR_ABOVE, 1)],
+                    ["for d = 4, predicted_crossover(4, 'compute') returned"]),
+    "without_max": ([("predict_solution", PREDICTION_WITHOUT_MAX, 1)],
+                    ["with a break_even that returns -7.0 for d = 1"]),
 }
 
 
