@@ -92,6 +92,18 @@ EXCESS_AT_K_ONE = '''
 return simulated_time(n, p, alpha, beta, 1) - (3 * beta * n + 2 * alpha * math.log2(p))
 '''
 
+# An honest pair that the guard above must keep: a search of too few k (right on some cases
+# of (ii), not on others) and an excess that keeps it as a default argument, where the
+# grader's best k put in its place cannot reach it: right for that best k.
+BEST_K_SMALL_WINDOW = '''
+return min(range(1, min(n, 4) + 1), key=lambda k: simulated_time(n, p, alpha, beta, k))
+'''
+
+EXCESS_OWN_BEST_K = '''
+k = _best_k(n, p, alpha, beta)
+return simulated_time(n, p, alpha, beta, k) - (3 * beta * n + 2 * alpha * math.log2(p))
+'''
+
 # An excess of n and ratios of n divided by the scale: the ratios agree with that excess,
 # which is not constant (the guard of (iii)), but is no excess anywhere (3 of 3).
 EXCESS_N = '''
@@ -127,7 +139,7 @@ return k
 
 
 def build_submissions(source):
-    return h.submissions(source, {
+    built = h.submissions(source, {
         "excess_without_3bn": ("excess_solution", EXCESS_WITHOUT_3BN),
         "best_k_off_by_one": ("best_k_solution", BEST_K_OFF_BY_ONE),
         "ratios_with_ln": ("ratios_solution", RATIOS_WITH_LN),
@@ -142,7 +154,13 @@ def build_submissions(source):
         "excess_n": [("excess_solution", EXCESS_N), ("ratios_solution", RATIOS_OF_N)],
         "old_hint": ("best_k_solution", BEST_K_OLD_HINT),
         "hint": ("best_k_solution", BEST_K_HINT),
+        "small_window_kept_by_excess": [("best_k_solution", BEST_K_SMALL_WINDOW),
+                                        ("excess_solution", EXCESS_OWN_BEST_K)],
     })
+    cell = h.find_cell(built["small_window_kept_by_excess"], "excess_solution")
+    cell.source = cell.source.replace("def excess(n, p, alpha, beta):",
+                                      "def excess(n, p, alpha, beta, _best_k=best_k_by_simulation):")
+    return built
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["best_k_spins"])
@@ -213,6 +231,14 @@ def test_an_excess_at_a_constant_k_earns_nothing_from_a_constant_best_k(graded):
     text = " ".join(result.messages("excess_tests").split())
     assert "excess(n=1000, p=15, alpha=1, beta=0.01) returned" in text, text
     assert "at the k = 1 your best_k_by_simulation picks" not in text, text
+
+
+def test_an_excess_right_for_the_students_own_search_keeps_its_points(graded):
+    """A best k that searches too few k is right on some cases and wrong on others: an
+    excess at the k it picks keeps the points of (ii)."""
+    _, results = graded
+    result = results["small_window_kept_by_excess"]
+    assert result.scores == {**FULL, "best_k_tests": 0}, result.messages()
 
 
 def test_ratios_of_a_varying_stub_excess_earn_nothing(graded):
