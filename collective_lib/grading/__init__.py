@@ -63,7 +63,8 @@ from .programs import (OperationLimitExceeded, check_broadcast_program, check_co
                        REPLAYED_SHARE)
 from .reductions import check_operator_in_reductions
 from .review import flag_for_review, take_review_flags
-from .sizes import UncountablePayload, check_declared_words, count_pieces, count_words
+from .sizes import (UncountablePayload, check_declared_words, count_pieces, count_words,
+                    pieces_in)
 from .standins import StandIn, is_stand_in
 from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, definitions,
                      dynamic_lookups, likeness, node_source, similarity, used_names)
@@ -83,7 +84,8 @@ __all__ = [
     "check_pe_isolation", "check_enough_finished", "OperationLimitExceeded", "REPLAYED_SHARE",
     "check_operator_in_reductions",
     "flag_for_review", "take_review_flags",
-    "count_pieces", "count_words", "check_declared_words", "UncountablePayload",
+    "count_pieces", "pieces_in", "count_words", "check_declared_words",
+    "UncountablePayload",
     "StandIn", "is_stand_in",
     "definitions", "used_names", "dynamic_lookups", "canonical_labels", "similarity",
     "node_source", "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES",

@@ -40,8 +40,8 @@ KINDS = {
                   "cell that ran too long)",
     "operation_limit": "more operations (or lock states) than the budget: an endless loop "
                        "that keeps yielding",
-    "too_few_finished": "the program failed on most cases, so what the cell measures "
-                        "could not be judged",
+    "too_few_finished": "the program failed on most cases (or its messages carried too "
+                        "little of the data), so what the cell measures could not be judged",
     "uses_library": "the submission uses or runs the library's own implementation",
     "lock_exclusion": "two PEs in the critical section together (or lost increments)",
     "no_progress": "some PEs wait forever for the lock",

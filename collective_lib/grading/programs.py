@@ -123,7 +123,7 @@ def _cases_time_limit(name: str, time_limit_s: float):
 
 def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | None = None,
                 network=None, max_ops: int | None = None, time_limit_s: float = 10.0,
-                context: str | None = None, **params) -> Run:
+                context: str | None = None, copying: bool = False, **params) -> Run:
     """Simulate a student's SPMD ``program`` and explain any failure as an AssertionError.
 
     Like :func:`~collective_lib.simulate`, with guards: at most ``max_ops``
@@ -150,6 +150,10 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
         Real-time budget of the whole run.
     context : str, optional
         How to name the run in messages; defaults to ``"p=..."`` plus the params.
+    copying : bool
+        Copy every message when it is sent and when it is received, as between real
+        processes, so that the run's messages hold what was sent even where a PE changes
+        a list after sending or receiving it: for a check that reads the payloads.
     **params
         Passed to every PE (``root=...``).
 
@@ -178,7 +182,7 @@ def run_program(program: Callable, p: int, inputs=None, *, model: CostModel | No
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     return _run(program, p, inputs, model=model, network=network, max_ops=max_ops,
-                time_limit_s=time_limit_s, context=context, params=params)
+                time_limit_s=time_limit_s, context=context, params=params, copying=copying)
 
 
 def _run(program: Callable, p: int, inputs, *, model, network, max_ops, time_limit_s, context,
@@ -477,7 +481,7 @@ def _traffic_text(run: Run) -> str:
 
 
 def check_enough_finished(program: Callable, finished: Iterable[int], tried: Iterable[int],
-                          what: str, see: str) -> None:
+                          what: str, see: str, *, short: Iterable = ()) -> None:
     """Check that a test judged only on the runs that finish had enough of them to judge.
 
     A test of the messages or the time of a program skips the cases on which the
@@ -491,6 +495,13 @@ def check_enough_finished(program: Callable, finished: Iterable[int], tried: Ite
     names what the test measures ("the time"), ``see`` the test that says why the
     others failed.
 
+    A run that finishes may still show nothing: a program that sends nothing, or
+    messages that carry none of the data, finishes at once, within any bound of time.
+    A test that counts only the runs whose messages carry what the operation needs
+    leaves the others out of ``finished`` and lists them in ``short``, a pair
+    ``(p, why)`` each (``why``: what the messages lacked); when too few cases count, the
+    message quotes the first ``why`` with p >= 2.
+
     >>> check_enough_finished(lambda me, p: None, [1, 2, 3], [1, 2, 3, 4], "the time",
     ...                       "the correctness test")
     >>> try:
@@ -500,12 +511,30 @@ def check_enough_finished(program: Callable, finished: Iterable[int], tried: Ite
     ...     print(err)
     the time is measured on the runs that finish, and <lambda>
     finished on 0 of the 2 cases with p >= 2: too few to judge the time; see the correctness test
+    >>> try:
+    ...     check_enough_finished(lambda me, p: None, [], [2], "the time",
+    ...                           "the correctness test",
+    ...                           short=[(2, "for p = 2 no message left PE 0")])
+    ... except AssertionError as err:
+    ...     print(err)
+    the time is measured on the runs that finish with messages that carry
+    the data, and <lambda> did so on 0 of the 1 cases with p >= 2:
+    for p = 2 no message left PE 0.
+    Its results cannot be right then (see the correctness test), so the time it shows
+    says nothing.
     """
     if _caught(program):                # why the runs failed, once and for all
         raise CheckFailed(_caught(program), "shared_state")
     done = sum(1 for p in finished if p >= 2)
     cases = sum(1 for p in tried if p >= 2)
     if not (cases > 0 and 2 * done >= cases):
+        lacking = [why for p, why in short if p >= 2]
+        if lacking:
+            raise CheckFailed(
+                f"{what} is measured on the runs that finish with messages that carry\nthe "
+                f"data, and {name_of(program)} did so on {done} of the {cases} cases with "
+                f"p >= 2:\n{lacking[0]}.\nIts results cannot be right then (see {see}), so "
+                f"{what} it shows says nothing.", "too_few_finished")
         raise CheckFailed(
             f"{what} is measured on the runs that finish, and {name_of(program)}\nfinished on "
             f"{done} of the {cases} cases with p >= 2: too few to judge {what}; see {see}",

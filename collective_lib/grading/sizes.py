@@ -3,7 +3,8 @@
 The simulator charges a message for the words its sender declares (``words=``),
 so a check of the time must also check that no message declares fewer words
 than it carries.  :func:`count_pieces` counts the input messages a payload holds
-and refuses a payload that holds anything it cannot count; :func:`count_words` counts
+and refuses a payload that holds anything it cannot count, and :func:`pieces_in`
+names them; :func:`count_words` counts
 their words, also where a payload holds them one by one (a flat list or a numpy
 array); :func:`check_declared_words` holds every message of a run to either.
 """
@@ -19,7 +20,8 @@ from ..wording import plural
 from ._advice import format_value
 from .failures import CheckFailed
 
-__all__ = ["count_pieces", "count_words", "check_declared_words", "UncountablePayload"]
+__all__ = ["count_pieces", "pieces_in", "count_words", "check_declared_words",
+           "UncountablePayload"]
 
 #: What a message may hold where :func:`count_pieces` counts it.
 _PIECES_RULE = ("A message may hold only the input messages themselves,\n"
@@ -62,6 +64,24 @@ def count_pieces(payload: Any, pieces, p: int) -> int:
     return _count(payload, {piece: 1 for piece in pieces}, None, p)
 
 
+def pieces_in(payload: Any, pieces, p: int) -> list:
+    """The items of ``pieces`` a payload carries, as :func:`count_pieces` finds them.
+
+    Each item as often as the payload holds it, in the order found, a list as a tuple;
+    what :func:`count_pieces` refuses, this refuses. For a check of what a message
+    carried, not only how much: e.g. that every message of an exchange reached the PE it
+    is addressed to.
+
+    >>> pieces_in([(0, [5, 6]), (2, (7, 8))], {(5, 6), (7, 8), (9, 9)}, p=4)
+    [(5, 6), (7, 8)]
+    >>> pieces_in(None, {(5, 6)}, p=4)
+    []
+    """
+    found: list = []
+    _count(payload, {piece: 1 for piece in pieces}, None, p, found)
+    return found
+
+
 def count_words(payload: Any, messages, p: int) -> int:
     """How many words of the input ``messages`` a payload carries.
 
@@ -95,14 +115,15 @@ def count_words(payload: Any, messages, p: int) -> int:
                   {x for m in messages for x in m}, p)
 
 
-def _count(payload: Any, whole: dict, loose, p: int) -> int:
+def _count(payload: Any, whole: dict, loose, p: int, found: list | None = None) -> int:
     """The words in ``payload``: ``whole`` maps what counts as one piece (a tuple, or a
     hashable item) to its words; ``loose`` is the set of numbers that count one word
     each in a flat list (None: none do). Ranks are labels, at most two per piece or
-    loose word and two more; anything else raises."""
+    loose word and two more; anything else raises. The whole pieces found are appended
+    to ``found`` if given."""
     labels: list = []
     units = [0]                 # the pieces and loose words found (the labels' limit)
-    words = _words_in(payload, whole, loose, p, labels, units)
+    words = _words_in(payload, whole, loose, p, labels, units, found)
     if len(labels) > 2 * units[0] + 2:
         what = (f"{plural(units[0], 'input message')}, more than two labels for each"
                 if loose is None else f"{words} words of the input messages,\nmore than two "
@@ -120,14 +141,18 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, Real) and not isinstance(x, bool)
 
 
-def _words_in(payload: Any, whole: dict, loose, p: int, labels: list, units: list) -> int:
-    """The words in ``payload`` (see :func:`_count`); its ranks go to ``labels``."""
+def _words_in(payload: Any, whole: dict, loose, p: int, labels: list, units: list,
+              found: list | None = None) -> int:
+    """The words in ``payload`` (see :func:`_count`); its ranks go to ``labels``, its
+    whole pieces to ``found`` (if given)."""
     if isinstance(payload, np.ndarray):
         payload = payload.tolist()
     if isinstance(payload, (list, tuple)):
         try:
             if tuple(payload) in whole:
                 units[0] += 1
+                if found is not None:
+                    found.append(tuple(payload))
                 return whole[tuple(payload)]
         except TypeError:           # an unhashable item inside
             pass
@@ -138,13 +163,15 @@ def _words_in(payload: Any, whole: dict, loose, p: int, labels: list, units: lis
                     raise _not_counted(x, loose)
             units[0] += len(payload)
             return len(payload)
-        return sum(_words_in(item, whole, loose, p, labels, units) for item in payload)
+        return sum(_words_in(item, whole, loose, p, labels, units, found)
+                   for item in payload)
     if isinstance(payload, dict):
-        return sum(_words_in(key, whole, loose, p, labels, units) +
-                   _words_in(value, whole, loose, p, labels, units)
+        return sum(_words_in(key, whole, loose, p, labels, units, found) +
+                   _words_in(value, whole, loose, p, labels, units, found)
                    for key, value in payload.items())
     if isinstance(payload, (set, frozenset)):
-        return sum(_words_in(item, whole, loose, p, labels, units) for item in payload)
+        return sum(_words_in(item, whole, loose, p, labels, units, found)
+                   for item in payload)
     if payload is None:
         return 0
     if _is_rank(payload, p):
@@ -153,6 +180,8 @@ def _words_in(payload: Any, whole: dict, loose, p: int, labels: list, units: lis
     try:
         if payload in whole:
             units[0] += 1
+            if found is not None:
+                found.append(payload)
             return whole[payload]
     except TypeError:               # unhashable
         pass

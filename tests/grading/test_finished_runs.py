@@ -92,3 +92,20 @@ def test_check_enough_finished_counts_the_cases_with_p_at_least_2(finished, trie
     with pytest.raises(AssertionError, match="the time is measured on the runs that finish, "
                                              "and _program\nfinished on"):
         check_enough_finished(_program, finished, tried, "the time", "the correctness test")
+
+
+def test_check_enough_finished_says_what_the_messages_lacked():
+    # runs that finished but carried too little are not counted, and the first one with
+    # p >= 2 says why; where enough counted, they cost nothing
+    short = [(1, "for p = 1 nothing"), (4, "for p = 4 no message left PE 0")]
+    with pytest.raises(AssertionError) as failure:
+        check_enough_finished(_program, [2], [2, 4, 4], "the time", "the correctness test",
+                              short=short)
+    assert str(failure.value) == (
+        "the time is measured on the runs that finish with messages that carry\nthe data, and "
+        "_program did so on 1 of the 3 cases with p >= 2:\nfor p = 4 no message left PE 0.\n"
+        "Its results cannot be right then (see the correctness test), so the time it shows "
+        "says nothing.")
+    assert failure.value.kind == "too_few_finished"
+    check_enough_finished(_program, [2, 4], [2, 4, 4], "the time", "the correctness test",
+                          short=short)

@@ -261,6 +261,24 @@ def test_run_program_returns_the_run():
     assert run.results == ["x"] * 4 and run.time == 2.0
 
 
+def test_run_program_copying_keeps_what_was_sent():
+    # a receiver that cuts down the list it received (the halving scatter's `del block[...]`)
+    # changes the sender's payload in the run too, unless every message is copied
+    def cuts_what_it_received(me, p, data):
+        if me == 0:
+            yield send(1, [[1, 2], [3, 4]], words=4)
+            return None
+        got = yield recv(0)
+        del got[1:]
+        return got
+
+    shared = run_program(cuts_what_it_received, 2)
+    copied = run_program(cuts_what_it_received, 2, copying=True)
+    assert shared.messages[0].payload == [[1, 2]]
+    assert copied.messages[0].payload == [[1, 2], [3, 4]]
+    assert copied.results == shared.results and copied.time == shared.time
+
+
 def test_run_program_explains_an_invalid_operation():
     def bad_rank(me, p, data):
         yield send(p, data)

@@ -12,7 +12,7 @@ import pytest
 
 from collective_lib import recv, send, simulate
 from collective_lib.grading import (UncountablePayload, check_declared_words,
-                                    count_pieces, count_words)
+                                    count_pieces, count_words, pieces_in)
 
 MESSAGES = [[0, 500, 501], [1, 600, 601], [2, 700, 701], [3, 800, 801]]
 
@@ -47,6 +47,26 @@ def test_count_words_refuses_what_could_hide_words(payload, why):
         count_words(payload, MESSAGES, p=4)
     assert why in str(err.value)
     assert "or as their words\nin a flat list or numpy array" in err.value.rule
+
+
+@pytest.mark.parametrize("payload, found", [
+    ([(0, 3, (0, 500, 501)), (1, 3, [1, 600, 601])], [(0, 500, 501), (1, 600, 601)]),
+    ({2: [2, 700, 701], 3: [[3, 800, 801], [2, 700, 701]]},
+     [(2, 700, 701), (3, 800, 801), (2, 700, 701)]),      # each as often as it is carried
+    ([], []),
+    (None, []),
+])
+def test_pieces_in_names_the_messages_a_payload_carries(payload, found):
+    # which input messages a message carried (grid_alltoall: did every message reach the PE
+    # it is addressed to?), read as count_pieces reads a payload
+    pieces = {tuple(m) for m in MESSAGES}
+    assert pieces_in(payload, pieces, p=4) == found
+    assert len(found) == count_pieces(payload, pieces, p=4)
+
+
+def test_pieces_in_refuses_what_count_pieces_refuses():
+    with pytest.raises(UncountablePayload, match="it holds '"):
+        pieces_in(["[1, 600, 601]"], {tuple(m) for m in MESSAGES}, p=4)
 
 
 def test_an_uncountable_payload_is_a_value_error_with_the_rule_of_its_counter():
