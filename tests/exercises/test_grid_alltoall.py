@@ -6,7 +6,9 @@ marks) and wrong, slow, crashing, deadlocking, endless and library-calling
 submissions (partial marks, a helpful message in the failing cell, quick
 grading) are autograded in one nbgrader run. Each single typical bug costs exactly
 one cell: results in the wrong order, or partners right for k = 2 and 4 only, cost
-the results; direct delivery, or bundles sent without their size, cost the time.
+the results; direct delivery, or bundles sent without their size, cost the time. A stub
+that sends nothing finishes in time 0: the time counts only the runs in which every
+message reaches its PE, so it earns nothing.
 
 Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook:
 the Validate button must not say "Success!" for any of them, and it must for the solution.
@@ -139,6 +141,14 @@ return [board[source][me] for source in range(p)]   # read from the board
 '''
 
 
+# A stub that finishes in time 0 (a lazy student's shortcut): the time test once judged every
+# run that finishes, whatever its results, and gave it its 3 points.
+GRID_STUB = '''
+return data
+yield
+'''
+
+
 def build_submissions(source):
     return h.submissions(source, {
         "direct": ("grid_solution", GRID_DIRECT),
@@ -152,6 +162,7 @@ def build_submissions(source):
         "spins": ("grid_solution", SPINS),
         "uses_catalog": ("grid_solution", GRID_USES_CATALOG),
         "shares_globals": ("grid_solution", GRID_SHARES_GLOBALS),
+        "stub": ("grid_solution", GRID_STUB),
     })
 
 
@@ -231,6 +242,12 @@ def test_solution_gets_full_marks(graded):
     ("keeps_what_it_sent", {"time_tests": 0}, "time_tests",
      ["too slow: grid_all_to_all for p=27, k=3, d=3, n=2, alpha=1, beta=0.5: it takes "
       "104, more than k d alpha + d n p beta = 90"]),
+    # a stub finishes in time 0: no message reaches its PE, so its time says nothing
+    ("stub", {"correctness_tests": 0, "time_tests": 0}, "time_tests",
+     ["the time is measured on the runs that finish with messages that carry the data, and "
+      "grid_all_to_all did so on 0 of the 40 cases with p >= 2: for k = 3, d = 2 the message "
+      "of PE 0 for PE 1 never reached PE 1 (nor did 71 other messages). Its results cannot "
+      "be right then (see the correctness test), so the time it shows says nothing."]),
     ("crashes", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",
      ["grid_all_to_all for p=4, k=2, d=2 raised IndexError", "data[me + s]"]),
     ("deadlocks", {"correctness_tests": 0, "time_tests": 0}, "correctness_tests",

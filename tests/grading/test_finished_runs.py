@@ -74,6 +74,33 @@ def test_the_solution_passes_the_same_cells(assignment, solution_cell, name, gra
     _run_cells(assignment, solution_cell, h.find_cell(nb, solution_cell).source, graded_cell)
 
 
+# Programs that finish at once in time 0, their results wrong: the time once counted every run
+# that finishes, whatever its results, and gave them its points (the audit of the ninth round).
+STUBS = {
+    "halving_scatter": "return data[me] if data is not None else None",
+    "grid_all_to_all": "return data",
+}
+# (assignment, the solution cell, the program's name, what the message says the stub lacked)
+TIMED = [
+    ("grid_alltoall", "grid_solution", "grid_all_to_all",
+     "for k = 3, d = 2 the message of PE 0 for PE 1 never reached PE 1 (nor did 71 other "
+     "messages)."),
+]
+
+
+@pytest.mark.parametrize("assignment, solution_cell, name, lacked", TIMED)
+def test_a_stub_that_finishes_in_time_0_earns_no_time(assignment, solution_cell, name, lacked):
+    stub = f"def {name}{ONLY_P1[name]}:\n    {STUBS[name]}\n    yield\n"
+    with pytest.raises(AssertionError) as failure:
+        _run_cells(assignment, solution_cell, stub, "time_tests")
+    text = " ".join(str(failure.value).split())
+    assert (f"the runs that finish with messages that carry the data, and {name} did so on 0 "
+            f"of the") in text, text
+    assert lacked in text, text
+    assert text.endswith("Its results cannot be right then (see the correctness test), so "
+                         "the time it shows says nothing."), text
+
+
 def _program(me, p):
     yield from ()
 
