@@ -8,7 +8,8 @@ grading) are autograded in one nbgrader run. Each single typical bug costs exact
 one cell: results in the wrong order, or partners right for k = 2 and 4 only, cost
 the results; direct delivery, or bundles sent without their size, cost the time. A stub
 that sends nothing finishes in time 0: the time counts only the runs in which every
-message reaches its PE, so it earns nothing.
+message reaches its PE, so it earns nothing. A ring within each dimension (Grama
+§4.5.1) is within the bound for k <= 3 only: a visible case has k = 4.
 
 Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook:
 the Validate button must not say "Success!" for any of them, and it must for the solution.
@@ -148,6 +149,31 @@ return data
 yield
 '''
 
+# Grama's ring all-to-all (§4.5.1) within each dimension, with true sizes: right, and within
+# the bound for k <= 3, but its k - 1 steps per dimension carry p/k, 2p/k, ... messages:
+# too slow for k >= 4 (the visible checks once tried only k <= 3).
+GRID_RING_PER_DIMENSION = '''
+def digit(rank, t):
+    return rank // k ** t % k
+
+held = [(me, dst, data[dst]) for dst in range(p)]
+for t in range(d):
+    stride, mine = k ** t, digit(me, t)
+    right = me + ((mine + 1) % k - mine) * stride
+    left = me + ((mine - 1) % k - mine) * stride
+    kept = [item for item in held if digit(item[1], t) == mine]
+    passing = [item for item in held if digit(item[1], t) != mine]
+    for s in range(1, k):             # pass on to the right what is not for my digit
+        got = yield sendrecv(right, passing, left, words=sum(len(x) for _, _, x in passing))
+        kept += [item for item in got if digit(item[1], t) == mine]
+        passing = [item for item in got if digit(item[1], t) != mine]
+    held = kept
+result = [None] * p
+for source, _, message in held:
+    result[source] = message
+return result
+'''
+
 
 def build_submissions(source):
     return h.submissions(source, {
@@ -163,6 +189,7 @@ def build_submissions(source):
         "uses_catalog": ("grid_solution", GRID_USES_CATALOG),
         "shares_globals": ("grid_solution", GRID_SHARES_GLOBALS),
         "stub": ("grid_solution", GRID_STUB),
+        "ring_per_dimension": ("grid_solution", GRID_RING_PER_DIMENSION),
     })
 
 
@@ -189,6 +216,10 @@ VALIDATE = {
     "keeps_what_it_sent": (GRID_KEEPS_WHAT_IT_SENT,
                            "too slow: grid_all_to_all for p=27, k=3, d=3, n=2, alpha=1, "
                            "beta=0.5: it takes 104"),
+    # right, within the bound for k <= 3: a visible case has k = 4
+    "ring_per_dimension": (GRID_RING_PER_DIMENSION,
+                           "too slow: grid_all_to_all for p=16, k=4, d=2, n=2, alpha=10, "
+                           "beta=1: it takes 156, more than k d alpha + d n p beta = 144"),
     "crashes": (GRID_CRASHES, "raised IndexError"),
     "deadlocks": (GRID_DEADLOCKS, "deadlock in grid_all_to_all for p=4, k=2, d=2"),
     "spins": (SPINS, "grid_all_to_all for p=4, k=2, d=2 did not finish"),
@@ -242,6 +273,9 @@ def test_solution_gets_full_marks(graded):
     ("keeps_what_it_sent", {"time_tests": 0}, "time_tests",
      ["too slow: grid_all_to_all for p=27, k=3, d=3, n=2, alpha=1, beta=0.5: it takes "
       "104, more than k d alpha + d n p beta = 90"]),
+    ("ring_per_dimension", {"time_tests": 0}, "time_tests",
+     ["too slow: grid_all_to_all for p=16, k=4, d=2, n=2, alpha=10, beta=1: it takes 156, "
+      "more than k d alpha + d n p beta = 144"]),
     # a stub finishes in time 0: no message reaches its PE, so its time says nothing
     ("stub", {"correctness_tests": 0, "time_tests": 0}, "time_tests",
      ["the time is measured on the runs that finish with messages that carry the data, and "
