@@ -9,9 +9,11 @@ library's binomial tree written out: the tree only, since the time is measured w
 the halving tree is the binomial tree; the children served nearest first, or by real
 rank: the tree only, since the time test holds a tree or order to what it takes itself;
 a block sent without its size, or a whole range sent instead of its upper half: the time
-only), right programs that send their ranges as flat lists of words or numpy arrays (full
-marks), a program that calls the library (no credit), and crashing and endless programs
-(no marks, and grading still finishes quickly).
+only; so do sizes written for n = 3, since the time test has messages of other n), right
+programs that send their ranges as flat lists of words or numpy arrays (full marks), stubs
+that finish in time 0 without sending the data (no time points: the time counts only the
+runs whose messages carry it), a program that calls the library (no credit), and crashing
+and endless programs (no marks, and grading still finishes quickly).
 
 Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook:
 the Validate button must not say "Success!" for any of them, and it must for the solution.
@@ -272,6 +274,29 @@ return block[0]
 '''
 
 
+# Stubs that finish in time 0 (a lazy student's shortcut): the time test once judged every
+# run that finishes, whatever its results, and gave them its 3 points. One never sends ...
+STUB = '''
+return data[me] if data is not None else None
+yield
+'''
+
+# ... the other sends the halving tree's messages empty (the tree is right, the time test
+# must not credit a time without the root's (p - 1) n words).
+EMPTY_MESSAGES = _FOLLOW_THE_SPLITS.replace(
+    "    block = [data[(root + j) % p] for j in range(p)]\n", "    pass\n").replace(
+    "    block = yield recv(", "    yield recv(") + '''
+while high - low > 1:
+    cut = low + (high - low + 1) // 2
+    yield send((cut + root) % p, None, words=0)
+    high = cut
+return None
+'''
+
+# The sizes written for n = 3 words per message: right only where every message has 3.
+WORDS_FOR_N_3 = _halving("low + (high - low + 1) // 2", words="words=3 * len(upper)")
+
+
 # The chapter's direct scatter, the example above the task: right results, no tree.
 DIRECT = '''
 return (yield from direct_scatter(me, p, data, root))
@@ -307,6 +332,9 @@ def build_submissions(source):
         "numpy_rows": (SOLUTION_CELL, NUMPY_ROWS),
         "sends_whole_range": (SOLUTION_CELL, SENDS_WHOLE_RANGE),
         "direct": (SOLUTION_CELL, DIRECT),
+        "stub": (SOLUTION_CELL, STUB),
+        "empty_messages": (SOLUTION_CELL, EMPTY_MESSAGES),
+        "words_for_n_3": (SOLUTION_CELL, WORDS_FOR_N_3),
         "spins": (SOLUTION_CELL, SPINS),
         "yields_forever": (SOLUTION_CELL, YIELDS_FOREVER),
     })
@@ -336,6 +364,9 @@ VALIDATE = {
     "calls_library": (CALLS_THE_LIBRARY, "your PEs sent 0->4, 0->2, 0->1, 2->3, 4->5"),
     "nearest_first": (NEAREST_FIRST, "your PEs sent 0->1, 0->2, 0->3, 3->4, 3->5"),
     # the whole message, not cut at Validate's 90 characters
+    # the sizes hold for n = 3 only: a visible case has n = 5
+    "words_for_n_3": (WORDS_FOR_N_3, "halving_scatter for p=4, root=1: the message from PE 1 "
+                                     "to PE 3 carries 10 words of data but is sent as 6 words"),
     "sends_whole_range": (SENDS_WHOLE_RANGE,
                           "too slow: halving_scatter for p=8, root=0, alpha=1, beta=0.5, "
                           "n=3: it takes 24, more than ceil(log2 p) alpha + (p - 1) n beta "
@@ -390,6 +421,10 @@ def test_solution_gets_full_marks(graded):
     ("real_rank_order", {"tree_tests": 0}, "tree_tests",
      "for p = 4, root 2 your PEs sent (in ranks relative to the root) 0->1, 0->2, 2->3"),
     # the halving tree's messages with more words than they need: the time
+    # sizes written for n = 3: the time test has cases with n = 1, 2, 5 (and a visible one)
+    ("words_for_n_3", {"time_tests": 0}, "time_tests",
+     "halving_scatter for p=4, root=1: the message from PE 1 to PE 3 carries 10 words of "
+     "data but is sent as 6 words"),
     ("sends_whole_range", {"time_tests": 0}, "time_tests",
      "too slow: halving_scatter for p=8, root=0, alpha=1, beta=0.5, n=3: it takes 24, more "
      "than ceil(log2 p) alpha + (p - 1) n beta (Theorem 13.9) = 13.5"),
@@ -410,6 +445,28 @@ def test_the_direct_scatter_loses_the_tree_and_the_time(graded):
                              "time_tests": 0}, result.messages()
     assert "more than ceil(log2 p) alpha + (p - 1) n beta (Theorem 13.9)" in _flat(
         result.messages("time_tests"))
+
+
+@pytest.mark.parametrize("student, lost", [
+    ("stub", {"correctness_tests": 0, "tree_tests": 0, "time_tests": 0}),
+    # the halving tree's messages, empty: the tree test's points stay, the time's go
+    ("empty_messages", {"correctness_tests": 0, "time_tests": 0}),
+])
+def test_a_stub_earns_no_time(graded, student, lost):
+    # it finishes in time 0, within any bound: its messages carry none of the root's words,
+    # so its time says nothing (the audit of the ninth round gave the stub 3/9, the empty
+    # messages 5/9)
+    _, results = graded
+    result = results[student]
+    assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, **lost}, result.messages()
+    shown = _flat(result.messages("time_tests"))
+    assert ("the time is measured on the runs that finish with messages that carry the data, "
+            "and halving_scatter did so on 0 of the 42 cases with p >= 2: for p = 8, root 0 "
+            "the root sent 0 words of the messages, but the (p - 1) n = 21 words of the other "
+            "PEs' messages must leave it. Its results cannot be right then (see the "
+            "correctness test), so the time it shows says nothing.") in shown, shown
+    assert result.cell("time_tests").metadata["collective_lib"] == {
+        "failure": "too_few_finished"}
 
 
 @pytest.mark.parametrize("student", sorted(RIGHT_IN_OTHER_FORMS))
@@ -437,7 +494,7 @@ def test_words_hidden_in_a_string_lose_the_time_points(graded):
     result = results["hides_its_size"]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "time_tests": 0}
     assert result.cell("time_tests").metadata["collective_lib"] == {"failure": "message_size"}
-    assert ("the size of the message from PE 0 to PE 4 cannot be checked: it holds '[[0, "
+    assert ("the size of the message from PE 0 to PE 4 cannot be checked: it holds '[["
             in _flat(result.messages("time_tests")))
 
 
@@ -509,27 +566,28 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
     causes = {gid: {c.kind: (c.count, c.example_student) for c in cell.causes}
               for gid, cell in cells.items()}
     assert causes["correctness_tests"] == {
-        "exception": (2, "crashes"), "wrong_result": (1, "not_reordered"),
+        "exception": (2, "crashes"), "wrong_result": (3, "empty_messages"),
         "shared_state": (2, "shares_globals"), "time_limit": (1, "spins"),
         "operation_limit": (1, "yields_forever"), "uses_library": (1, "calls_library")}
+    # a stub's runs finish but carry nothing: too few count, as where the program crashes
     assert causes["time_tests"] == {
-        "message_size": (2, "hides_its_size"), "time_limit": (1, "spins"),
+        "message_size": (3, "hides_its_size"), "time_limit": (1, "spins"),
         "too_slow": (2, "direct"),
-        "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
+        "operation_limit": (1, "yields_forever"), "too_few_finished": (3, "crashes"),
         "uses_library": (1, "calls_library"), "shared_state": (2, "shares_globals")}
     # the tree is compared by the test cell's own checks, the visible one (p = 6) first: a
     # wrong tree (the library's binomial tree too) is a wrong form, and a program that does
     # not end on two p is told so with the kind of its endless loop
     assert causes["tree_tests"] == {
-        "wrong_form": (6, "binomial_tree"), "time_limit": (1, "spins"),
+        "wrong_form": (7, "binomial_tree"), "time_limit": (1, "spins"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
         "shared_state": (2, "shares_globals")}
     assert results["larger_half_away"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "wrong_form"}
     text = failures_text(ASSIGNMENT, list(cells.values()))
-    assert "correctness_tests (4 points): failed in 8 of 19 submissions (42%)" in text
+    assert "correctness_tests (4 points): failed in 10 of 22 submissions (45%)" in text
     assert ("e.g. (hides_its_size) halving_scatter for p=8, root=0: the size of the message "
-            "from PE 0 to PE 4 cannot be checked: it holds '[[0, ") in _flat(text)
+            "from PE 0 to PE 4 cannot be checked: it holds '[[") in _flat(text)
     # the kind is kept beside the message in the autograded notebook, and only there
     assert results["spins"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "time_limit"}

@@ -82,6 +82,9 @@ STUBS = {
 }
 # (assignment, the solution cell, the program's name, what the message says the stub lacked)
 TIMED = [
+    ("scatter_any_root", "scatter_solution", "halving_scatter",
+     "for p = 8, root 0 the root sent 0 words of the messages, but the (p - 1) n = 21 words "
+     "of the other PEs' messages must leave it."),
     ("grid_alltoall", "grid_solution", "grid_all_to_all",
      "for k = 3, d = 2 the message of PE 0 for PE 1 never reached PE 1 (nor did 71 other "
      "messages)."),
