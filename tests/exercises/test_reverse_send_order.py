@@ -4,9 +4,10 @@ The source notebook is released with ``nbgrader generate_assignment`` (the relea
 must hide solutions and hidden tests), and a set of submissions is autograded in
 one ``nbgrader autograde`` run: the instructor's solution (full marks on every
 autograded cell), a wrong program (partial marks, with the helpful message in the
-failing cell's output), one that calls the library, and crashing, deadlocking and
-endless ones (low marks, and grading still finishes quickly because the
-exercises' guards stop them).
+failing cell's output), another binomial tree served nearest first (the time cell checks
+every PE's parent), one that calls the library, and crashing, deadlocking and endless
+ones (low marks, and grading still finishes quickly because the exercises' guards stop
+them).
 """
 from __future__ import annotations
 
@@ -185,6 +186,50 @@ for c in reversed(binomial_children(i, p)):
 return data
 '''
 
+# Another binomial tree, the recursive-doubling one: the parent is rel with its top bit
+# cleared, the children rel + 2^j for 2^j > rel, nearest first. Right results, increasing
+# relative ranks, p - 1 messages and at most ceil(log2 p) children per PE, but not the
+# task's tree (whose nearest child has the smallest subtree): it takes ceil(log2 p) steps.
+RECURSIVE_DOUBLING_TREE = '''
+rel = (me - root) % p
+if rel:
+    parent = rel - (1 << (rel.bit_length() - 1))
+    data = yield recv((parent + root) % p)
+step = 1 << rel.bit_length() if rel else 1
+while rel + step < p:
+    yield send((rel + step + root) % p, data)
+    step *= 2
+return data
+'''
+
+# The same wrong tree only beyond p = 8, where the visible checks do not look: the hidden
+# time checks must name the tree, not the order, as what differs.
+WRONG_TREE_BEYOND_8 = '''
+rel = (me - root) % p
+if p <= 8:                            # the task's tree, nearest child first
+    span = 1
+    if rel == 0:
+        while span < p:
+            span *= 2
+    else:
+        span = rel & -rel
+        data = yield recv((rel - span + root) % p)
+    step = 1
+    while step < span:
+        if rel + step < p:
+            yield send((rel + step + root) % p, data)
+        step *= 2
+    return data
+if rel:                               # the recursive-doubling tree
+    parent = rel - (1 << (rel.bit_length() - 1))
+    data = yield recv((parent + root) % p)
+step = 1 << rel.bit_length() if rel else 1
+while rel + step < p:
+    yield send((rel + step + root) % p, data)
+    step *= 2
+return data
+'''
+
 # The library reached through a computed name: a right broadcast (in the wrong order), and
 # cells a human should look at.
 COMPUTED_NAME = '''
@@ -210,6 +255,8 @@ def build_submissions(source):
         "pow2_only": (SOLUTION_CELL, POW2_ONLY),
         "real_rank_order": (SOLUTION_CELL, REAL_RANK_ORDER),
         "copied": (SOLUTION_CELL, COPIED_FROM_THE_LIBRARY),
+        "recursive_doubling": (SOLUTION_CELL, RECURSIVE_DOUBLING_TREE),
+        "wrong_tree_beyond_8": (SOLUTION_CELL, WRONG_TREE_BEYOND_8),
         "computed_name": (SOLUTION_CELL, COMPUTED_NAME),
     })
 
@@ -265,6 +312,15 @@ FULL = {"correctness_tests": 4, "time_tests": 3, "explain_log_squared": 0,
      "for p = 6, root 4, PE 4 sends 5 messages, but in a binomial tree"),
     ("real_rank_order", "time_tests",
      "that is to the relative ranks [2, 4, 1]; the task asks every PE to"),
+    # another binomial tree with right results, served nearest first: the time cell's,
+    # which checks every PE's parent on p = 8 (Validate said "Success!" once) ...
+    ("recursive_doubling", "time_tests",
+     "for p = 8, root 0, PE 3 received the message from PE 1, but in the task's\nbinomial "
+     "tree its parent is PE 2"),
+    # ... and every timed run after hand-in, naming the tree, not the order, as what differs
+    ("wrong_tree_beyond_8", "time_tests",
+     "for p = 16, root 0, PE 3 received the message from PE 1, but in the task's\nbinomial "
+     "tree its parent is PE 2"),
     # the time cell skips the runs whose results are wrong: none of these bugs costs it
     ("no_bounds_check", "correctness_tests",
      "binomial_broadcast_smallest_first for p=3, root=0: "),
@@ -277,7 +333,9 @@ def test_one_bug_costs_one_cell(graded, student, lost, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL, lost: 0}
-    assert message in result.messages(lost), result.messages(lost)
+    # compared with every run of white space made one blank: messages break their lines
+    assert " ".join(message.split()) in " ".join(result.messages(lost).split()), \
+        result.messages(lost)
 
 
 # -- what the Validate button says (the visible checks, in a student's saved notebook) --------
@@ -299,6 +357,8 @@ CAUGHT_BY_VALIDATE = {
     "computed_name": "for p = 8, root 0, PE 0 sends to the PEs [4, 2, 1] in this order",
     "pow2_only": "for p = 6, root 4, PE 4 sends 5 messages, but in a binomial tree",
     "real_rank_order": "for p = 6, root 4, PE 4 sends to the PEs [0, 2, 5] in this order,",
+    "recursive_doubling": "for p = 8, root 0, PE 3 received the message from PE 1, but in "
+                          "the task's binomial tree its parent is PE 2",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
