@@ -5,9 +5,9 @@ must hide solutions and hidden tests), and a set of submissions is autograded in
 one ``nbgrader autograde`` run: the instructor's solution (full marks on every
 autograded cell), a wrong program (partial marks, with the helpful message in the
 failing cell's output), another binomial tree served nearest first (the time cell checks
-every PE's parent), one that calls the library, and crashing, deadlocking and endless
-ones (low marks, and grading still finishes quickly because the exercises' guards stop
-them).
+every PE's parent), one that calls the library or its tree helpers (no credit: the tree
+arithmetic is the exercise), and crashing, deadlocking and endless ones (low marks, and
+grading still finishes quickly because the exercises' guards stop them).
 """
 from __future__ import annotations
 
@@ -173,8 +173,8 @@ for child in sorted(children):        # nearest first, but by real rank
 return data
 '''
 
-# The library's largest-first broadcast copied, names kept, the children reversed: correct,
-# and for a human to judge (flagged for review, the score stays).
+# The chapter's largest-first broadcast with the children reversed, on the library's tree
+# helpers: right, but the task asks for the tree arithmetic written by the student.
 COPIED_FROM_THE_LIBRARY = '''
 from collective_lib.trees import binomial_children, binomial_parent
 i = (me - root) % p
@@ -183,6 +183,19 @@ if parent is not None:
     data = yield recv((parent + root) % p)
 for c in reversed(binomial_children(i, p)):
     yield send((c + root) % p, data)
+return data
+'''
+
+# The library's helpers again, the children sorted (nearest first): right, the tree not
+# the student's.
+PARENT_AND_SORTED_CHILDREN = '''
+from collective_lib.trees import binomial_children, binomial_parent
+rel = (me - root) % p
+parent = binomial_parent(rel)
+if parent is not None:
+    data = yield recv((parent + root) % p)
+for child in sorted(binomial_children(rel, p)):
+    yield send((child + root) % p, data)
 return data
 '''
 
@@ -255,6 +268,7 @@ def build_submissions(source):
         "pow2_only": (SOLUTION_CELL, POW2_ONLY),
         "real_rank_order": (SOLUTION_CELL, REAL_RANK_ORDER),
         "copied": (SOLUTION_CELL, COPIED_FROM_THE_LIBRARY),
+        "parent_and_sorted": (SOLUTION_CELL, PARENT_AND_SORTED_CHILDREN),
         "recursive_doubling": (SOLUTION_CELL, RECURSIVE_DOUBLING_TREE),
         "wrong_tree_beyond_8": (SOLUTION_CELL, WRONG_TREE_BEYOND_8),
         "computed_name": (SOLUTION_CELL, COMPUTED_NAME),
@@ -359,6 +373,9 @@ CAUGHT_BY_VALIDATE = {
     "real_rank_order": "for p = 6, root 4, PE 4 sends to the PEs [0, 2, 5] in this order,",
     "recursive_doubling": "for p = 8, root 0, PE 3 received the message from PE 1, but in "
                           "the task's binomial tree its parent is PE 2",
+    # the library's tree helpers (Validate cuts the first line; the next ones say why)
+    "copied": "binomial_broadcast_smallest_first uses the library's `binomial_chil",
+    "parent_and_sorted": "binomial_broadcast_smallest_first uses the library's `binomial_chil",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
@@ -369,6 +386,14 @@ validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDAT
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
     {student: ("OperationLimitExceeded: " if student == "yields_forever" else "AssertionError: ")
      + start for student, start in CAUGHT_BY_VALIDATE.items()})
+
+
+@pytest.mark.parametrize("student", ["copied", "parent_and_sorted"])
+def test_validate_says_why_the_tree_helpers_are_refused(validated, student):
+    shown = " ".join(validated[student].text.split())
+    assert ("the task asks for the tree arithmetic, each PE's parent and children, in your "
+            "own code. Not allowed here: `binomial_children`, `binomial_parent`.") in shown, \
+        validated[student].text
 
 
 def test_calling_the_library_gets_no_credit(graded):
@@ -429,20 +454,20 @@ def test_the_references_closed_form_holds_for_every_p_and_root(p):
         assert run.time == ref.smallest_first_steps(p) * (1.0 + 0.5 * 2)
 
 
-def test_a_copy_of_the_library_keeps_its_score_and_is_flagged_for_review(graded):
-    course, results = graded
-    from nbgrader.api import Gradebook          # slow to import: only here
-    h.assert_full_marks(results["copied"])
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        flagged = {grade.name: grade.needs_manual_grade for grade in
-                   gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "copied").grades}
-        comment = gb.find_comment("smallest_first_solution", ASSIGNMENT, ASSIGNMENT,
-                                  "copied").auto_comment
-        honest = {grade.name: grade.needs_manual_grade for grade in
-                  gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "solution").grades}
-    assert flagged["correctness_tests"] and flagged["time_tests"]
-    assert "similar to the library's binomial_broadcast" in comment
-    assert not honest["correctness_tests"] and not honest["time_tests"]
+@pytest.mark.parametrize("student", ["copied", "parent_and_sorted"])
+def test_the_librarys_tree_helpers_get_no_credit(graded, student):
+    # "Write the tree arithmetic yourself": the chapter's program with the children reversed,
+    # or binomial_parent and the sorted binomial_children, both got 7/7 (and were not always
+    # flagged); the helpers are forbidden as the broadcast is, and the message says why
+    _, results = graded
+    result = results[student]
+    assert result.scores == {**FULL, "correctness_tests": 0, "time_tests": 0}
+    for cell in ("correctness_tests", "time_tests"):
+        shown = " ".join(result.messages(cell).split())
+        assert ("binomial_broadcast_smallest_first uses the library's `binomial_children`; the "
+                "task asks for the tree arithmetic, each PE's parent and children, in your own "
+                "code. Not allowed here: `binomial_children`, `binomial_parent`.") in shown, shown
+    h.assert_full_marks(results["solution"])
 
 
 def test_a_library_call_through_a_computed_name_is_flagged(graded):
