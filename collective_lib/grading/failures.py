@@ -45,6 +45,7 @@ KINDS = {
     "uses_library": "the submission uses or runs the library's own implementation",
     "lock_exclusion": "two PEs in the critical section together (or lost increments)",
     "no_progress": "some PEs wait forever for the lock",
+    "no_entry": "the lock lets no PE in at all, so it keeps the PEs apart only trivially",
     "wrong_form": "the answer does not have the form asked for (its type, entries or "
                   "methods, an unreadable entry, an impossible schedule)",
     "wrong_entry": "an entry of a table filled in by hand is wrong",

@@ -448,7 +448,9 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
     for every p in ``ps``; a failure shows the seed, the shortest failing
     beginning of the interleaving, and its trace. With ``progress=False`` only
     exclusion is judged (a run in which PEs wait forever is checked as far as
-    it went), for a test of exclusion alone.
+    it went), for a test of exclusion alone; then the lock must let some PE through
+    (PE 0 alone, or one of two PEs), since a lock that lets nobody in keeps the PEs
+    apart only trivially.
 
     Random interleavings seldom leave one PE alone for long, so for every p one
     PE then takes the lock and keeps it, and the others try 1000 steps each:
@@ -469,6 +471,8 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
     from ..algorithms.sync import lock_demo
     from ..shared_memory import exclusion_violation, find_violation, mutual_exclusion
     name = _lock_name(lock)
+    if not progress:            # judged alone, exclusion counts only if PEs get through
+        _check_someone_enters(lock, name, time_limit_s)
     with wall_clock_limit(time_limit_s, _wrapped(
             f"checking {name} on random interleavings took more than "
             f"{time_limit_s:g} s of real time. Is there a loop in acquire() or "
@@ -599,57 +603,150 @@ def _no_operation_hint(trace, index) -> str | None:
             "the operation; `yield cas(...)` performs it and gives its result.")
 
 
+#: Random interleavings of whole runs that the check of every interleaving adds when the
+#: interleavings are too many to check them all.
+_FALLBACK_SEEDS = 500
+
+
+def _searched(what: str, time_limit_s: float, search: Callable, *args, **kwargs):
+    """``search(*args, **kwargs)`` within the time limit, silenced; the lock's exception
+    becomes a failure that explains it."""
+    try:
+        with quiet(), wall_clock_limit(time_limit_s, _wrapped(
+                f"checking the interleavings of {what} took more than {time_limit_s:g} s "
+                "of real time. Is there a loop in acquire() or release() that never "
+                "yields an operation?")):
+            return search(*args, **kwargs)
+    except (WallClockLimitExceeded, OperationLimitError):
+        raise
+    except Exception as exc:
+        raise _failure(explain_exception(exc, what), "exception") from None
+
+
 def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int = 40,
                           max_runs: int = 30_000, time_limit_s: float = 30.0,
-                          progress: bool = True) -> None:
+                          progress: bool = True) -> str:
     """Every interleaving of a tiny case: exclusion always holds and no PE waits forever.
 
     Runs :func:`~collective_lib.shared_memory.explore_interleavings` on
     ``lock_demo`` with ``p`` PEs; a failure shows the shortest failing
-    interleaving. With ``progress=False`` only exclusion is judged.
+    interleaving. With ``progress=False`` only exclusion is judged. A lock must
+    let some PE through (:func:`check_lock_exclusion`): one that lets nobody in
+    keeps the PEs apart only trivially.
 
     The search skips a PE that repeats the same poll, and stops at ``max_steps``:
     a lock that counts its tries and then enters anyway would pass it. So, as in
     :func:`check_lock_exclusion`, one PE then keeps the lock while the others try
-    1000 steps each, and none may enter.
+    1000 steps each, and none may enter. PEs whose waiting changes memory never
+    look parked, so :func:`~collective_lib.shared_memory.find_livelock` looks for
+    steps they can repeat forever without anyone entering.
+
+    A lock whose every poll changes memory (``fetch_add``) has no end of states: when
+    the search runs out of its ``max_runs`` states without a flaw, the lock is not
+    failed for it; the first steps of every interleaving (as many as were checked)
+    and 500 random interleavings of whole runs are judged instead. Returns what was
+    checked, for the cell to say.
 
     >>> from collective_lib.algorithms.sync import cas_spin_lock
     >>> check_lock_exhaustive(cas_spin_lock, rounds=1)
+    'every interleaving keeps the PEs apart, and both finish'
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     from ..algorithms.sync import lock_demo
-    from ..shared_memory import exclusion_violation, explore_interleavings, mutual_exclusion
+    from ..shared_memory import (exclusion_violation, explore_interleavings, find_livelock,
+                                 find_violation, mutual_exclusion)
     name = _lock_name(lock)
     what = _lock_run_text(name, p, rounds)
+    _check_someone_enters(lock, name, time_limit_s)
+    recorded = _recorded(lock)
+    covered = None
     try:
-        with quiet(), wall_clock_limit(time_limit_s, _wrapped(
-                f"checking every interleaving of {what} took more than "
-                f"{time_limit_s:g} s of real time. Is there a loop in acquire() or "
-                "release() that never yields an operation?")):
-            found = explore_interleavings(lock_demo, p, mutual_exclusion, max_steps=max_steps,
-                                          max_runs=max_runs, lock=_recorded(lock),
-                                          livelock=progress,
-                                          rounds=rounds)
-    except WallClockLimitExceeded:
-        raise
-    except OperationLimitError:
-        raise _failure(
-            f"{what} has too many interleavings to check them all (more than {max_runs} "
-            "states). The search skips a PE that repeats the same poll without news; does a "
-            "waiting PE repeat exactly the same operation (or pause) while the lock is "
-            "taken?", "operation_limit") from None
-    except Exception as exc:
-        raise _failure(explain_exception(exc, what), "exception") from None
+        found = _searched(what, time_limit_s, explore_interleavings, lock_demo, p,
+                          mutual_exclusion, max_steps=max_steps, max_runs=max_runs,
+                          lock=recorded, livelock=progress, rounds=rounds)
+    except OperationLimitError as exc:         # too many states, none of them wrong
+        found, covered = None, getattr(exc, "covered", 0)
+    if found is None and progress:
+        found = _searched(what, time_limit_s, find_livelock, lock_demo, p,
+                          max_runs=max_runs, lock=recorded, rounds=rounds)
+    origin = "the shortest interleaving that breaks it"
+    if found is None and covered is not None:
+        budget = min(_REMOTE_LOCK_OPS, 20_000) if is_stand_in(lock) else 20_000
+        found = _searched(what, time_limit_s, find_violation, lock_demo, p,
+                          mutual_exclusion, seeds=range(_FALLBACK_SEEDS), max_ops=budget,
+                          lock=recorded, rounds=rounds, progress=progress)
+        origin = f"the random interleaving of seed {getattr(found, 'seed', None)}"
     if found is None:
         with quiet(), wall_clock_limit(time_limit_s, _wrapped(
                 f"checking {what} with one PE holding the lock took more than "
                 f"{time_limit_s:g} s of real time. Is there a loop in acquire() that "
                 "never yields an operation?")):
             _check_lock_held(lock, name, p)
-        return
+        finish = ", and both finish" if progress else ""
+        if covered is None:
+            return f"every interleaving keeps the PEs apart{finish}"
+        return _wrapped(
+            f"too many interleavings to check them all (more than {max_runs} states), so "
+            f"these were checked: every interleaving of the first {covered} steps, "
+            f"{_FALLBACK_SEEDS} random interleavings of whole runs, one PE holding the lock "
+            f"for long{' and a search for livelocks' * progress}. They keep the PEs "
+            f"apart{finish}.")
+    if found.cycle:
+        raise _failure(_livelock_text(what, found), "no_progress")
+    if found.reason.startswith("no progress"):
+        raise _failure(_no_progress_text(f"{what}, under {origin},", found.reason),
+                       "no_progress")
     if found.reason.startswith("livelock"):
         raise _failure(_no_progress_text(
             f"{what}, under the interleaving {_schedule_text(found.schedule)},",
             found.reason.replace("livelock: ", "").replace("; PE", "\nPE")), "no_progress")
-    raise _failure(_exclusion_text(what, "the shortest interleaving that breaks it",
-                                      found, exclusion_violation), "lock_exclusion")
+    raise _failure(_exclusion_text(what, origin, found, exclusion_violation),
+                   "lock_exclusion")
+
+
+def _livelock_text(what: str, found) -> str:
+    """The message of a livelock of :func:`~collective_lib.shared_memory.find_livelock`."""
+    cycle = found.cycle
+    before = found.schedule[:len(found.schedule) - len(cycle)]
+    shown = _trace_excerpt(found.run.trace)
+    return (f"{what}: a livelock. After the interleaving {_schedule_text(before)}, the "
+            f"steps {_schedule_text(cycle)} (steps {len(before)} to "
+            f"{len(found.schedule) - 1} below) can repeat forever (tried 20 times over): "
+            "every PE keeps taking steps, yet none gets into the critical section.\n"
+            f"{shown}\nHint: can the waiting PEs keep making each other's tries fail? "
+            "Look at what a failed try leaves in the lock's cell, and at what the next try "
+            "of the other PE then sees.")
+
+
+def _check_someone_enters(lock, name: str, time_limit_s: float = 10.0,
+                          steps: int = _HELD_STEPS) -> None:
+    """Some PE gets through a round: PE 0 alone, or one of two PEs (round robin and three
+    random interleavings). A lock that lets nobody in keeps the PEs apart, trivially: the
+    checks of mutual exclusion credit only a lock that lets PEs through (the check of
+    progress charges the waiting)."""
+    from ..algorithms.sync import lock_demo
+    from ..shared_memory import simulate_shared
+    tries = [(1, None), (2, None), (2, 0), (2, 1), (2, 2)]
+    try:
+        with quiet(), wall_clock_limit(time_limit_s, _wrapped(
+                f"checking whether {name} lets a PE in took more than {time_limit_s:g} s "
+                "of real time. Is there a loop in acquire() or release() that never yields "
+                "an operation?")):
+            for p, seed in tries:
+                run = simulate_shared(lock_demo, p, lock=lock, rounds=1, seed=seed,
+                                      schedule=[] if seed is None else None,
+                                      stop_after=steps * p, max_ops=steps * p + 1)
+                if any(e.op == "leave" for e in run.trace):
+                    return
+    except WallClockLimitExceeded:
+        raise
+    except Exception as exc:
+        raise _failure(explain_exception(exc, f"{name} with p={p} PE{'s' * (p > 1)}, 1 round "
+                                              "each"), "exception") from None
+    raise _failure(
+        f"{name} lets no PE into the critical section: with p=1 PE, PE 0 did not get "
+        f"through one round in {steps} steps, and with p=2 PEs neither did (round robin "
+        f"and {len(tries) - 2} random interleavings, {2 * steps} steps each). Such a lock "
+        "keeps the PEs apart only because it lets nobody in: mutual exclusion counts only "
+        "for a lock that lets PEs through.\nHint: does acquire() return once the PE has "
+        "taken the lock?", "no_entry")

@@ -21,10 +21,10 @@ One module per concept; every public name is importable from here:
 :mod:`~collective_lib.shared_memory.checking`
     Properties of a trace (:func:`exclusion_violation`,
     :func:`mutual_exclusion`) and the search for an interleaving that breaks
-    one (:func:`find_violation`, :func:`explore_interleavings`).
+    one (:func:`find_violation`, :func:`explore_interleavings`, :func:`find_livelock`).
 """
 from .checking import (RecordedLock, Violation, exclusion_violation, explore_interleavings,
-                       find_violation, mutual_exclusion, Replayer)
+                       find_livelock, find_violation, mutual_exclusion, Replayer)
 from .machine import DEFAULT_MODEL, CoherenceModel, Event, SharedRun, format_trace
 from .ops import (CAS, MARKER_KINDS, FetchAdd, Marker, Pause, Read, Write, cas, cell_array,
                   cell_name, check_memory_operation, declared_memory, enter, fetch_add, leave,
@@ -37,6 +37,6 @@ __all__ = ["RecordedLock", "Replayer",
     "cell_array", "packed_lines", "uses_memory", "check_memory_operation", "MARKER_KINDS",
     "cell_name", "declared_memory", "CoherenceModel", "DEFAULT_MODEL", "Event", "SharedRun", "Violation",
     "simulate_shared", "run_with_threads", "DEFAULT_MAX_OPS", "find_violation",
-    "explore_interleavings",
+    "explore_interleavings", "find_livelock",
     "format_trace", "exclusion_violation", "mutual_exclusion",
 ]

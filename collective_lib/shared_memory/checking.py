@@ -19,7 +19,7 @@ from .ops import declared_memory
 from .runners import simulate_shared
 
 __all__ = ["exclusion_violation", "mutual_exclusion", "Violation", "find_violation",
-           "explore_interleavings", "Replayer", "RecordedLock"]
+           "explore_interleavings", "find_livelock", "Replayer", "RecordedLock"]
 
 
 def exclusion_violation(trace, exclusive: str = "cs", shared: str | None = "read"):
@@ -65,11 +65,14 @@ class Violation:
     ``schedule`` replays it (``simulate_shared(..., schedule=v.schedule)``);
     ``run`` is the run it gives (partial when the schedule was shortened to
     the first steps that already show the failure); ``text`` lists its trace.
+    For a livelock of :func:`find_livelock`, ``cycle`` is the end of ``schedule``
+    that can repeat forever.
     """
     schedule: list
     run: SharedRun
     seed: int | None = None
     reason: str = "the check failed"
+    cycle: list | None = None
 
     @property
     def trace(self) -> list:
@@ -175,7 +178,8 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
     A state where every PE that has not returned spins on unchanged values is
     reported as a livelock (with ``livelock=False`` it is a dead end, so that
     the search judges ``check`` alone).  Raises OperationLimitError after ``max_runs``
-    replays.
+    replays; its ``covered`` says how many first steps of every interleaving were
+    checked by then (a lock whose every poll changes memory has no end of states).
 
     >>> from collective_lib.algorithms.sync import lock_demo, broken_lock
     >>> v = explore_interleavings(lock_demo, 2, mutual_exclusion, lock=broken_lock, rounds=1)
@@ -185,27 +189,23 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
     check_positive_int("p", p)
     runs = 0
 
-    def replay(prefix):
+    def replay(prefix, depth):
         nonlocal runs
         runs += 1
         if runs > max_runs:
-            raise OperationLimitError(f"explore_interleavings replayed more than "
-                                      f"max_runs={max_runs} prefixes; the case is too big "
-                                      f"(lower max_steps, p or the number of rounds)")
-        cells = declared_memory(program, p, memory, params)
-        machine = Machine(p, cells, DEFAULT_MODEL, line_of, True)
-        state = Interleaving(start_programs(program, p, inputs, params), machine, p,
-                              history=True)
-        for pe in prefix:
-            state.step(pe)
-        return state
+            error = OperationLimitError(f"explore_interleavings replayed more than "
+                                        f"max_runs={max_runs} prefixes; the case is too big "
+                                        f"(lower max_steps, p or the number of rounds)")
+            error.covered = max(depth - 1, 0)
+            raise error
+        return _replayed(program, p, inputs, memory, line_of, params, prefix)
 
     visited = set()
     frontier = [[]]
     for depth in range(max_steps + 1):
         following = []
         for prefix in frontier:
-            state = replay(prefix)
+            state = replay(prefix, depth)
             key = state.key()
             if key in visited:
                 continue
@@ -222,6 +222,158 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
                 return Violation(prefix, run, reason=f"livelock: {spinning}")
             following.extend(prefix + [pe] for pe in runnable)
         frontier = following
+    return None
+
+
+def _replayed(program, p, inputs, memory, line_of, params, prefix) -> Interleaving:
+    """A fresh interleaving of ``program`` that has taken the steps ``prefix``."""
+    cells = declared_memory(program, p, memory, params)
+    machine = Machine(p, cells, DEFAULT_MODEL, line_of, True)
+    state = Interleaving(start_programs(program, p, inputs, params), machine, p, history=True)
+    for pe in prefix:
+        state.step(pe)
+    return state
+
+
+def _outside(state):
+    """What a state shows outside the PEs' own objects: the memory, each PE's last memory
+    operation with its result and its next operation (None once it returned), and how
+    many times a PE entered a section."""
+    key = (tuple(state.machine.values.values()), tuple(state.machine.last),
+           tuple(state.pending.get(pe) for pe in range(state.p)),
+           sum(1 for e in state.machine.trace if e.op == "enter"))
+    try:
+        hash(key)
+        return key
+    except TypeError:
+        return repr(key)
+
+
+def _components(moves: dict) -> list:
+    """The strongly connected components of the graph ``{node: {(label, node): None}}``
+    that hold a cycle, each a list of nodes (Tarjan's algorithm, without recursion)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for root in moves:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(moves[root]))]
+        while work:
+            node, edges = work[-1]
+            for _, nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(moves.get(nxt, ()))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while component[-1:] != [node]:
+                        component.append(stack.pop())
+                        on_stack.discard(component[-1])
+                    if len(component) > 1 or any(nxt == node for _, nxt in moves.get(node, ())):
+                        found.append(component)
+    return found
+
+
+def _path(moves: dict, start, goal, inside) -> list:
+    """The labels of a shortest path from ``start`` to ``goal`` through nodes ``inside``."""
+    came = {start: None}
+    todo = [start]
+    for node in todo:
+        if node == goal:
+            labels = []
+            while came[node] is not None:
+                node, label = came[node]
+                labels.append(label)
+            return labels[::-1]
+        for label, nxt in moves.get(node, ()):
+            if nxt in inside and nxt not in came:
+                came[nxt] = (node, label)
+                todo.append(nxt)
+    raise ValueError("no path within a strongly connected component")
+
+
+def find_livelock(program: Callable, p: int, *, max_steps: int = 60, max_runs: int = 30_000,
+                  repeats: int = 20, inputs=None, memory=None,
+                  line_of: Callable | None = None, **params) -> Violation | None:
+    """An interleaving after which the PEs can go on forever without entering a section or
+    returning, every PE that has not returned taking steps; or None.
+
+    :func:`explore_interleavings` reports a livelock in which every waiting PE re-reads
+    an unchanged value. PEs whose waiting changes memory (a ``fetch_add`` undone after a
+    failed try) never look parked, and their interleavings have no end. This search
+    compares states by what they show outside the PEs' objects (the memory, each PE's
+    last memory operation and next one, how many times a PE entered a section), explores
+    at most ``max_runs`` of them breadth first, up to ``max_steps`` steps, and looks for
+    steps that lead from a state back to it in which every PE that has not returned takes a
+    step (so no PE entered or returned on the way). A PE's object may hold more than the
+    state shows, so the cycle is then replayed ``repeats`` times over, and reported only
+    if every repetition comes back to the same state. ``Violation.cycle`` holds the
+    steps that repeat, at the end of ``Violation.schedule``; its run ends after one
+    repetition.
+
+    >>> from collective_lib.algorithms.sync import cas_spin_lock, lock_demo
+    >>> find_livelock(lock_demo, 2, lock=cas_spin_lock, rounds=2) is None
+    True
+    """
+    check_positive_int("p", p)
+
+    def replay(prefix):
+        return _replayed(program, p, inputs, memory, line_of, params, prefix)
+
+    first, ready, moves = {}, {}, {}      # moves: {state: {(pe, next state): None}}
+    frontier, runs = [([], None)], 0
+    for depth in range(max_steps + 1):
+        following = []
+        for prefix, parent in frontier[:max_runs - runs]:
+            runs += 1
+            state = replay(prefix)
+            key = _outside(state)
+            if parent is not None:
+                moves.setdefault(parent, {})[(prefix[-1], key)] = None
+            if key in first:
+                continue
+            first[key], ready[key] = prefix, state.ready()
+            if depth < max_steps:
+                following.extend((prefix + [pe], key) for pe in state.ready())
+        frontier = following
+    for component in _components(moves):
+        inside = set(component)
+        start = min(component, key=lambda node: len(first[node]))
+        steps = {}                          # a step of each PE that stays inside
+        for node in component:
+            for pe, nxt in moves.get(node, ()):
+                if nxt in inside:
+                    steps.setdefault(pe, (node, nxt))
+        if not ready[start] or sorted(steps) != ready[start]:
+            continue                        # a PE that never moves: not a livelock
+        cycle, here = [], start
+        for pe in ready[start]:
+            node, nxt = steps[pe]
+            cycle += _path(moves, here, node, inside) + [pe]
+            here = nxt
+        cycle += _path(moves, here, start, inside)
+        state = replay(first[start])
+        for _ in range(repeats):
+            for pe in cycle:
+                state.step(pe)
+            if _outside(state) != start:
+                break
+        else:
+            shown = replay(first[start] + cycle).record(None, None, False)
+            who = ", ".join(f"PE {pe}" for pe in ready[start])
+            return Violation(first[start] + cycle, shown, cycle=cycle,
+                             reason=f"livelock: {who} keep taking steps, and none enters")
     return None
 
 

@@ -110,6 +110,56 @@ def two_lost(run):
 schedule_two_lost = search(lock_demo, 2, two_lost, lock=broken_lock, rounds=2).schedule
 """
 
+# A correct fetch-and-add lock (a student audit): while the lock is held the cell is at least
+# 1, and only the holder's release writes 0. Every poll adds 1, so the interleavings of two
+# rounds have no end: the search of every interleaving gave up, and the cell scored 0/3
+# after Validate had said "Success!", with a hint that blamed the lock.
+FETCH_ADD_ACQUIRE = """
+while (yield fetch_add(self.cell, 1)) != 0:  # 0: it was free, and now it is mine
+    yield pause(1)
+"""
+# The same, undoing a failed increment: two waiting PEs can knock each other's tries out
+# forever (a livelock under an adversarial scheduler that only the search finds).
+UNDOES_FAILED_TRY_ACQUIRE = """
+while True:
+    if (yield fetch_add(self.cell, 1)) == 0:
+        return
+    yield fetch_add(self.cell, -1)           # not mine: undo the increment, try again
+    yield pause(1)
+"""
+UNDOES_FAILED_TRY_RELEASE = """
+yield fetch_add(self.cell, -1)
+"""
+# A lock that lets nobody in (a student audit): 6 of 8 points, since the cells of mutual
+# exclusion saw no two PEs inside together.
+LETS_NOBODY_IN_ACQUIRE = """
+while True:
+    yield pause(1)
+"""
+# More honest designs (a student audit) that keep full marks.
+CAS_NO_PAUSE_ACQUIRE = """
+while not (yield cas(self.cell, 0, 1)):      # test-and-set, no pause
+    pass
+"""
+TTAS_FETCH_ADD_ACQUIRE = """
+while True:
+    while (yield read(self.cell)) != 0:      # wait until it looks free ...
+        yield pause(1)
+    if (yield fetch_add(self.cell, 1)) == 0: # ... then take it atomically
+        return
+"""
+CAS_EXPONENTIAL_ACQUIRE = """
+delay = 1
+while not (yield cas(self.cell, 0, 1)):
+    yield pause(delay)
+    delay *= 2                               # no cap
+"""
+CAS_LINEAR_ACQUIRE = """
+delay = 1
+while not (yield cas(self.cell, 0, 1)):
+    yield pause(delay)
+    delay += 1
+"""
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -152,6 +202,13 @@ def build_submissions(source: Path) -> dict:
         "ticket": lock(TICKET_ACQUIRE, TICKET_RELEASE),
         "searched": [("schedule_both_inside_solution", SEARCHED_BOTH_INSIDE),
                      ("schedule_two_lost_solution", SEARCHED_TWO_LOST)],
+        "fetch_add": lock(FETCH_ADD_ACQUIRE),
+        "undoes_failed_try": lock(UNDOES_FAILED_TRY_ACQUIRE, UNDOES_FAILED_TRY_RELEASE),
+        "lets_nobody_in": lock(LETS_NOBODY_IN_ACQUIRE),
+        "cas_no_pause": lock(CAS_NO_PAUSE_ACQUIRE),
+        "ttas_fetch_add": lock(TTAS_FETCH_ADD_ACQUIRE),
+        "cas_exponential": lock(CAS_EXPONENTIAL_ACQUIRE),
+        "cas_linear": lock(CAS_LINEAR_ACQUIRE),
     })
     # the ticket lock declares the cell it serves from (memory is outside the answer)
     ticket = h.find_cell(built["ticket"], "fixed_lock_solution")
@@ -182,7 +239,7 @@ def test_release_hides_solutions_and_hidden_tests(graded):
                "def try_schedule(schedule, p=2, rounds=1):",
                "check_lock_progress(FixedLock, [1, 2, 3], rounds=2, time_limit_s=5, "
                "exclusion=False)",
-               "flaw = _flaw(check_lock_exhaustive, FixedLock, 2, rounds=rounds,",
+               "flaw = _flaw(lambda: checked.append(check_lock_exhaustive(",
                "ROUNDS = [1]", "RANDOM = [dict(ps=[2], seeds=range(20))]"],
         unanswered=4)                                     # two schedules, acquire, release
 
@@ -379,10 +436,46 @@ def test_a_forgotten_yield_is_named_in_the_message(graded):
     assert "must be one atomic operation" not in random      # it used cas
 
 
-@pytest.mark.parametrize("student", ["cas_spin", "ttas_backoff", "ticket"])
+@pytest.mark.parametrize("student", ["cas_spin", "ttas_backoff", "ticket", "fetch_add",
+                                     "cas_no_pause", "ttas_fetch_add", "cas_exponential",
+                                     "cas_linear"])
 def test_honest_locks_of_other_designs_keep_full_marks(graded, student):
     _, results = graded
     h.assert_full_marks(results[student])
+
+
+def test_a_search_that_runs_out_of_states_says_what_it_checked(graded):
+    # a correct fetch-and-add lock: every poll changes the cell, so its interleavings of two
+    # rounds are too many to check them all; the cell says what it checked instead
+    _, results = graded
+    result = results["fetch_add"]
+    h.assert_full_marks(result)
+    shown = _flat(_shown(result, "exhaustive_tests"))
+    assert "p = 2, 1 round(s) each: every interleaving keeps the PEs apart" in shown
+    assert "p = 2, 2 round(s) each: too many interleavings to check them all" in shown
+    assert "every interleaving of the first" in shown and "random interleavings" in shown
+
+
+def test_a_livelock_only_the_search_finds_is_named(graded):
+    _, results = graded
+    result = results["undoes_failed_try"]
+    assert result.scores == {**FULL, "exhaustive_tests": 0}, result.scores
+    text = _flat(result.messages("exhaustive_tests"))
+    assert "FixedLock with p=2 PEs, 2 rounds each: a livelock." in text
+    assert "can repeat forever" in text and "too many interleavings" not in text
+
+
+def test_a_lock_that_lets_nobody_in_gets_nothing(graded):
+    # the notebook promises that a lock that lets nobody in fails like one that lets two in
+    _, results = graded
+    result = results["lets_nobody_in"]
+    assert result.scores == {**FULL, "timed_tests": 0, "random_tests": 0,
+                             "exhaustive_tests": 0}, result.scores
+    assert "never finished: some PEs wait forever" in _flat(result.messages("timed_tests"))
+    for cell in ("random_tests", "exhaustive_tests"):
+        text = _flat(result.messages(cell))
+        assert "FixedLock lets no PE into the critical section" in text, cell
+        assert "keeps the PEs apart only because it lets nobody in" in text, cell
 
 
 def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
@@ -400,6 +493,8 @@ def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     ("still_broken", "random_tests"), ("forgets_yield", "random_tests"),
     ("gives_up", "random_tests"), ("never_releases", "timed_tests"),
     ("searched", "both_inside_tests"), ("crashes", "timed_tests"),
+    ("lets_nobody_in", "random_tests"), ("lets_nobody_in", "exhaustive_tests"),
+    ("undoes_failed_try", "exhaustive_tests"),
     ("no_overlap", "both_inside_tests"), ("incomplete", "two_lost_tests"),
     ("wrong_schedules", "two_lost_tests"),
 ])
@@ -462,6 +557,7 @@ CAUGHT_BY_VALIDATE = {
     "searched": "schedule_both_inside is computed with the library's "
                 "`explore_interleavings`; this part asks for a schedule you find "
                 "yourself",
+    "lets_nobody_in": "FixedLock with p=1 PE, 2 rounds each, never finished",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
@@ -478,4 +574,6 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("wrong_schedules", "two_lost_tests", "wrong_entry"),
     ("searched", "both_inside_tests", "uses_library"),
     ("searched", "two_lost_tests", "uses_library"),
+    ("lets_nobody_in", "random_tests", "no_entry"),
+    ("lets_nobody_in", "exhaustive_tests", "no_entry"),
 ])

@@ -164,6 +164,39 @@ class Alternating(GoodLock):
             yield pause(n)
 
 
+class FetchAddLock(GoodLock):
+    """Correct (a student audit): while the lock is held the cell is at least 1, and only
+    the holder's release writes 0; but every poll adds 1, so the interleavings of two
+    rounds have no end, and the search of every interleaving runs out of states."""
+
+    def acquire(self):
+        while (yield fetch_add(self.cell, 1)) != 0:
+            yield pause(1)
+
+
+class UndoesFailedTry(GoodLock):
+    """A fetch-and-add lock that undoes a failed increment: two waiting PEs can knock each
+    other's tries out forever (a livelock under an adversarial scheduler)."""
+
+    def acquire(self):
+        while True:
+            if (yield fetch_add(self.cell, 1)) == 0:
+                return
+            yield fetch_add(self.cell, -1)
+            yield pause(1)
+
+    def release(self):
+        yield fetch_add(self.cell, -1)
+
+
+class LetsNobodyIn(GoodLock):
+    """Never lets a PE in: it keeps every PE apart, trivially (a student audit)."""
+
+    def acquire(self):
+        while True:
+            yield pause(1)
+
+
 def message(excinfo) -> str:
     """The failure's message with its line breaks (and the indentation after them) made
     blanks: messages are wrapped to Validate's width wherever their words fall."""
@@ -331,10 +364,52 @@ def test_an_endless_lock_is_stopped_by_the_clock(check, text):
     assert "never yields an operation" in message(excinfo)
 
 
-def test_too_many_interleavings_fail_with_an_explanation():
+def test_a_search_that_runs_out_of_states_says_what_it_checked():
+    # a correct lock is not failed because its interleavings are too many to check
+    checked = " ".join(check_lock_exhaustive(Alternating, 2, rounds=2, max_runs=200).split())
+    assert "too many interleavings to check them all (more than 200 states)" in checked
+    assert re.search(r"every interleaving of the first \d+ steps", checked)
+    assert "random interleavings" in checked and "every interleaving keeps" not in checked
+    assert check_lock_exhaustive(GoodLock, 2, rounds=2).startswith("every interleaving")
+
+
+def test_a_correct_lock_whose_polls_change_memory_keeps_the_exhaustive_check():
+    # a student audit: the search gave up on it with a hint that blamed the lock
+    checked = " ".join(check_lock_exhaustive(FetchAddLock, 2, rounds=2).split())
+    assert "too many interleavings to check them all" in checked
+    check_lock_exhaustive(FetchAddLock, 2, rounds=1)
+    check_lock_exclusion(FetchAddLock, [2, 3, 4], seeds=range(60))
+    check_lock_progress(FetchAddLock, range(1, 7), rounds=3)
+    assert take_review_flags() == []
+
+
+def test_a_livelock_that_changes_memory_is_named():
     with pytest.raises(AssertionError) as excinfo:
-        check_lock_exhaustive(Alternating, 2, rounds=2, max_runs=200)
-    assert "too many interleavings to check them all (more than 200 states)" in message(excinfo)
+        check_lock_exhaustive(UndoesFailedTry, 2, rounds=2)
+    assert failure_kind(excinfo.value) == "no_progress"
+    text = message(excinfo)
+    assert text.startswith("UndoesFailedTry with p=2 PEs, 2 rounds each: a livelock.")
+    assert "can repeat forever" in text and "too many interleavings" not in text
+    first, *rest = str(excinfo.value).split("\n")
+    assert len(f"AssertionError: {first}") <= 83 and all(len(line) <= 83 for line in rest)
+
+
+@pytest.mark.parametrize("check", [
+    lambda lock: check_lock_exclusion(lock, [2], seeds=range(20), progress=False),
+    lambda lock: check_lock_exclusion(lock, [5], seeds=range(5), rounds=3, progress=False),
+    lambda lock: check_lock_exhaustive(lock, 2, rounds=1),
+    lambda lock: check_lock_exhaustive(lock, 2, rounds=2, progress=False),
+])
+def test_a_lock_that_lets_nobody_in_gets_no_credit_for_exclusion(check):
+    # a student audit: 6 of 8 points, although nobody ever entered
+    with pytest.raises(AssertionError) as excinfo:
+        check(LetsNobodyIn)
+    assert failure_kind(excinfo.value) == "no_entry"
+    text = message(excinfo)
+    assert text.startswith("LetsNobodyIn lets no PE into the critical section")
+    assert "keeps the PEs apart only because it lets nobody in" in text
+    first, *rest = str(excinfo.value).split("\n")
+    assert len(f"AssertionError: {first}") <= 83 and all(len(line) <= 83 for line in rest)
 
 
 def test_helpers_write_nothing_to_stderr(capfd):
@@ -468,3 +543,4 @@ def test_a_schedule_reached_by_computed_names_is_flagged():
         "mine = getattr(sm, 'explore_' + 'x')().schedule"])
     assert take_review_flags() == ["mine: its cells reach objects by computed names "
                                    "(getattr)"]
+

@@ -1,7 +1,10 @@
 """Trace properties and the model checker (collective_lib.shared_memory.checking)."""
+import pytest
+
 from collective_lib.shared_memory import (Event, cell_array, enter, exclusion_violation,
-                                          explore_interleavings, find_violation, leave,
-                                          mutual_exclusion, pause, read, simulate_shared, write)
+                                          explore_interleavings, fetch_add, find_livelock,
+                                          find_violation, leave, mutual_exclusion, pause, read,
+                                          simulate_shared, write)
 
 from shared_memory_programs import atomic_increment, racy_increment
 
@@ -88,3 +91,67 @@ def test_find_violation_can_judge_exclusion_alone():
 
     assert search().reason.startswith("no progress")
     assert search(progress=False) is None
+
+
+# -- what a search that runs out of states has covered, and livelocks that change memory --
+
+class _FetchAddLock:
+    """Correct, but every poll adds 1 to the cell: the interleavings have no end."""
+
+    def __init__(self, me, p):
+        pass
+
+    @staticmethod
+    def memory(p):
+        return {"lock": 0}
+
+    def acquire(self):
+        while (yield fetch_add("lock", 1)) != 0:
+            yield pause(1)
+
+    def release(self):
+        yield write("lock", 0)
+
+
+class _UndoesFailedTry(_FetchAddLock):
+    """A failed try is undone: two PEs can knock each other's tries out forever."""
+
+    def acquire(self):
+        while True:
+            if (yield fetch_add("lock", 1)) == 0:
+                return
+            yield fetch_add("lock", -1)
+            yield pause(1)
+
+    def release(self):
+        yield fetch_add("lock", -1)
+
+
+def test_a_search_that_runs_out_says_how_deep_it_got():
+    from collective_lib.algorithms.sync import lock_demo
+    from collective_lib.errors import OperationLimitError
+    with pytest.raises(OperationLimitError) as excinfo:
+        explore_interleavings(lock_demo, 2, mutual_exclusion, max_runs=2000,
+                              lock=_FetchAddLock, rounds=2)
+    assert 5 <= excinfo.value.covered < 40
+
+
+def test_a_livelock_that_changes_memory_is_found_and_repeats():
+    from collective_lib.algorithms.sync import lock_demo
+    v = find_livelock(lock_demo, 2, lock=_UndoesFailedTry, rounds=2)
+    assert v is not None and v.reason.startswith("livelock")
+    cycle = v.cycle
+    assert cycle and set(cycle) == {0, 1} and v.schedule[-len(cycle):] == cycle
+    # the cycle really repeats: 20 more times over, nobody enters and nobody returns
+    run = simulate_shared(lock_demo, 2, lock=_UndoesFailedTry, rounds=2,
+                          schedule=v.schedule + cycle * 20,
+                          stop_after=len(v.schedule) + 20 * len(cycle))
+    entered = [e for e in run.trace if e.op == "enter"]
+    assert entered == [e for e in v.run.trace if e.op == "enter"]
+    assert not run.complete
+
+
+def test_no_livelock_is_found_in_correct_locks():
+    from collective_lib.algorithms.sync import cas_spin_lock, lock_demo, ttas_backoff_lock
+    for lock in (_FetchAddLock, cas_spin_lock, ttas_backoff_lock):
+        assert find_livelock(lock_demo, 2, lock=lock, rounds=2, max_runs=3000) is None
