@@ -53,7 +53,8 @@ from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitio
 from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
 from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
-from .library import forbid_library_calls, forbid_library_execution
+from .library import (SIMULATION, forbid_computed_with, forbid_library_calls,
+                      forbid_library_execution)
 from .locks import (SEARCHES, check_lock_exclusion, check_lock_exhaustive,
                     check_lock_progress, check_own_lock, forbid_searched_schedule,
                     replay_schedule)
@@ -67,7 +68,8 @@ from .sizes import (UncountablePayload, check_declared_words, count_pieces, coun
                     pieces_in)
 from .standins import StandIn, is_stand_in
 from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, definitions,
-                     dynamic_lookups, likeness, node_source, similarity, used_names)
+                     dynamic_lookups, every_binding, likeness, node_source, repetitions,
+                     similarity, used_names)
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
 __all__ = [
@@ -76,7 +78,7 @@ __all__ = [
     "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
     "scaled_time_limits",
     "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",
-    "forbid_library_calls", "forbid_library_execution",
+    "forbid_library_calls", "forbid_library_execution", "forbid_computed_with", "SIMULATION",
     "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
     "check_lock_exhaustive", "forbid_searched_schedule", "SEARCHES",
     "pipelined_broadcast_time",
@@ -87,7 +89,7 @@ __all__ = [
     "count_pieces", "pieces_in", "count_words", "check_declared_words",
     "UncountablePayload",
     "StandIn", "is_stand_in",
-    "definitions", "used_names", "dynamic_lookups", "canonical_labels", "similarity",
+    "definitions", "every_binding", "used_names", "repetitions", "dynamic_lookups", "canonical_labels", "similarity",
     "node_source", "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES",
     "parse_terms", "format_terms", "sends_by_step", "check_answer_table",
 ]

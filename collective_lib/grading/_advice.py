@@ -6,6 +6,8 @@ import contextlib
 import functools
 import io
 import os
+import re
+import textwrap
 import warnings
 from typing import Any
 
@@ -14,7 +16,33 @@ import numpy as np
 from ..errors import LIBRARY_DIR, student_line
 
 __all__ = ["quiet", "name_of", "explain_exception", "format_value", "same_value",
-           "root_list", "in_library"]
+           "root_list", "in_library", "wrapped"]
+
+#: Longest line of a message: Validate cuts the lines of an error at about 90
+#: characters, after four blanks of indentation and, on the first line,
+#: "AssertionError: ".
+_WIDTH, _FIRST_WIDTH = 80, 64
+
+
+def wrapped(text: str) -> str:
+    """``text`` with every line longer than the message's width broken at blanks, the
+    rest of a line indented as it was (traces and schedules are left as they are when
+    they fit)."""
+    # a code span (`while not (yield cas(...))`) is never broken: its blanks are held
+    text = re.sub(r"`[^`\n]*`", lambda span: span.group().replace(" ", "\0"), text)
+    lines = []
+    for number, line in enumerate(text.split("\n")):
+        # the first line leaves room for "AssertionError: " (a blank per character)
+        room = " " * (_WIDTH - _FIRST_WIDTH) if number == 0 else ""
+        if len(room + line) <= _WIDTH:
+            lines.append(line)
+            continue
+        indent = line[:len(line) - len(line.lstrip())]
+        parts = textwrap.wrap(line, _WIDTH, initial_indent=room,
+                              subsequent_indent=indent + "  " * bool(indent),
+                              break_long_words=False, break_on_hyphens=False) or [line]
+        lines += [parts[0][len(room):], *parts[1:]]
+    return "\n".join(lines).replace("\0", " ")
 
 
 @contextlib.contextmanager

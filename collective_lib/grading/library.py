@@ -28,13 +28,14 @@ from typing import Callable, Iterable
 from ..model import CostModel
 from . import static
 from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
-from ._advice import in_library, name_of
+from ._advice import in_library, name_of, wrapped
 from .failures import CheckFailed
 from .programs import run_program
 from .review import flag_for_review
 from .standins import is_stand_in
 
-__all__ = ["forbid_library_calls", "forbid_library_execution"]
+__all__ = ["forbid_library_calls", "forbid_library_execution", "forbid_computed_with",
+           "SIMULATION"]
 
 
 # -- what a function can reach -------------------------------------------------------------
@@ -275,6 +276,82 @@ def _library_candidates(forbidden: dict) -> list:
         except (OSError, TypeError):
             pass
     return found + list(_library_sources())
+
+
+# -- a value asked for by hand ----------------------------------------------------------------
+
+#: The library's ways to run a program and read what it sent: a table asked for by hand
+#: must not come from them.
+SIMULATION = ("simulate", "simulate_shared", "run_program", "simulated_time",
+              "check_collective_program", "check_broadcast_program", "check_pe_isolation",
+              "sends_by_step", "record_run", "catalog", "start_programs", "schedule_resume",
+              "_Engine")
+
+#: Names by which a cell reaches an object without naming it (flagged for a human).
+_COMPUTED = {"getattr", "globals", "vars", "locals", "eval", "exec", "compile",
+             "__import__", "import_module", "modules", "__dict__"}
+
+
+def _history() -> list:
+    """The cells the IPython kernel has run, in order (a student's own notebook), or []."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return []
+    shell = get_ipython()
+    history = shell.user_ns.get("In") if shell is not None else None
+    return [cell for cell in history if isinstance(cell, str)] if isinstance(
+        history, list) else []
+
+
+def forbid_computed_with(name: str, cells, names: Iterable[str], *, asks: str) -> list | None:
+    """Fail when the student's cells compute the value ``name`` with one of the library's
+    ``names``.
+
+    A value asked for by hand (a schedule, a table) is data; what computed it is read
+    from the source of the student's cells: every statement that gives it its value
+    (at the top of a cell, in a loop, ``table.update(...)``), and the student's
+    definitions they reach (:func:`~.static.used_names` with ``every``), import aliases
+    resolved. ``cells`` is where that source comes from: a stand-in of the same notebook
+    (under ``nbgrader autograde``: its ``student_sources()``), a list of cell sources, or
+    anything else (None, or the student's own object in their notebook) for the cells
+    the IPython kernel ran (outside IPython nothing is checked). ``asks`` says what the
+    task asks for instead. A lookup by computed name is flagged for review. Returns the
+    sources read, or None when there were none to read (for checks of their own).
+
+    >>> forbid_computed_with("sends_4", ["sends_4 = {1: ['x0[1]']}"], SIMULATION, asks="")
+    ["sends_4 = {1: ['x0[1]']}"]
+    >>> cells = ["run = simulate(ring, 4, inputs)", "sends_4 = sends_by_step(run)"]
+    >>> try:
+    ...     forbid_computed_with("sends_4", cells, ["simulate", "sends_by_step"],
+    ...                          asks="work it out by hand")
+    ... except AssertionError as err:
+    ...     print(err)
+    sends_4 is computed with the library's `sends_by_step`; work it out by hand.
+    Not allowed here: `sends_by_step`, `simulate`.
+    """
+    __tracebackhide__ = True   # IPython: show the message, not these frames
+    if is_stand_in(cells):
+        try:
+            sources = cells.student_sources()
+        except Exception:              # no stand-in to read: the name's own cell fails
+            return None
+    elif isinstance(cells, (list, tuple)):
+        sources = [str(cell) for cell in cells]
+    else:                              # the student's own objects, in their notebook
+        sources = _history()
+    names = set(names)
+    used = static.used_names(sources, name, every=True)
+    found = sorted(used & names)
+    if found:
+        raise CheckFailed(wrapped(
+            f"{name} is computed with the library's `{found[0]}`; {asks}.\nNot allowed "
+            f"here: {', '.join(f'`{n}`' for n in sorted(names))}."), "uses_library")
+    computed = sorted(used & _COMPUTED)
+    if computed:
+        flag_for_review(f"{name}: its cells reach objects by computed names "
+                        f"({', '.join(computed)})")
+    return sources
 
 
 # -- did the library's code run? --------------------------------------------------------------

@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import inspect
 import re
-import textwrap
 from typing import Callable, Iterable
 
 import numpy as np
 
 from ..errors import OperationLimitError
-from ._advice import explain_exception, format_value, in_library, quiet
+from ._advice import explain_exception, format_value, in_library, quiet, wrapped
 from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit
 from .isolation import isolated
 from . import static
-from .library import forbid_library_calls
+from .library import forbid_computed_with, forbid_library_calls
 from .review import flag_for_review
 from .standins import is_stand_in
 
@@ -43,36 +42,9 @@ _HELD_TAIL = 8
 _REMOTE_LOCK_OPS = 5_000
 
 
-#: Longest line of a message: Validate cuts the lines of an error at about 90
-#: characters, after four blanks of indentation and, on the first line,
-#: "AssertionError: ".
-_WIDTH, _FIRST_WIDTH = 80, 64
-
-
-def _wrapped(text: str) -> str:
-    """``text`` with every line longer than the message's width broken at blanks, the
-    rest of a line indented as it was (traces and schedules are left as they are when
-    they fit)."""
-    # a code span (`while not (yield cas(...))`) is never broken: its blanks are held
-    text = re.sub(r"`[^`\n]*`", lambda span: span.group().replace(" ", "\0"), text)
-    lines = []
-    for number, line in enumerate(text.split("\n")):
-        # the first line leaves room for "AssertionError: " (a blank per character)
-        room = " " * (_WIDTH - _FIRST_WIDTH) if number == 0 else ""
-        if len(room + line) <= _WIDTH:
-            lines.append(line)
-            continue
-        indent = line[:len(line) - len(line.lstrip())]
-        parts = textwrap.wrap(line, _WIDTH, initial_indent=room,
-                              subsequent_indent=indent + "  " * bool(indent),
-                              break_long_words=False, break_on_hyphens=False) or [line]
-        lines += [parts[0][len(room):], *parts[1:]]
-    return "\n".join(lines).replace("\0", " ")
-
-
 def _failure(text: str, kind: str) -> CheckFailed:
     """A failure of this module's checks, its message wrapped to Validate's width."""
-    return CheckFailed(_wrapped(text), kind)
+    return CheckFailed(wrapped(text), kind)
 
 
 #: Lines of a trace shown in a message (the last ones before the failure).
@@ -201,35 +173,26 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
 SEARCHES = ("explore_interleavings", "find_violation", "check_lock_exclusion",
             "check_lock_exhaustive")
 
-#: Names by which a cell reaches an object without naming it (flagged for a human).
-_COMPUTED = {"getattr", "globals", "vars", "locals", "eval", "exec", "compile",
-             "__import__", "import_module", "modules", "__dict__"}
-
-
-def _history() -> list:
-    """The cells the IPython kernel has run, in order (a student's own notebook), or []."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return []
-    shell = get_ipython()
-    history = shell.user_ns.get("In") if shell is not None else None
-    return [cell for cell in history if isinstance(cell, str)] if isinstance(
-        history, list) else []
+#: What runs the lock of part 1: a schedule whose definition runs it in a loop, or at
+#: random, was found by a search of the student's own.
+_RUNS_THE_LOCK = ("simulate_shared", "try_schedule", "replay_schedule", "run_with_threads",
+                  "lock_demo", "broken_lock", "Replayer", "RecordedLock")
 
 
 def forbid_searched_schedule(name: str, cells=None, searches: Iterable[str] = SEARCHES,
                              ) -> None:
-    """Fail when the student's cells compute the schedule ``name`` with a library search.
+    """Fail when the student's cells compute the schedule ``name`` with a search.
 
     A schedule asked for by hand is data; what computed it is read from the source
-    of the student's cells (:func:`~.static.used_names`: the names its definition
-    and the student's definitions it uses reach, import aliases resolved). ``cells``
-    is where that source comes from: a stand-in of the same notebook (under
-    ``nbgrader autograde``: its ``student_sources()``), a list of cell sources, or
-    anything else (None, or the student's own class in their notebook) for the
-    cells the IPython kernel ran (outside IPython nothing is checked). A lookup by
-    computed name is flagged for review.
+    of the student's cells (:func:`~.library.forbid_computed_with`, which says where
+    the source comes from: ``cells`` is a stand-in of the same notebook, a list of
+    cell sources, or None for the cells the IPython kernel ran). It fails when the
+    statements that give the schedule its value reach one of the library's
+    ``searches``, or run the lock (``simulate_shared``, ``try_schedule``...) in a loop,
+    a function that calls itself or at random: a search of the student's own. Running
+    a schedule written by hand (``try_schedule([0, 1, 0, 1]).schedule``) is no search.
+    A schedule drawn at random without running the lock, and a lookup by computed
+    name, are flagged for review.
 
     >>> forbid_searched_schedule("mine", ["mine = [0, 1, 0, 1]"])
     >>> cells = ["from collective_lib.shared_memory import explore_interleavings as ei",
@@ -242,28 +205,25 @@ def forbid_searched_schedule(name: str, cells=None, searches: Iterable[str] = SE
     mine is computed with the library's `explore_interleavings`;
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
-    if is_stand_in(cells):
-        try:
-            sources = cells.student_sources()
-        except Exception:              # no stand-in to read: the name's own cell fails
-            return
-    elif isinstance(cells, (list, tuple)):
-        sources = [str(cell) for cell in cells]
-    else:                              # the student's own objects, in their notebook
-        sources = _history()
-    searches = set(searches)
-    used = static.used_names(sources, name)
-    found = sorted(used & searches)
-    if found:
+    sources = forbid_computed_with(
+        name, cells, searches, asks="this part asks for a schedule you find yourself "
+        "(try_schedule shows what one does). Write it as a list of PE numbers")
+    if sources is None:
+        return
+    used = static.used_names(sources, name, every=True)
+    runs = [run for run in _RUNS_THE_LOCK if run in used]
+    repeated = static.repetitions(sources, name)
+    if runs and repeated:
         raise _failure(
-            f"{name} is computed with the library's `{found[0]}`; this part asks for a "
-            "schedule you find yourself (try_schedule shows what one does). Write it as "
-            f"a list of PE numbers. Not allowed here: "
-            f"{', '.join(f'`{n}`' for n in sorted(searches))}.", "uses_library")
-    computed = sorted(used & _COMPUTED)
-    if computed:
-        flag_for_review(f"{name}: its cells reach objects by computed names "
-                        f"({', '.join(computed)})")
+            f"{name} is found by a search of your own: the statements that give it its "
+            f"value run the lock (`{runs[0]}`) and use {' and '.join(repeated)}. Part 1 asks "
+            "for a schedule found by reasoning: try_schedule may show what a schedule you "
+            "wrote does, but not search for one. Write the schedule as a list of PE "
+            "numbers.", "uses_library")
+    drawn = [how for how in repeated if how in ("random numbers", "a seed")]
+    if drawn:
+        flag_for_review(f"{name}: its definition uses {' and '.join(drawn)}; part 1 asks "
+                        "for a schedule found by reasoning")
 
 
 def _lock_name(lock) -> str:
@@ -377,7 +337,7 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     name = _lock_name(lock)
-    with wall_clock_limit(time_limit_s, _wrapped(
+    with wall_clock_limit(time_limit_s, wrapped(
             f"{name} did not finish within {time_limit_s:g} s of real time. Is there a "
             "loop in acquire() or release() that never yields an operation (such as "
             "`while True: pass`)?")):
@@ -473,7 +433,7 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
     name = _lock_name(lock)
     if not progress:            # judged alone, exclusion counts only if PEs get through
         _check_someone_enters(lock, name, time_limit_s)
-    with wall_clock_limit(time_limit_s, _wrapped(
+    with wall_clock_limit(time_limit_s, wrapped(
             f"checking {name} on random interleavings took more than "
             f"{time_limit_s:g} s of real time. Is there a loop in acquire() or "
             "release() that never yields an operation?")):
@@ -612,7 +572,7 @@ def _searched(what: str, time_limit_s: float, search: Callable, *args, **kwargs)
     """``search(*args, **kwargs)`` within the time limit, silenced; the lock's exception
     becomes a failure that explains it."""
     try:
-        with quiet(), wall_clock_limit(time_limit_s, _wrapped(
+        with quiet(), wall_clock_limit(time_limit_s, wrapped(
                 f"checking the interleavings of {what} took more than {time_limit_s:g} s "
                 "of real time. Is there a loop in acquire() or release() that never "
                 "yields an operation?")):
@@ -677,7 +637,7 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
                           lock=recorded, rounds=rounds, progress=progress)
         origin = f"the random interleaving of seed {getattr(found, 'seed', None)}"
     if found is None:
-        with quiet(), wall_clock_limit(time_limit_s, _wrapped(
+        with quiet(), wall_clock_limit(time_limit_s, wrapped(
                 f"checking {what} with one PE holding the lock took more than "
                 f"{time_limit_s:g} s of real time. Is there a loop in acquire() that "
                 "never yields an operation?")):
@@ -685,7 +645,7 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
         finish = ", and both finish" if progress else ""
         if covered is None:
             return f"every interleaving keeps the PEs apart{finish}"
-        return _wrapped(
+        return wrapped(
             f"too many interleavings to check them all (more than {max_runs} states), so "
             f"these were checked: every interleaving of the first {covered} steps, "
             f"{_FALLBACK_SEEDS} random interleavings of whole runs, one PE holding the lock "
@@ -728,7 +688,7 @@ def _check_someone_enters(lock, name: str, time_limit_s: float = 10.0,
     from ..shared_memory import simulate_shared
     tries = [(1, None), (2, None), (2, 0), (2, 1), (2, 2)]
     try:
-        with quiet(), wall_clock_limit(time_limit_s, _wrapped(
+        with quiet(), wall_clock_limit(time_limit_s, wrapped(
                 f"checking whether {name} lets a PE in took more than {time_limit_s:g} s "
                 "of real time. Is there a loop in acquire() or release() that never yields "
                 "an operation?")):

@@ -8,6 +8,9 @@ notebook, not from the student's process):
 * :func:`used_names` — every name, attribute and string a function reaches,
   following the student's own helper functions, as
   :func:`~collective_lib.grading.forbid_library_calls` needs;
+* :func:`every_binding` and :func:`repetitions` — every statement that gives a
+  value its value (a table or a schedule built at the top of a cell, in a loop),
+  and whether they repeat or draw at random, for a value asked for by hand;
 * :func:`dynamic_lookups` — the ways to reach an object without naming it
   (``getattr`` with a computed name, ``globals()``, ``eval``, ``importlib``,
   ``sys.modules``, ``inspect.getsource``...), which get a submission flagged
@@ -35,8 +38,9 @@ import difflib
 import functools
 import textwrap
 
-__all__ = ["definitions", "used_names", "dynamic_lookups", "canonical_labels", "similarity", "node_source",
-           "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES"]
+__all__ = ["definitions", "every_binding", "used_names", "repetitions", "dynamic_lookups",
+           "canonical_labels", "similarity", "node_source", "likeness", "REVIEW_SIMILARITY",
+           "REVIEW_MIN_NODES"]
 
 # At least this similar to a library function: a human should look (flag, never zero).
 # Measured on the course's assignments: a library function with names and a line or
@@ -81,19 +85,79 @@ def definitions(sources: list) -> dict:
     return found
 
 
-def _walk_reachable(sources: list, name: str):
-    """The nodes of ``name``'s definition and of the student's definitions it reaches."""
-    defined = definitions(sources)
+def _bound_names(statement) -> set:
+    """The names a top-level statement defines, binds or changes anywhere inside it (in a
+    loop, an ``if``, a ``with``...; not inside a function it defines): assigned, a loop's
+    variable, an item or attribute assigned, or the object of a method call
+    (``table.update(...)``)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    found, todo = set(), [statement]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.id)
+        elif (isinstance(node, (ast.Subscript, ast.Attribute))
+              and isinstance(node.ctx, (ast.Store, ast.Del))
+              or isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            base = node.func.value if isinstance(node, ast.Call) else node.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                found.add(base.id)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            continue
+        if not isinstance(node, ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _plainly_defines(statement, name: str) -> bool:
+    """Whether a top-level statement gives ``name`` a new value from scratch: a ``def`` or
+    ``class`` of that name, or an assignment to the name itself."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return statement.name == name
+    targets = (statement.targets if isinstance(statement, ast.Assign) else
+               [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+    return any(isinstance(node, ast.Name) and node.id == name
+               and isinstance(node.ctx, ast.Store)
+               for target in targets for node in ast.walk(target))
+
+
+def every_binding(sources: list) -> dict:
+    """``{name: [statement, ...]}``: for every name, the top-level statements that give it
+    its value, in order: the last that defines it from scratch (a ``def``, a ``class``, an
+    assignment to the name), and every later one that binds or changes it anywhere inside
+    (a loop that assigns it, ``table[k] = ...``, ``table.update(...)``)."""
+    found = {}
+    for source in sources:
+        tree = _parse(source)
+        for statement in tree.body if tree is not None else ():
+            for bound in _bound_names(statement):
+                if _plainly_defines(statement, bound):
+                    found[bound] = [statement]
+                else:
+                    found.setdefault(bound, []).append(statement)
+    return found
+
+
+def _walk_reachable(sources: list, name: str, every: bool = False):
+    """The nodes of ``name``'s definition and of the student's definitions it reaches
+    (with ``every``, of every statement that gives each its value: :func:`every_binding`)."""
+    defined = every_binding(sources) if every else {
+        key: [node] for key, node in definitions(sources).items()}
     todo, seen = [name.split(".")[0]], set()
     while todo:
         current = todo.pop()
         if current in seen or current not in defined:
             continue
         seen.add(current)
-        for node in ast.walk(defined[current]):
-            yield node
-            if isinstance(node, ast.Name) and node.id in defined:
-                todo.append(node.id)
+        for statement in defined[current]:
+            for node in ast.walk(statement):
+                yield node
+                if isinstance(node, ast.Name) and node.id in defined:
+                    todo.append(node.id)
 
 
 def _import_aliases(sources: list) -> dict:
@@ -107,15 +171,23 @@ def _import_aliases(sources: list) -> dict:
     return found
 
 
-def used_names(sources: list, name: str) -> set:
+def used_names(sources: list, name: str, *, every: bool = False) -> set:
     """Names, attributes, imported names and string constants ``name`` reaches.
 
     A string counts with each of its words, so ``catalog()["binomial_broadcast"]``
     and ``getattr(module, "binomial_broadcast")`` use ``binomial_broadcast``; a name
     imported under another (``import ... as ei``) counts with its own name too.
+    A name is followed to its last top-level definition; with ``every``, to every
+    statement that gives it its value (:func:`every_binding`), as a value computed at
+    the top of a cell (a table, a schedule found by a loop) needs.
+
+    >>> cells = ["table = {}", "for p in (4, 8):\\n    table[p] = simulate(p)\\n"]
+    >>> "simulate" in used_names(cells, "table"), "simulate" in used_names(
+    ...     cells, "table", every=True)
+    (False, True)
     """
     used, docstrings = set(), set()
-    for node in _walk_reachable(sources, name):
+    for node in _walk_reachable(sources, name, every):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = node.body[0] if node.body else None
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
@@ -137,6 +209,42 @@ def used_names(sources: list, name: str) -> set:
     used.discard("")
     aliases = _import_aliases(sources)
     return used | {aliases[alias] for alias in used & aliases.keys()}
+
+
+#: Names that draw at random (the modules ``random`` and ``numpy.random``).
+_RANDOM = {"random", "randrange", "randint", "choice", "choices", "shuffle", "sample",
+           "default_rng", "integers", "permutation", "uniform"}
+
+
+def repetitions(sources: list, name: str) -> list:
+    """How the statements that give ``name`` its value (:func:`every_binding`), and the
+    student's definitions they reach, repeat or draw at random: loops, comprehensions, a
+    function that calls itself, random numbers, a ``seed=`` argument; empty for a value
+    written as data or computed in one pass.
+
+    >>> repetitions(["mine = [0, 1] * 2"], "mine")
+    []
+    >>> repetitions(["for s in range(9):\\n    mine = try_it(s)\\n"], "mine")
+    ['a for loop']
+    """
+    found = []
+    for node in _walk_reachable(sources, name, every=True):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            found.append("a for loop")
+        elif isinstance(node, ast.While):
+            found.append("a while loop")
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            found.append("a comprehension")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(inner, ast.Name) and inner.id == node.name
+                for inner in ast.walk(node)):
+            found.append(f"{node.name}, which calls itself")
+        elif isinstance(node, ast.keyword) and node.arg == "seed":
+            found.append("a seed")
+        elif (isinstance(node, ast.Name) and node.id in _RANDOM
+              or isinstance(node, ast.Attribute) and node.attr in _RANDOM):
+            found.append("random numbers")
+    return list(dict.fromkeys(found))
 
 
 def _words(text: str) -> list:

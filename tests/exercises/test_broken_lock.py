@@ -160,6 +160,38 @@ while not (yield cas(self.cell, 0, 1)):
     yield pause(delay)
     delay += 1
 """
+# Part 1 answered by a search of one's own, built from simulate_shared and
+# exclusion_violation (a student audit): full marks, unflagged.
+OWN_SEARCH_BOTH_INSIDE = """
+import itertools
+for candidate in itertools.product([0, 1], repeat=4):
+    run = simulate_shared(lock_demo, 2, lock=broken_lock, rounds=1,
+                          schedule=list(candidate), stop_after=4)
+    if exclusion_violation(run.trace) is not None:
+        schedule_both_inside = list(candidate)
+        break
+"""
+OWN_SEARCH_TWO_LOST = """
+for seed in range(10000):
+    run = simulate_shared(lock_demo, 2, lock=broken_lock, rounds=2, seed=seed)
+    if run.complete and run.memory["counter"] == 2:
+        schedule_two_lost = list(run.schedule)
+        break
+"""
+# Schedules written by hand and looked at with try_schedule, as the notebook suggests.
+LOOKED_AT_BOTH_INSIDE = """
+schedule_both_inside = [0, 1, 0, 1]
+run = try_schedule(schedule_both_inside)
+assert exclusion_violation(run.trace) is not None
+"""
+LOOKED_AT_TWO_LOST = """
+schedule_two_lost = []
+for pe, steps in [(0, 1), (1, 1), (0, 2), (1, 7), (0, 7), (1, 2)]:
+    schedule_two_lost += [pe] * steps
+run = try_schedule(schedule_two_lost, rounds=2)
+assert run.complete and run.memory["counter"] == 2
+"""
+
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -209,6 +241,10 @@ def build_submissions(source: Path) -> dict:
         "ttas_fetch_add": lock(TTAS_FETCH_ADD_ACQUIRE),
         "cas_exponential": lock(CAS_EXPONENTIAL_ACQUIRE),
         "cas_linear": lock(CAS_LINEAR_ACQUIRE),
+        "own_search": [("schedule_both_inside_solution", OWN_SEARCH_BOTH_INSIDE),
+                       ("schedule_two_lost_solution", OWN_SEARCH_TWO_LOST)],
+        "looked_at": [("schedule_both_inside_solution", LOOKED_AT_BOTH_INSIDE),
+                      ("schedule_two_lost_solution", LOOKED_AT_TWO_LOST)],
     })
     # the ticket lock declares the cell it serves from (memory is outside the answer)
     ticket = h.find_cell(built["ticket"], "fixed_lock_solution")
@@ -478,6 +514,27 @@ def test_a_lock_that_lets_nobody_in_gets_nothing(graded):
         assert "keeps the PEs apart only because it lets nobody in" in text, cell
 
 
+def test_schedules_found_by_a_search_of_ones_own_lose_part_1(graded):
+    _, results = graded
+    result = results["own_search"]
+    assert result.scores == {**FULL, "both_inside_tests": 0, "two_lost_tests": 0}
+    for cell, name in (("both_inside_tests", "schedule_both_inside"),
+                       ("two_lost_tests", "schedule_two_lost")):
+        text = _flat(result.messages(cell))
+        assert f"{name} is found by a search of your own" in text
+        assert "Part 1 asks for a schedule found by reasoning" in text
+
+
+def test_schedules_written_by_hand_and_looked_at_keep_full_marks(graded):
+    course, results = graded
+    from nbgrader.api import Gradebook          # slow to import: only here
+    h.assert_full_marks(results["looked_at"])
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        flagged = {grade.name: grade.needs_manual_grade for grade in
+                   gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "looked_at").grades}
+    assert not flagged["both_inside_tests"] and not flagged["two_lost_tests"]
+
+
 def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     _, results = graded
     result = results["searched"]
@@ -493,6 +550,7 @@ def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     ("still_broken", "random_tests"), ("forgets_yield", "random_tests"),
     ("gives_up", "random_tests"), ("never_releases", "timed_tests"),
     ("searched", "both_inside_tests"), ("crashes", "timed_tests"),
+    ("own_search", "both_inside_tests"), ("own_search", "two_lost_tests"),
     ("lets_nobody_in", "random_tests"), ("lets_nobody_in", "exhaustive_tests"),
     ("undoes_failed_try", "exhaustive_tests"),
     ("no_overlap", "both_inside_tests"), ("incomplete", "two_lost_tests"),
@@ -557,6 +615,7 @@ CAUGHT_BY_VALIDATE = {
     "searched": "schedule_both_inside is computed with the library's "
                 "`explore_interleavings`; this part asks for a schedule you find "
                 "yourself",
+    "own_search": "schedule_both_inside is found by a search of your own",
     "lets_nobody_in": "FixedLock with p=1 PE, 2 rounds each, never finished",
 }
 
@@ -574,6 +633,7 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("wrong_schedules", "two_lost_tests", "wrong_entry"),
     ("searched", "both_inside_tests", "uses_library"),
     ("searched", "two_lost_tests", "uses_library"),
+    ("own_search", "both_inside_tests", "uses_library"),
     ("lets_nobody_in", "random_tests", "no_entry"),
     ("lets_nobody_in", "exhaustive_tests", "no_entry"),
 ])

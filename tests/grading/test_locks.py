@@ -544,3 +544,71 @@ def test_a_schedule_reached_by_computed_names_is_flagged():
     assert take_review_flags() == ["mine: its cells reach objects by computed names "
                                    "(getattr)"]
 
+
+# -- schedules found by a search of the student's own ----------------------------------
+
+OWN_SEARCHES = {
+    "product": ["import itertools",
+                "for candidate in itertools.product([0, 1], repeat=4):\n"
+                "    run = simulate_shared(lock_demo, 2, lock=broken_lock, rounds=1,\n"
+                "                          schedule=list(candidate), stop_after=4)\n"
+                "    if exclusion_violation(run.trace) is not None:\n"
+                "        mine = list(candidate)\n"
+                "        break\n"],
+    "random": ["import random",
+               "while True:\n"
+               "    candidate = [random.randrange(2) for _ in range(20)]\n"
+               "    run = try_schedule(candidate, rounds=2)\n"
+               "    if run.complete and run.memory['counter'] == 2:\n"
+               "        break\n",
+               "mine = candidate"],
+    "seeds": ["def search():\n"
+              "    for seed in range(1000):\n"
+              "        run = simulate_shared(lock_demo, 2, lock=broken_lock, rounds=2,\n"
+              "                              seed=seed)\n"
+              "        if run.memory['counter'] == 2:\n"
+              "            return run.schedule\n",
+              "mine = search()"],
+    "recursion": ["def extend(prefix):\n"
+                  "    run = try_schedule(prefix)\n"
+                  "    if exclusion_violation(run.trace):\n"
+                  "        return prefix\n"
+                  "    return extend(prefix + [len(prefix) % 2])\n",
+                  "mine = extend([])"],
+    "one_seed": ["mine = simulate_shared(lock_demo, 2, lock=broken_lock, rounds=2,\n"
+                 "                       seed=17).schedule"],
+}
+
+
+@pytest.mark.parametrize("how", sorted(OWN_SEARCHES))
+def test_a_schedule_found_by_a_search_of_ones_own_is_refused(how):
+    # a student audit: both cells of part 1 full marks, unflagged
+    with pytest.raises(AssertionError) as excinfo:
+        forbid_searched_schedule("mine", OWN_SEARCHES[how])
+    assert failure_kind(excinfo.value) == "uses_library"
+    text = message(excinfo)
+    assert text.startswith("mine is found by a search of your own:"), text
+    assert "Part 1 asks for a schedule found by reasoning" in text
+    assert "try_schedule may show what a schedule you wrote does" in text
+    first, *rest = str(excinfo.value).split("\n")
+    assert len(f"AssertionError: {first}") <= 83 and all(len(line) <= 83 for line in rest)
+    take_review_flags()
+
+
+def test_a_schedule_written_by_hand_and_looked_at_with_try_schedule_passes():
+    forbid_searched_schedule("mine", [
+        "mine = [0, 1, 0, 1]",
+        "run = try_schedule(mine)\nassert exclusion_violation(run.trace) is not None"])
+    forbid_searched_schedule("mine", [
+        "mine = []\nfor pe, steps in [(0, 1), (1, 1), (0, 2), (1, 4)]:\n"
+        "    mine += [pe] * steps\n",
+        "for rounds in (1, 2):\n    try_schedule(mine, rounds=rounds)"])
+    forbid_searched_schedule("mine", ["mine = [pe for pe in (0, 1) for _ in range(5)]"])
+    assert take_review_flags() == []
+
+
+def test_a_schedule_drawn_at_random_is_flagged():
+    forbid_searched_schedule("mine", ["import random",
+                                      "mine = [random.randrange(2) for _ in range(4)]"])
+    assert take_review_flags() == ["mine: its definition uses random numbers; part 1 asks "
+                                   "for a schedule found by reasoning"]
