@@ -5,10 +5,10 @@ must hide solutions and hidden tests), then the instructor's solution (full
 marks) and wrong tables and wrong, slow, crashing, deadlocking, endless and
 library-calling programs (partial marks, a helpful message in the failing cell,
 quick grading) are autograded in one nbgrader run. Each single typical bug costs only the cell
-that grades it: a ring that sends the wrong way round, starts from zeros or crashes at p = 1
-keeps the time points, and the table cells are graded independently of the program. A ring
-mirrored (right results, every partial sum sent to the right) loses the time cell's points,
-which grade the left-hand ring the task asks for.
+that grades it: a ring that starts from zeros or crashes at p = 1 keeps the time points, and
+the table cells are graded independently of the program. A ring mirrored (every partial sum
+sent to the right, with right results or not) loses the time cell's points, which grade the
+left-hand ring the task asks for, and so does a program that computes the reduction on no p.
 
 Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook: the
 Validate button must not say "Success!" for any of them (the visible checks catch each one
@@ -97,6 +97,31 @@ for i in range(1, p):
     partial = mine if received is None else op(mine, received[1])
     received = yield sendrecv(left, ((me + i) % p, partial), right)
 return data[me] if received is None else op(data[me], received[1])
+'''
+
+# Programs that reduce nothing (a student audit): the ring's traffic to the left, returning
+# nothing, and the same mirrored to the right, returning the node's own message. Both got the
+# time points, which measured every run that finished, whatever its results.
+RING_REDUCES_NOTHING = '''
+for i in range(1, p):
+    yield sendrecv((me - 1) % p, data[me], (me + 1) % p)
+return None
+'''
+RING_MIRRORED_STUB = '''
+for i in range(1, p):
+    yield sendrecv((me + 1) % p, data[me], (me - 1) % p)
+return data[me]
+'''
+# An honest variant: a send, then a recv, instead of sendrecv.
+RING_SEND_THEN_RECV = '''
+from collective_lib import recv, send
+left, right = (me - 1) % p, (me + 1) % p
+received = None
+for i in range(1, p):
+    mine = data[(me + i) % p]
+    yield send(left, mine if received is None else op(mine, received))
+    received = yield recv(right)
+return data[me] if received is None else op(data[me], received)
 '''
 
 RING_DIRECT = '''
@@ -196,6 +221,9 @@ def build_submissions(source):
         "calls_library": program(RING_CALLS_LIBRARY),
         "hides_library": program(RING_HIDES_THE_LIBRARY),
         "shares_globals": program(RING_SHARES_GLOBALS),
+        "reduces_nothing": program(RING_REDUCES_NOTHING),
+        "mirrored_stub": program(RING_MIRRORED_STUB),
+        "send_then_recv": program(RING_SEND_THEN_RECV),
     })
 
 
@@ -234,6 +262,8 @@ VALIDATE = {
     # the library's reductions reject the visible checks' p = 3 (hypercube) and p = 2 (mesh)
     "calls_library": (RING_CALLS_LIBRARY, None, ["for p=3 raised ValueError"]),
     "hides_library": (RING_HIDES_THE_LIBRARY, None, ["for p=2 raised ValueError"]),
+    "reduces_nothing": (RING_REDUCES_NOTHING, None,
+                        ["wrong result of my_all_to_all_red_ring for p=4"]),
 }
 WRITTEN = {"mesh_answer": "Columns first, with messages of m sqrt(p) words, then rows."}
 
@@ -300,10 +330,18 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
 
 
 @pytest.mark.parametrize("student, scores, cell, messages", [
-    # sending to the right costs the results, not the time (one bug, one deduction)
-    ("to_the_right", {"program_tests": 0}, "program_tests",
+    # sending to the right: the results are wrong, and the time cell grades the left-hand ring
+    ("to_the_right", {"program_tests": 0, "time_tests": 0}, "program_tests",
      ["wrong result of my_all_to_all_red_ring for p=4: PE 0 returned",
       "Hint: send to the LEFT neighbour me - 1, receive from the right one, me + 1."]),
+    ("to_the_right", {"program_tests": 0, "time_tests": 0}, "time_tests",
+     ["for p = 8 node 0 sent a message to node 1"]),
+    # programs that reduce nothing get no time points (a student audit: 2/2)
+    ("reduces_nothing", {"program_tests": 0, "time_tests": 0}, "time_tests",
+     ["my_all_to_all_red_ring returned the right results on none of the runs timed here",
+      "See the test of the results"]),
+    ("mirrored_stub", {"program_tests": 0, "time_tests": 0}, "time_tests",
+     ["for p = 8 node 0 sent a message to node 1"]),
     ("from_zeros", {"program_tests": 0}, "program_tests",
      ["for p=1, op=word_max", "0 is neutral for + only"]),
     ("direct", {"time_tests": 0}, "time_tests",
@@ -355,6 +393,14 @@ def test_the_time_test_says_what_it_measured(graded):
         "the time" in _flat(results["crashes"].messages("time_tests"))
     assert results["crashes_at_p1"].scores["time_tests"] == 2
     assert "not measured on this p" not in results["crashes_at_p1"].messages("time_tests")
+
+
+def test_a_program_wrong_on_no_p_but_one_keeps_the_time(graded):
+    # one bug, one deduction: a program that crashes at p = 1 and is right elsewhere keeps
+    # the time points; a send and a recv instead of sendrecv is the same ring
+    _, results = graded
+    assert results["crashes_at_p1"].scores["time_tests"] == 2
+    h.assert_full_marks(results["send_then_recv"])
 
 
 def test_pes_sharing_globals_lose_every_point_of_their_runs(graded):
@@ -461,4 +507,5 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
 test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("direct", "time_tests", "wrong_time"),
     ("mirrored", "time_tests", "wrong_form"),
+    ("reduces_nothing", "time_tests", "too_few_finished"),
 ])
