@@ -9,6 +9,7 @@ that grades it: a ring that starts from zeros or crashes at p = 1 keeps the time
 the table cells are graded independently of the program. A ring mirrored (every partial sum
 sent to the right, with right results or not) loses the time cell's points, which grade the
 left-hand ring the task asks for, and so does a program that computes the reduction on no p.
+Tables computed with the simulator lose their points.
 
 Every typical bug is also handed to ``nbgrader validate`` as a student's saved notebook: the
 Validate button must not say "Success!" for any of them (the visible checks catch each one
@@ -65,6 +66,37 @@ TABLES_UNREADABLE = '''
 sends_4 = {1: ["x0(1)", "x1[2]", "x2[3]", "x3[0]"], 2: [], 3: []}
 results_4 = []
 sends_8, results_8 = {}, []
+'''
+
+# The tables computed with the simulator (a student audit: 4/4), though the task says to work
+# out p = 4 by hand and not to run the simulator.
+TABLES_SIMULATED = '''
+import operator
+
+from collective_lib import sendrecv, simulate
+from collective_lib.grading import sends_by_step
+from collective_lib.networks import Ring
+
+
+def _ring(me, p, data, op):
+    received = None
+    for i in range(1, p):
+        mine = data[(me + i) % p]
+        partial = mine if received is None else op(mine, received)
+        received = yield sendrecv((me - 1) % p, partial, (me + 1) % p)
+    return data[me] if received is None else op(data[me], received)
+
+
+def _tables(p):
+    inputs = [[frozenset({(i, j)}) for j in range(p)] for i in range(p)]
+    run = simulate(_ring, p, inputs, network=Ring(p), op=operator.or_)
+    steps = sends_by_step(run)
+    return ({s: [sorted(steps[s][node]) for node in range(p)] for s in steps},
+            [sorted(result) for result in run.results])
+
+
+sends_4, results_4 = _tables(4)
+sends_8, results_8 = _tables(8)
 '''
 
 RING_TO_THE_RIGHT = '''
@@ -221,7 +253,7 @@ def build_submissions(source):
         "calls_library": program(RING_CALLS_LIBRARY),
         "hides_library": program(RING_HIDES_THE_LIBRARY),
         "shares_globals": program(RING_SHARES_GLOBALS),
-        "reduces_nothing": program(RING_REDUCES_NOTHING),
+        "reduces_nothing": program(RING_REDUCES_NOTHING, TABLES_SIMULATED),
         "mirrored_stub": program(RING_MIRRORED_STUB),
         "send_then_recv": program(RING_SEND_THEN_RECV),
     })
@@ -262,8 +294,9 @@ VALIDATE = {
     # the library's reductions reject the visible checks' p = 3 (hypercube) and p = 2 (mesh)
     "calls_library": (RING_CALLS_LIBRARY, None, ["for p=3 raised ValueError"]),
     "hides_library": (RING_HIDES_THE_LIBRARY, None, ["for p=2 raised ValueError"]),
-    "reduces_nothing": (RING_REDUCES_NOTHING, None,
-                        ["wrong result of my_all_to_all_red_ring for p=4"]),
+    "reduces_nothing": (RING_REDUCES_NOTHING, TABLES_SIMULATED,
+                        ["sends_4 is computed with the library's `sends_by_step`",
+                         "wrong result of my_all_to_all_red_ring for p=4"]),
 }
 WRITTEN = {"mesh_answer": "Columns first, with messages of m sqrt(p) words, then rows."}
 
@@ -277,7 +310,8 @@ FULL = {"tables_p4_tests": 2, "tables_p8_tests": 2, "program_tests": 4, "time_te
         "mesh_answer": 0, "mesh_answer_rubric": 0}
 TABLES_OF = {"to_the_right": {"tables_p4_tests": 0, "tables_p8_tests": 0},
              "direct": {"tables_p8_tests": 0},
-             "plus": {"tables_p4_tests": 0, "tables_p8_tests": 0}}
+             "plus": {"tables_p4_tests": 0, "tables_p8_tests": 0},
+             "reduces_nothing": {"tables_p4_tests": 0, "tables_p8_tests": 0}}
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
@@ -320,6 +354,13 @@ def test_the_reference_answer_stays_in_source(graded):
                                   "step, so in step 7 it holds the messages of 7 nodes"),
     ("plus", "tables_p4_tests", "step 1, node 0: cannot read the term 'x0(1)' (write a term as "
                                 "x3[5]"),
+    # tables computed with the simulator (a student audit: 4/4)
+    ("reduces_nothing", "tables_p4_tests", "sends_4 is computed with the library's "
+                                           "`sends_by_step`; part (a) asks for tables you work "
+                                           "out yourself"),
+    ("reduces_nothing", "tables_p8_tests", "sends_8 is computed with the library's "
+                                           "`sends_by_step`; part (a) asks for tables you work "
+                                           "out yourself"),
 ])
 def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
     _, results = graded
@@ -508,4 +549,6 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("direct", "time_tests", "wrong_time"),
     ("mirrored", "time_tests", "wrong_form"),
     ("reduces_nothing", "time_tests", "too_few_finished"),
+    ("reduces_nothing", "tables_p4_tests", "uses_library"),
+    ("reduces_nothing", "tables_p8_tests", "uses_library"),
 ])
