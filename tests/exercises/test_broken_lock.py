@@ -615,8 +615,10 @@ CAUGHT_BY_VALIDATE = {
     "searched": "schedule_both_inside is computed with the library's "
                 "`explore_interleavings`; this part asks for a schedule you find "
                 "yourself",
-    "own_search": "schedule_both_inside is found by a search of your own",
-    "lets_nobody_in": "FixedLock with p=1 PE, 2 rounds each, never finished",
+    "own_search": ["schedule_both_inside is found by a search of your own",
+                   "schedule_two_lost is found by a search of your own"],
+    "lets_nobody_in": ["FixedLock with p=1 PE, 2 rounds each, never finished",
+                       "FixedLock lets no PE into the critical section"],
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
