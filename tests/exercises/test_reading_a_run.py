@@ -120,6 +120,29 @@ return t
 '''
 
 
+#: A student who tabulates the simulator (a student audit: 9/9): the release named the exact
+#: range of p tested, and the time is a(p) ts + b(p) tw m, so simulated_time_of run for
+#: p = 2..40 gives tables of a and b to paste into the answers as literals.
+TABULATED = "tabulated"
+
+_TABLE_CELLS = {"time_full_duplex": "full_duplex_solution",
+                "time_half_duplex": "half_duplex_solution",
+                "time_all_ports": "all_ports_solution", "time_ring_all_ports": "ring_solution"}
+
+
+def _tabulated(source):
+    """The answers as tables of the simulator's coefficients for p = 2..40 (this student's
+    own SWAPS and COPIES), pasted as literals."""
+    notebook = source
+    values = _values(TABULATED)
+    for function, cell in _TABLE_CELLS.items():
+        a = {p: _times(p, 1, 1.0, 0.0, *values)[function] for p in range(2, 41)}
+        b = {p: _times(p, 1, 0.0, 1.0, *values)[function] for p in range(2, 41)}
+        notebook = h.replace_solution(notebook, cell, f"a = {a!r}\nb = {b!r}\n"
+                                                      "return a[p] * ts + b[p] * tw * m")
+    return notebook
+
+
 def build_submissions(source):
     built = h.submissions(source, {
         "forgets_the_swap": ("full_duplex_solution", FORGETS_THE_SWAP),
@@ -133,6 +156,7 @@ def build_submissions(source):
     })
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_solution(source)
+    built[TABULATED] = _tabulated(source)
     return built
 
 
@@ -143,7 +167,7 @@ def test_release_hides_solution_and_hidden_tests(graded):
     course, _ = graded
     h.assert_release_hides(course, ASSIGNMENT, [
         "SWAPS * (ts + COPIES * tw * m)", "2 * SWAPS", "(p // 2) *", "SWAPS * Tc",
-        "range(2, 41)", "Model answer", "Rubric", "queue"],
+        "range(2, 41)", "513", "Model answer", "Rubric", "queue"],
         shows=["def time_full_duplex(p, m, ts, tw):", "def time_half_duplex(p, m, ts, tw):",
                "def time_all_ports(p, m, ts, tw):", "def time_ring_all_ports(p, m, ts, tw):",
                "YOUR ANSWER HERE", "def spread_and_swap(me, p, data):",   # the program is shown
@@ -249,6 +273,24 @@ def test_an_answer_copied_from_another_variant_fails_without_the_right_values(gr
         rest = re.sub(r"simulated_time_of\([^)]*\)", "", rest)
         assert not re.search(rf"\b{re.escape(f'{want:g}')}\b", rest), (want, message)
         assert f"{want / T:g} T" not in rest, (want, message)
+
+
+def test_the_release_does_not_announce_the_range_of_p(graded):
+    course, _ = graded
+    text = " ".join(h.released_text(course, ASSIGNMENT).split())
+    assert "from 2 to 40" not in text
+    assert "many $p$, small and large" in text
+
+
+def test_tables_of_the_simulator_for_the_announced_p_get_nothing(graded):
+    # a student audit: tables of a(p) and b(p) for p = 2..40, pasted as literals, got 9/9
+    _, results = graded
+    result = results[TABULATED]
+    assert result.scores == {**{cell: 0 for cell in CELLS}, "explain_ring": 0,
+                             "explain_ring_rubric": 0}, result.messages()
+    for cell, message in _failure_messages(result).items():
+        # the p beyond the tables is named, not what the simulator measures there
+        assert "(97, 1, 1.0, 0.0) raised KeyError: '97'" in message, (cell, message)
 
 
 def test_no_message_states_the_simulated_time(graded):
