@@ -45,6 +45,30 @@ inputs = [(value, pe) for pe, value in enumerate(values)]
 return algorithms[algorithm].simulate(len(values), inputs=inputs, op=min_loc).results[0]
 '''
 
+# The algorithm ignored (a student audit): binomial_reduce with the given root, whatever was
+# asked for. Validate passed it (the visible all-reduce combines the same pairs), then the
+# runner cell said 0/2 with a false hint to pass **params on.
+RUNNER_IGNORES_ALGORITHM = '''
+inputs = [(value, pe) for pe, value in enumerate(values)]
+run = algorithms["binomial_reduce"].simulate(len(values), inputs=inputs, op=min_loc, **params)
+return run.results[params.get("root", 0)]
+'''
+
+# Honest variants (a student audit) that keep full marks.
+MIN_LOC_BUILTIN = '''
+return min(a, b)                         # tuples compare value first, then the PE number
+'''
+MIN_LOC_NEW_TUPLE = '''
+if a[0] == b[0]:
+    return (a[0], min(a[1], b[1]))       # a new pair on a tie
+return a if a[0] < b[0] else b
+'''
+RUNNER_FIRST_NOT_NONE = '''
+inputs = [(value, pe) for pe, value in enumerate(values)]
+run = algorithms[algorithm].simulate(len(values), inputs=inputs, op=min_loc, **params)
+return next(result for result in run.results if result is not None)
+'''
+
 RUNNER_WITHOUT_REDUCTION = '''
 smallest = min(values)
 return (smallest, values.index(smallest))
@@ -71,6 +95,10 @@ def build_submissions(source):
         "no_reduction": ("runner_solution", RUNNER_WITHOUT_REDUCTION),
         "runner_on_pe_0": ("runner_solution", RUNNER_ON_PE_0),
         "ignores_root": ("runner_solution", RUNNER_IGNORES_ROOT),
+        "ignores_algorithm": ("runner_solution", RUNNER_IGNORES_ALGORITHM),
+        "min_builtin": ("min_loc_solution", MIN_LOC_BUILTIN),
+        "new_tuple_on_ties": ("min_loc_solution", MIN_LOC_NEW_TUPLE),
+        "first_not_none": ("runner_solution", RUNNER_FIRST_NOT_NONE),
         "wrong_answers": ("commutative_answer", WRONG_ANSWERS),
         "keep_left_honest": [("min_loc_solution", KEEP_LEFT),
                              ("commutative_answer", HONEST_ANSWERS)],
@@ -204,6 +232,24 @@ def test_runner_bugs_cost_the_runner_cell_only(graded, student, message):
     assert message in " ".join(result.messages("runner_tests").split())  # lines broken
 
 
+def test_a_runner_that_ignores_the_algorithm_is_told_so(graded):
+    # a student audit: Validate passed it, and the grader blamed **params, which it passed on
+    _, results = graded
+    result = results["ignores_algorithm"]
+    assert result.scores == {**FULL, "runner_tests": 0}
+    text = " ".join(result.messages("runner_tests").split())
+    assert ("returned the right pair, but min_loc combined the pairs that 'binomial_reduce' "
+            "combines, not those of 'hypercube_allreduce'") in text, text
+    assert "simulate the algorithm that the parameter `algorithm` names" in text
+    assert "**params" not in text
+
+
+@pytest.mark.parametrize("student", ["min_builtin", "new_tuple_on_ties", "first_not_none"])
+def test_honest_variants_keep_full_marks(graded, student):
+    _, results = graded
+    h.assert_full_marks(results[student])
+
+
 def test_a_failing_operator_is_not_charged_again_in_the_runner(graded):
     _, results = graded
     for student in ("crashes", "spins"):
@@ -237,6 +283,9 @@ CAUGHT_BY_VALIDATE = {
     "runner_on_pe_0": "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3)",
     "ignores_root": "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3) "
                     "returned the right pair",
+    "ignores_algorithm": "reduce_min_location([9, 4, 7, 6], "
+                         "'hypercube_allreduce') returned the right pair, but min_loc "
+                         "combined the pairs that 'binomial_reduce' combines",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE, "wrong_answers"],
@@ -257,4 +306,5 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("runner_on_pe_0", "runner_tests", "wrong_result"),
     ("no_reduction", "runner_tests", "wrong_form"),
     ("ignores_root", "runner_tests", "wrong_form"),
+    ("ignores_algorithm", "runner_tests", "wrong_form"),
 ])
