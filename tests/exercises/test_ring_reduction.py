@@ -139,6 +139,13 @@ for i in range(1, p):
     yield sendrecv((me - 1) % p, data[me], (me + 1) % p)
 return None
 '''
+# Right for p = 2 only (one exchange), to the left, in p - 1 steps: the ring's time, no ring.
+RING_RIGHT_FOR_TWO = '''
+received = None
+for i in range(1, p):
+    received = yield sendrecv((me - 1) % p, data[(me + 1) % p], (me + 1) % p)
+return data[me] if received is None else op(data[me], received)
+'''
 RING_MIRRORED_STUB = '''
 for i in range(1, p):
     yield sendrecv((me + 1) % p, data[me], (me - 1) % p)
@@ -255,6 +262,7 @@ def build_submissions(source):
         "shares_globals": program(RING_SHARES_GLOBALS),
         "reduces_nothing": program(RING_REDUCES_NOTHING, TABLES_SIMULATED),
         "mirrored_stub": program(RING_MIRRORED_STUB),
+        "right_for_two": program(RING_RIGHT_FOR_TWO),
         "send_then_recv": program(RING_SEND_THEN_RECV),
     })
 
@@ -383,6 +391,8 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
       "See the test of the results"]),
     ("mirrored_stub", {"program_tests": 0, "time_tests": 0}, "time_tests",
      ["for p = 8 node 0 sent a message to node 1"]),
+    ("right_for_two", {"program_tests": 0, "time_tests": 0}, "time_tests",
+     ["my_all_to_all_red_ring returned the right results on none of the runs timed here"]),
     ("from_zeros", {"program_tests": 0}, "program_tests",
      ["for p=1, op=word_max", "0 is neutral for + only"]),
     ("direct", {"time_tests": 0}, "time_tests",
