@@ -13,7 +13,7 @@ so the same run always gives the same picture.
 from __future__ import annotations
 
 from numbers import Number
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, ref
 
 import numpy as np
 
@@ -242,9 +242,10 @@ def _draw_transfers(ax, lay: Layout, messages, texts, font) -> None:
     to_data = ax.transData.inverted().transform
     neighbours = _PANELS.setdefault(ax.figure, {"nodes": [], "labels": []})
     # a panel drawn again (a player's next frame) forgets its own earlier labels
-    neighbours["labels"] = [label for label in neighbours["labels"] if label[0] is not ax]
+    neighbours["labels"] = [label for label in neighbours["labels"] if label[0]() is not ax]
     nodes = np.vstack([lay.xy] + [to_data(other.transData.transform(xy))
-                                  for other, xy in neighbours["nodes"] if other is not ax])
+                                  for other, xy in _alive(neighbours["nodes"])
+                                  if other is not ax])
     placed = [(*to_data(centre), *np.abs(to_data(centre + size) - to_data(centre)))
               for _, centre, size in neighbours["labels"]]
     frame = to_data(ax.figure.bbox.get_points()).T
@@ -263,7 +264,7 @@ def _draw_transfers(ax, lay: Layout, messages, texts, font) -> None:
     for i in order:
         x, y, *size = spots[i]
         corner = ax.transData.transform([(x, y), (x + size[0], y + size[1])])
-        neighbours["labels"].append((ax, corner[0], corner[1] - corner[0]))
+        neighbours["labels"].append((ref(ax), corner[0], corner[1] - corner[0]))
         ax.text(x, y, texts[i], fontsize=font, ha="center", va="center", zorder=6,
                 gid="label", color=ARROW_COLOUR,
                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
@@ -271,8 +272,15 @@ def _draw_transfers(ax, lay: Layout, messages, texts, font) -> None:
 
 #: Per figure, the panels of :func:`draw_steps` (each axes and its nodes) and the labels
 #: drawn so far (their axes, centre and size in display pixels), which later labels in
-#: other panels keep clear of.
+#: other panels keep clear of. The axes are held by weak references: an axes refers to
+#: its figure, which would never be let go otherwise.
 _PANELS: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def _alive(panels):
+    """The (axes, nodes) of ``panels`` whose axes still exist."""
+    return [(axes, xy) for axes, xy in ((weak(), xy) for weak, xy in panels)
+            if axes is not None]
 
 
 _LABEL_ROUNDS = 3
@@ -433,7 +441,8 @@ def draw_steps(run, steps=None, *, cols=4, label=None):
         frame_axes(ax, lay)
         ax.set_title(f"step {s} of {total}", fontsize=TITLE_FONT)
     fig.tight_layout()
-    _PANELS[fig] = {"nodes": [(ax, lay.xy) for ax in axes.flat[:len(steps)]], "labels": []}
+    _PANELS[fig] = {"nodes": [(ref(ax), lay.xy) for ax in axes.flat[:len(steps)]],
+                    "labels": []}
     for ax, s in zip(axes.flat, steps):
         draw_step(run, s, ax=ax, label=label)
     for ax in axes.flat[1:len(steps)]:

@@ -1,5 +1,7 @@
 """Networks and steps: arrows, labels, holders and link loads are read back from the picture."""
+import gc
 import io
+import weakref
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -71,6 +73,17 @@ def test_labels_keep_clear_of_every_node(name, p):
         for box in boxes:
             assert_clear_of_nodes(ax, lay, box)
         plt.close(ax.figure)
+
+
+def test_a_drawing_of_steps_is_let_go_once_closed():
+    # the labels' bookkeeping per figure must not keep the figure alive
+    run = catalog()["all_to_all_bc_hcube"].simulate(8, inputs=[[i] for i in range(8)])
+    fig = viz.draw_steps(run, cols=3, label=viz.sources_label)
+    plt.close(fig)
+    gone = weakref.ref(fig)
+    del fig
+    gc.collect()
+    assert gone() is None
 
 
 def assert_clear_of_nodes(ax, lay, box):
