@@ -12,6 +12,7 @@ so the same run always gives the same picture.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from numbers import Number
 from weakref import WeakKeyDictionary, ref
 
@@ -21,7 +22,8 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
-from matplotlib.textpath import TextPath
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import text_to_path
 from matplotlib.ticker import MaxNLocator
 
 from ..validate import check_positive_int
@@ -295,19 +297,28 @@ def _length(verts) -> float:
 _LABEL_SPOTS = [(fraction, gap, side) for gap in (0.15, 0.4, 0.8, 1.2, 1.8, 2.6)
                 for fraction in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9, 0.0, 1.0)
                 for side in (1, -1)]
+_SPOT_FRACTIONS, _SPOT_GAPS, _SPOT_SIDES = (np.array(column, dtype=float)
+                                            for column in zip(*_LABEL_SPOTS))
 
 
 def _text_size(ax, text: str, font: float) -> tuple:
     """How wide and high ``text`` with its label box is drawn on ``ax`` (framed: equal
-    aspect), in data units: the glyphs' outline and the box's padding of 0.15 font sizes
-    on every side."""
+    aspect), in data units: the glyphs' advance and the box's padding of 0.15 font
+    sizes on every side, with a little room."""
     fig = ax.figure
     box = ax.get_position()
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     per_point = max((x1 - x0) / (box.width * fig.get_figwidth()),
                     (y1 - y0) / (box.height * fig.get_figheight())) / 72
-    glyphs = TextPath((0, 0), text, size=font).get_extents()
-    return (glyphs.width + 0.75 * font) * per_point, 1.5 * font * per_point
+    return (_text_width(text, font) + 0.6 * font) * per_point, 1.5 * font * per_point
+
+
+@lru_cache(maxsize=4096)
+def _text_width(text: str, font: float) -> float:
+    """The advance of ``text`` in the default font at size ``font``, in points."""
+    width, _, _ = text_to_path.get_text_width_height_descent(
+        text, FontProperties(size=font), ismath=False)
+    return width
 
 
 def _label_spot(nodes, radius: float, verts, size: tuple, placed: list, dots: list,
@@ -322,23 +333,31 @@ def _label_spot(nodes, radius: float, verts, size: tuple, placed: list, dots: li
     its middle would hide one of them; on a cube the labels of parallel arrows meet.
     """
     half = np.divide(size, 2)
-    spots = []
-    for fraction, gap, side in _LABEL_SPOTS:
-        (x, y), d = point_along(verts, fraction)
-        normal = side * np.array([d[1], -d[0]])          # to the arrow's right, or left
-        reach = half[0] * abs(normal[0]) + half[1] * abs(normal[1])
-        spot = np.array([x, y]) + (gap * radius + reach) * normal
-        low, high = spot - half, spot + half
-        on_labels = sum(max(0.0, (size[0] + pw) / 2 - abs(spot[0] - px)) *
-                        max(0.0, (size[1] + ph) / 2 - abs(spot[1] - py))
-                        for px, py, pw, ph in placed)
-        nearest = np.clip(nodes, low, high)              # of the box, to each node
-        on_node = np.hypot(*(nodes - nearest).T).min() < radius
-        outside = not all(lo <= a and b <= hi for a, b, (lo, hi) in zip(low, high, frame))
-        arrows = sum(1 for xy in dots if (low <= xy).all() and (xy <= high).all())
-        spots.append((on_node or outside, on_labels, arrows + 2 * gap + abs(fraction - 0.5),
-                      tuple(spot)))
-    return min(spots)[3]
+    fraction, gap, side = _SPOT_FRACTIONS, _SPOT_GAPS, _SPOT_SIDES
+    along = {f: point_along(verts, f) for f in set(_SPOT_FRACTIONS)}
+    point = np.array([along[f][0] for f in fraction])
+    d = np.array([along[f][1] for f in fraction])
+    normal = side[:, None] * np.stack([d[:, 1], -d[:, 0]], axis=1)   # right, or left
+    reach = np.abs(normal) @ half
+    spot = point + ((gap * radius + reach)[:, None]) * normal
+    low, high = spot - half, spot + half
+    # the area each spot's box shares with the labels placed before it
+    on_labels = np.zeros(len(spot))
+    if placed:
+        px, py, pw, ph = np.array(placed, dtype=float).T
+        on_labels = (np.clip((size[0] + pw) / 2 - np.abs(spot[:, :1] - px), 0, None) *
+                     np.clip((size[1] + ph) / 2 - np.abs(spot[:, 1:] - py), 0, None)).sum(1)
+    nearest = np.clip(nodes[None], low[:, None], high[:, None])    # of each box, to each node
+    on_node = np.hypot(*(nodes[None] - nearest).transpose(2, 0, 1)).min(1) < radius
+    bounds = np.asarray(frame, dtype=float)
+    outside = ((low < bounds[:, 0]) | (high > bounds[:, 1])).any(1)
+    arrows = np.zeros(len(spot))
+    if len(dots):
+        xy = np.asarray(dots, dtype=float)[None]
+        arrows = ((xy >= low[:, None]) & (xy <= high[:, None])).all(2).sum(1)
+    best = np.lexsort((arrows + 2 * gap + np.abs(fraction - 0.5), on_labels,
+                       on_node | outside))[0]
+    return tuple(spot[best])
 
 
 def payload_sources(payload) -> list:
