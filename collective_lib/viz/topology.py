@@ -234,9 +234,10 @@ def _draw_transfers(ax, lay: Layout, messages, texts, font) -> None:
         ax.add_patch(FancyArrowPatch(path=Path(verts), arrowstyle="-|>", mutation_scale=11,
                                      color=ARROW_COLOUR, lw=1.5, zorder=3, gid="message"))
         arrows.append(verts)
-    # points along every arrow, each tagged with its arrow, to see what a label covers
-    dots = [(i, point_along(verts, f)[0]) for i, verts in enumerate(arrows)
-            for f in np.linspace(0.0, 1.0, 9)]
+    # points along every arrow, and whose they are, to see what a label covers
+    dots = np.array([point_along(verts, f)[0] for verts in arrows
+                     for f in np.linspace(0.0, 1.0, 9)]).reshape(-1, 2)
+    owner = np.repeat(np.arange(len(arrows)), 9)
     # What the figure's other panels drew or will draw, in this panel's data units: their
     # labels and nodes (a label may reach into the gap between panels); and the figure's
     # edges, beyond which a label is cut off.
@@ -253,16 +254,16 @@ def _draw_transfers(ax, lay: Layout, messages, texts, font) -> None:
     frame = to_data(ax.figure.bbox.get_points()).T
     order = [i for i in sorted(range(len(arrows)), key=lambda i: _length(arrows[i]))
              if texts[i]]
+    sizes = {i: _text_size(ax, texts[i], font) for i in order}
     spots = {}
     # each label where it covers least of those placed so far; then, twice, each label
     # again where it covers least of all the others (the first ones had the most choice)
     for _ in range(_LABEL_ROUNDS):
         for i in order:
-            size = _text_size(ax, texts[i], font)
             others = placed + [spots[j] for j in order if j in spots and j != i]
-            x, y = _label_spot(nodes, lay.radius, arrows[i], size, others,
-                               [xy for j, xy in dots if j != i], frame)
-            spots[i] = (x, y, *size)
+            x, y = _label_spot(nodes, lay.radius, arrows[i], sizes[i], others,
+                               dots[owner != i], frame)
+            spots[i] = (x, y, *sizes[i])
     for i in order:
         x, y, *size = spots[i]
         corner = ax.transData.transform([(x, y), (x + size[0], y + size[1])])
@@ -321,7 +322,7 @@ def _text_width(text: str, font: float) -> float:
     return width
 
 
-def _label_spot(nodes, radius: float, verts, size: tuple, placed: list, dots: list,
+def _label_spot(nodes, radius: float, verts, size: tuple, placed: list, dots: np.ndarray,
                 frame) -> tuple:
     """The spot beside the arrow ``verts`` for a label of ``size`` that covers none of the
     ``nodes`` (centres of circles of ``radius``) and stays within the figure's ``frame``
@@ -351,10 +352,8 @@ def _label_spot(nodes, radius: float, verts, size: tuple, placed: list, dots: li
     on_node = np.hypot(*(nodes[None] - nearest).transpose(2, 0, 1)).min(1) < radius
     bounds = np.asarray(frame, dtype=float)
     outside = ((low < bounds[:, 0]) | (high > bounds[:, 1])).any(1)
-    arrows = np.zeros(len(spot))
-    if len(dots):
-        xy = np.asarray(dots, dtype=float)[None]
-        arrows = ((xy >= low[:, None]) & (xy <= high[:, None])).all(2).sum(1)
+    xy = dots[None]
+    arrows = ((xy >= low[:, None]) & (xy <= high[:, None])).all(2).sum(1)
     best = np.lexsort((arrows + 2 * gap + np.abs(fraction - 0.5), on_labels,
                        on_node | outside))[0]
     return tuple(spot[best])
