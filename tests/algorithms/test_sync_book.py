@@ -649,3 +649,15 @@ def test_threads_run_the_same_programs_to_the_same_results():
         assert barriers_respected(threads)
         assert threads.results == simulate_shared(barrier_demo, 4, barrier=barrier,
                                                   epochs=5).results == [5] * 4
+
+
+@pytest.mark.parametrize("p", [2, 3, 5])
+def test_the_back_off_doubles_from_1_to_4p_units(p):
+    # Chapter 3, §3.4: the library's lock grows its back-off by the factor 2 (Sanders et al.
+    # say only "a constant"), from 1 unit to at most 4p, while another PE holds the lock.
+    run = simulate_shared(lock_demo, p, lock=ttas_backoff_lock, rounds=1, hold=50 * p * p)
+    holder = next(e.pe for e in run.trace if e.op == "enter")
+    waiter = next(pe for pe in range(p) if pe != holder)
+    pauses = [e.value for e in run.trace if e.op == "pause" and e.pe == waiter]
+    doubling = [min(2 ** k, 4 * p) for k in range(len(pauses))]
+    assert pauses[:8] == doubling[:8], pauses
