@@ -91,9 +91,7 @@ def validate_tests(messages: dict) -> tuple:
             validate_tests(MESSAGES)
     """
     import pytest
-
-    def flat(text: str) -> str:
-        return " ".join(text.split())
+    from nbgrader_harness import flat
 
     def test_validate_passes_the_solution(validated):
         assert validated["solution"].passed, validated["solution"].text

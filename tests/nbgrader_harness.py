@@ -402,6 +402,13 @@ def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: 
     return results
 
 
+def flat(text: str) -> str:
+    """``text`` with every run of white space made one blank: messages break their lines
+    (so that Validate, which cuts lines at 90 characters, shows them whole), and Validate
+    indents them."""
+    return " ".join(text.split())
+
+
 def released_text(course_dir: os.PathLike | str, assignment: str) -> str:
     """All cell sources of the released notebook, joined (to check nothing leaks)."""
     nb = nbformat.read(Path(course_dir) / "release" / assignment / f"{assignment}.ipynb",

@@ -27,7 +27,8 @@ _WIDTH, _FIRST_WIDTH = 80, 64
 def wrapped(text: str) -> str:
     """``text`` with every line longer than the message's width broken at blanks, the
     rest of a line indented as it was (traces and schedules are left as they are when
-    they fit)."""
+    they fit). A code span is never broken, nor a run of words joined by ``"\0"``,
+    which becomes a blank."""
     # a code span (`while not (yield cas(...))`) is never broken: its blanks are held
     text = re.sub(r"`[^`\n]*`", lambda span: span.group().replace(" ", "\0"), text)
     lines = []

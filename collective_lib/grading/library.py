@@ -166,9 +166,7 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
     word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
 
     def fail(name, where):
-        raise CheckFailed(
-            f"{top} uses the library's `{name}` (in {where}); {reason}. "
-            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.", "uses_library")
+        raise _uses_library(top, name, names, reason, where)
 
     seen: set = set()
     home = getattr(program, "__globals__", None)
@@ -216,6 +214,16 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
     visit(program, top)
 
 
+def _uses_library(top: str, name: str, names: set, reason: str,
+                  where: str | None = None) -> CheckFailed:
+    """The failure of a student's ``top`` that uses the library's ``name``, in lines that
+    Validate shows whole (a long function name pushed the forbidden one off the first)."""
+    place = " (in\0" + where.replace(" ", "\0") + ")" if where is not None else ""
+    return CheckFailed(wrapped(
+        f"{top} uses the library's `{name}`{place}; {reason}. "
+        f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}."), "uses_library")
+
+
 def _forbid_at_run_time(standin, names: set, forbidden: dict) -> None:
     """From now to the end of the test cell, run the student's code where the library's
     objects called ``names`` cannot run (the names the library defines, in a module
@@ -237,9 +245,7 @@ def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None
     top = name_of(standin)
     used = static.used_names(sources, top)
     for name in sorted(used & names):
-        raise CheckFailed(
-            f"{top} uses the library's `{name}`; {reason}. "
-            f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}.", "uses_library")
+        raise _uses_library(top, name, names, reason)
     tricks = static.dynamic_lookups(sources)
     if tricks:
         flag_for_review(f"{top}: the cells reach objects by computed names: {', '.join(tricks)}")

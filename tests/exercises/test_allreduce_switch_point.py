@@ -208,10 +208,6 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions)
 
 
-def _flat(text):
-    """``text`` with every run of white space made one blank (messages break their lines)."""
-    return " ".join(text.split())
-
 
 # Validate: a bug in each part as a student's saved notebook, with the messages Validate
 # must show. Neither is endless (one time limit in the whole module is enough), and each
@@ -295,7 +291,7 @@ def test_each_bug_costs_its_cell_with_a_helpful_message(graded, student, scores,
     result = results[student]
     assert {cell: result.scores[cell] for cell in CELLS} == scores, result.messages()
     for cell, message in messages.items():
-        assert message in _flat(result.messages(cell)), result.messages(cell)
+        assert message in h.flat(result.messages(cell)), result.messages(cell)
 
 
 @pytest.mark.parametrize("student, cell, kind", [
@@ -313,7 +309,7 @@ def test_a_failed_check_records_its_kind(graded, student, cell, kind):
 
 def test_a_tie_is_named_as_one(graded):
     _, results = graded
-    assert "(a tie: the ring must be strictly faster)" in _flat(
+    assert "(a tie: the ring must be strictly faster)" in h.flat(
         results["at_least"].messages("derive_tests"))
 
 
@@ -324,7 +320,7 @@ def test_an_answer_copied_from_another_machine_fails_part_ii(graded):
     result = results[COPIER]
     assert {cell: result.scores[cell] for cell in CELLS} == {
         "derive_tests": 4, "simulate_tests": 0}, result.messages()
-    text = _flat(result.messages("simulate_tests"))
+    text = h.flat(result.messages("simulate_tests"))
     found = re.search(r"two_level_switch_point\((\d+), (\d+), (\d+)\) returned (\w+)", text)
     nodes, per_node, m_max = map(int, found.groups()[:3])
     want = _two_level_reference(nodes, per_node, m_max, _machine(COPIER))
@@ -338,7 +334,7 @@ def test_no_message_gives_an_answer_away(graded):
     text = h.released_text(course, ASSIGNMENT)
     assert "885" not in text.replace("switch_point(8, 100, 1)", "")
     for student in ("off_by_one", "no_ceiling", "at_least", "natural_log"):
-        message = _flat(results[student].messages("derive_tests"))
+        message = h.flat(results[student].messages("derive_tests"))
         found = re.search(r"switch_point\((\d+), ([\d.e+-]+), ([\d.e+-]+)\) returned "
                           r"(\d+|None)", message)
         p, ts, tw = int(found.group(1)), float(found.group(2)), float(found.group(3))
@@ -352,7 +348,7 @@ def test_no_message_gives_an_answer_away(graded):
 
 def test_the_visible_checks_say_what_they_do_not_check(graded):
     course, _ = graded
-    text = _flat(h.released_text(course, ASSIGNMENT)).replace('\\n" "', " ")
+    text = h.flat(h.released_text(course, ASSIGNMENT)).replace('\\n" "', " ")
     assert ("Not checked here (the graded tests check them): that None is right for every m "
             "(only m = 4096 is tried here), that no smaller m wins" in text)
     assert ("Not checked here (the graded tests check them): that None is right for every m "

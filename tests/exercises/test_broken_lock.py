@@ -336,11 +336,6 @@ def _shown(result, cell) -> str:
     return "".join(out.get("text", "") for out in result.cell(cell).outputs)
 
 
-def _flat(text: str) -> str:
-    """``text`` with every run of white space one blank: messages break their lines
-    wherever their words fall."""
-    return " ".join(text.split())
-
 
 def test_still_broken_lock_loses_the_random_cell_only(graded):
     _, results = graded
@@ -348,7 +343,7 @@ def test_still_broken_lock_loses_the_random_cell_only(graded):
     # one bug, one deduction: two PEs inside together is charged by the random interleavings;
     # every interleaving finds it too, and says that a cell above charges it
     assert result.scores == {**FULL, "random_tests": 0}
-    random = _flat(result.messages("random_tests"))
+    random = h.flat(result.messages("random_tests"))
     assert "enters the critical section while PE" in random
     assert "schedule [" in random and "write lock := 1" in random
     assert "must be one atomic operation (cas or fetch_add)" in random
@@ -362,10 +357,10 @@ def test_lock_that_never_releases_loses_the_timed_cell_only(graded):
     result = results["never_releases"]
     # one bug, one deduction: a PE waiting forever is charged by the timed runs
     assert result.scores == {**FULL, "timed_tests": 0}
-    timed = _flat(result.messages("timed_tests"))
+    timed = h.flat(result.messages("timed_tests"))
     assert "never finished: some PEs wait forever" in timed
     assert "does release() really free the lock" in timed
-    assert "never finished: some PEs wait forever" in _flat(_shown(result,
+    assert "never finished: some PEs wait forever" in h.flat(_shown(result,
                                                                 "exhaustive_tests"))
 
 
@@ -377,7 +372,7 @@ def test_one_wrong_schedule_costs_its_cell_only(graded, student, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL, cell: 0}
-    assert message in _flat(result.messages(cell))
+    assert message in h.flat(result.messages(cell))
 
 
 def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
@@ -385,10 +380,10 @@ def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
     result = results["crashes"]
     assert result.total == 0
     assert ("schedule_both_inside names PE 7 at step 2, but there are only 2 PEs"
-            in _flat(result.messages("both_inside_tests")))
+            in h.flat(result.messages("both_inside_tests")))
     assert "schedule_two_lost is not complete" in result.messages("two_lost_tests")
     for gid in PART2:
-        text = _flat(result.messages(gid))
+        text = h.flat(result.messages(gid))
         assert "raised AttributeError" in text and "self.cells" in text, gid
 
 
@@ -397,7 +392,7 @@ def test_a_crash_in_the_words_of_a_check_earns_no_credit_for_it(graded):
     result = results["quotes_the_checks"]
     assert result.scores == {**FULL, "timed_tests": 0, "random_tests": 0,
                              "exhaustive_tests": 0}, result.scores
-    assert "raised RuntimeError" in _flat(result.messages("exhaustive_tests"))
+    assert "raised RuntimeError" in h.flat(result.messages("exhaustive_tests"))
 
 
 def test_endless_submission_is_stopped_with_a_helpful_message(graded):
@@ -405,11 +400,11 @@ def test_endless_submission_is_stopped_with_a_helpful_message(graded):
     result = results["endless"]
     assert all(result.scores[g] == result.max_scores[g] for g in PART1)
     assert all(result.scores[g] == 0 for g in PART2)
-    timed = _flat(result.messages("timed_tests"))
+    timed = h.flat(result.messages("timed_tests"))
     assert "did not finish within 5 s of real time" in timed
     for gid in ("random_tests", "exhaustive_tests"):
-        assert "took more than 5 s of real time" in _flat(result.messages(gid)), gid
-        assert "never yields an operation" in _flat(result.messages(gid))
+        assert "took more than 5 s of real time" in h.flat(result.messages(gid)), gid
+        assert "never yields an operation" in h.flat(result.messages(gid))
 
 
 # -- the reference answers (source/broken_lock/_reference.py) -------------------------------
@@ -438,7 +433,7 @@ def test_pes_sharing_a_module_attribute_are_told_so(graded):
     # lock in one process, where the module attribute keeps its value from one replay to
     # the next and the lock breaks (see CAUGHT_BY_VALIDATE below)
     assert board.scores == {**FULL, "timed_tests": 0, "random_tests": 0}
-    assert "PEs must not share Python globals" in _flat(board.messages("timed_tests"))
+    assert "PEs must not share Python globals" in h.flat(board.messages("timed_tests"))
     # the visible part of the timed cell says plainly that it cannot see this
     assert "Not checked here: PEs that coordinate through Python globals" in \
         _shown(board, "timed_tests")
@@ -451,11 +446,11 @@ def test_a_lock_that_stops_waiting_loses_the_exclusion_points(graded):
     # which also lets one PE keep the lock while the others try for long; the cell of
     # every interleaving finds it too and says a cell above charges it
     assert result.scores == {**FULL, "random_tests": 0}
-    random = _flat(result.messages("random_tests"))
+    random = h.flat(result.messages("random_tests"))
     assert "PE 0 took the lock and stayed in the critical section" in random
     assert "PE 1 entered after 61 steps while PE 0 is inside" in random
     assert "Does acquire() stop trying after some number of tries?" in random
-    exhaustive = _flat(_shown(result, "exhaustive_tests"))
+    exhaustive = h.flat(_shown(result, "exhaustive_tests"))
     assert ("an interleaving breaks the lock in a way that a cell above already "
             "charges") in exhaustive
     assert "PE 0 took the lock and stayed in the critical section" in exhaustive
@@ -465,7 +460,7 @@ def test_a_forgotten_yield_is_named_in_the_message(graded):
     _, results = graded
     result = results["forgets_yield"]
     assert result.scores == {**FULL, "random_tests": 0}
-    random = _flat(result.messages("random_tests"))
+    random = h.flat(result.messages("random_tests"))
     assert ("acquire() performed no memory operation before PE 1 entered: is a `yield` "
             "missing before cas(...)?") in random
     assert "Its first 0 steps" not in random and "schedule []" in random
@@ -486,7 +481,7 @@ def test_a_search_that_runs_out_of_states_says_what_it_checked(graded):
     _, results = graded
     result = results["fetch_add"]
     h.assert_full_marks(result)
-    shown = _flat(_shown(result, "exhaustive_tests"))
+    shown = h.flat(_shown(result, "exhaustive_tests"))
     assert "p = 2, 1 round(s) each: every interleaving keeps the PEs apart" in shown
     assert "p = 2, 2 round(s) each: too many interleavings to check them all" in shown
     assert "every interleaving of the first" in shown and "random interleavings" in shown
@@ -496,7 +491,7 @@ def test_a_livelock_only_the_search_finds_is_named(graded):
     _, results = graded
     result = results["undoes_failed_try"]
     assert result.scores == {**FULL, "exhaustive_tests": 0}, result.scores
-    text = _flat(result.messages("exhaustive_tests"))
+    text = h.flat(result.messages("exhaustive_tests"))
     assert "FixedLock with p=2 PEs, 2 rounds each: a livelock." in text
     assert "can repeat forever" in text and "too many interleavings" not in text
 
@@ -507,9 +502,9 @@ def test_a_lock_that_lets_nobody_in_gets_nothing(graded):
     result = results["lets_nobody_in"]
     assert result.scores == {**FULL, "timed_tests": 0, "random_tests": 0,
                              "exhaustive_tests": 0}, result.scores
-    assert "never finished: some PEs wait forever" in _flat(result.messages("timed_tests"))
+    assert "never finished: some PEs wait forever" in h.flat(result.messages("timed_tests"))
     for cell in ("random_tests", "exhaustive_tests"):
-        text = _flat(result.messages(cell))
+        text = h.flat(result.messages(cell))
         assert "FixedLock lets no PE into the critical section" in text, cell
         assert "keeps the PEs apart only because it lets nobody in" in text, cell
 
@@ -520,7 +515,7 @@ def test_schedules_found_by_a_search_of_ones_own_lose_part_1(graded):
     assert result.scores == {**FULL, "both_inside_tests": 0, "two_lost_tests": 0}
     for cell, name in (("both_inside_tests", "schedule_both_inside"),
                        ("two_lost_tests", "schedule_two_lost")):
-        text = _flat(result.messages(cell))
+        text = h.flat(result.messages(cell))
         assert f"{name} is found by a search of your own" in text
         assert "Part 1 asks for a schedule found by reasoning" in text
 
@@ -541,7 +536,7 @@ def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     assert result.scores == {**FULL, "both_inside_tests": 0, "two_lost_tests": 0}
     for cell, name in (("both_inside_tests", "schedule_both_inside"),
                        ("two_lost_tests", "schedule_two_lost")):
-        text = _flat(result.messages(cell))
+        text = h.flat(result.messages(cell))
         assert f"{name} is computed with the library's `explore_interleavings`" in text
         assert "this part asks for a schedule you find yourself" in text
 

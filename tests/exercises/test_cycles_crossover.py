@@ -164,11 +164,6 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
 
 
-def _flat(text):
-    """``text`` with every run of white space made one blank: messages break their lines (so that
-    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
-    return " ".join(text.split())
-
 
 # Validate: the typical bugs as a student's saved notebooks, each with the messages Validate
 # must show. A bug in (i) rides with one in (ii): their checks are independent.
@@ -231,7 +226,7 @@ def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, mess
     _, results = graded
     result = results[student]
     assert result.scores == scores, result.messages()
-    assert message in _flat(result.messages(cell)), result.messages(cell)
+    assert message in h.flat(result.messages(cell)), result.messages(cell)
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
@@ -242,7 +237,7 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
     # the library's crossover passes every visible check: the release says so
     course, _ = graded
     assert ("Not checked here (the graded tests check them): that the search is your own work."
-            in _flat(
+            in h.flat(
                 h.released_text(course, ASSIGNMENT)).replace('" "', ""))
 
 
@@ -266,7 +261,7 @@ def test_an_answer_copied_from_another_variant_fails_without_the_right_values(gr
     _, results = graded
     result = results[COPIER]
     assert result.scores == {"search_tests": 0, "predict_tests": 0}, result.messages()
-    text = _flat(result.messages())
+    text = h.flat(result.messages())
     for found in re.finditer(r"crossover\((\d+), '(\w+)'\) returned", text):
         d, index = int(found.group(1)), found.group(2)
         want = _reference(d, index, _blocks(COPIER))

@@ -158,11 +158,6 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["fit_spins"])
 
 
-def _flat(text):
-    """``text`` with every run of white space made one blank: messages break their lines (so that
-    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
-    return " ".join(text.split())
-
 
 # Validate: the typical slips as a student's saved notebooks (the written answer filled in, so
 # that only the code decides), each with the messages Validate must show. A slip in the fit
@@ -229,7 +224,7 @@ def test_each_slip_costs_only_its_own_cell(graded, student, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, cell: 0}
-    assert message in _flat(result.messages(cell)), result.messages(cell)
+    assert message in h.flat(result.messages(cell)), result.messages(cell)
 
 
 def test_a_crossover_found_numerically_gets_full_marks(graded):
@@ -241,7 +236,7 @@ def test_a_crossover_found_numerically_gets_full_marks(graded):
 
 def test_the_task_states_the_precision_of_m_star(graded):
     course, _ = graded
-    released = _flat(h.released_text(course, ASSIGNMENT))
+    released = h.flat(h.released_text(course, ASSIGNMENT))
     assert "to within $10^{-6}\\max(1, m^*)$ words" in released
 
 
@@ -254,7 +249,7 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
     # every timing: the release says what the graded tests add
     course, _ = graded
     assert ("Not checked here (the graded tests check them): the exact fit on other timings, and "
-            "that the fit is your own work." in _flat(h.released_text(course, ASSIGNMENT)).replace(
+            "that the fit is your own work." in h.flat(h.released_text(course, ASSIGNMENT)).replace(
                 '" "', ""))
 
 
@@ -263,7 +258,7 @@ def test_no_message_answers_a_written_question(graded):
     # and for m* on this machine: no feedback may state them (nor the fit the hidden tests want)
     _, results = graded
     for student, result in results.items():
-        text = _flat(result.messages())
+        text = h.flat(result.messages())
         for answer in ("they are equal at m* =", "2(p-1)/p", "log2 p", "per word it pays",
                        "the least-squares fit with relative residuals is ts ="):
             assert answer not in text, (student, answer)
@@ -296,14 +291,14 @@ def test_a_fit_copied_from_another_variant_fails_without_the_right_values(graded
 
 def _failure_message(result, grade_id):
     """What the failed check of cell ``grade_id`` says (its exception's message), flattened."""
-    return _flat(" ".join(out.get("evalue", "") for out in result.cell(grade_id).get("outputs", [])
+    return h.flat(" ".join(out.get("evalue", "") for out in result.cell(grade_id).get("outputs", [])
                           if out.get("output_type") == "error"))
 
 
 def test_no_message_states_the_constants_of_the_data(graded):
     _, results = graded
     for student, result in results.items():
-        text = _flat(result.messages())
+        text = h.flat(result.messages())
         assert "the data were made with" not in text and "made with ts =" not in text, student
         if student in ("solution", *SOLUTION_IDS):
             continue

@@ -74,11 +74,6 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spinning_rank"])
 
 
-def _flat(text):
-    """``text`` with every run of white space made one blank: messages break their lines (so that
-    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
-    return " ".join(text.split())
-
 
 # Validate: the typical bugs as a student's saved notebooks, each with the messages Validate
 # must show. A bug in (ii) rides with one in (iii): their checks are independent.
@@ -141,7 +136,7 @@ def test_wrong_submissions_get_partial_marks_and_a_message(graded, student, scor
     _, results = graded
     result = results[student]
     assert result.scores == scores, result.messages()
-    assert message in _flat(result.messages(cell)), result.messages(cell)
+    assert message in h.flat(result.messages(cell)), result.messages(cell)
 
 
 @pytest.mark.parametrize("student", ["wrong_gray", "spinning_rank"])
@@ -163,7 +158,7 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
     text = h.released_text(course, ASSIGNMENT)
     for line in ("codes of up to 16 bits, and that gray_of and gray_rank are your own work",
                  "d up to 12, and that fig7_index is your own work, without simulating"):
-        assert "Not checked here (the graded tests check them): " + line in _flat(text).replace(
+        assert "Not checked here (the graded tests check them): " + line in h.flat(text).replace(
             '" "', ""), line
 
 

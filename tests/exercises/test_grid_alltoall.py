@@ -196,11 +196,6 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
 
 
-def _flat(text):
-    """``text`` with every run of white space made one blank: messages break their lines (so that
-    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
-    return " ".join(text.split())
-
 
 # Validate: the typical bugs as a student's saved notebooks (the written answer filled in, so
 # that only the code decides), each with a message Validate must show.
@@ -297,7 +292,7 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
     result = results[student]
     assert result.scores == {**FULL, **scores}
     for message in messages:
-        assert message in _flat(result.messages(cell)), (message, result.messages(cell))
+        assert message in h.flat(result.messages(cell)), (message, result.messages(cell))
 
 
 def test_pes_sharing_globals_lose_every_point_of_their_runs(graded):

@@ -270,11 +270,6 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
 
 
-def _flat(text):
-    """``text`` with every run of white space made one blank: messages break their lines (so that
-    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
-    return " ".join(text.split())
-
 
 # Validate: the typical bugs as a student's saved notebooks (the written answer filled in, so
 # that only the code decides). A table bug rides with a program bug (the cells are independent);
@@ -375,7 +370,7 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
     result = results[student]
     for gid, points in TABLES_OF[student].items():
         assert result.scores[gid] == points, gid
-    assert message in _flat(result.messages(cell)), result.messages(cell)
+    assert message in h.flat(result.messages(cell)), result.messages(cell)
 
 
 @pytest.mark.parametrize("student, scores, cell, messages", [
@@ -431,7 +426,7 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
     result = results[student]
     assert result.scores == {**FULL, **TABLES_OF.get(student, {}), **scores}
     for message in messages:
-        assert message in _flat(result.messages(cell)), (message, result.messages(cell))
+        assert message in h.flat(result.messages(cell)), (message, result.messages(cell))
 
 
 def test_the_time_test_says_what_it_measured(graded):
@@ -441,7 +436,7 @@ def test_the_time_test_says_what_it_measured(graded):
     _, results = graded
     assert "yours took 27" in results["direct"].messages("time_tests")
     assert "my_all_to_all_red_ring finished on 0 of the 2 cases with p >= 2: too few to judge " \
-        "the time" in _flat(results["crashes"].messages("time_tests"))
+        "the time" in h.flat(results["crashes"].messages("time_tests"))
     assert results["crashes_at_p1"].scores["time_tests"] == 2
     assert "not measured on this p" not in results["crashes_at_p1"].messages("time_tests")
 

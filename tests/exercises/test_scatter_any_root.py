@@ -343,11 +343,6 @@ def build_submissions(source):
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
 
 
-def _flat(text):
-    """``text`` with every run of white space made one blank: messages break their lines (so that
-    Validate, which cuts lines at 90 characters, shows them whole), and Validate indents them."""
-    return " ".join(text.split())
-
 
 # Validate: the typical bugs as a student's saved notebooks (the written answer filled in, so
 # that only the code decides), each with a message Validate must show.
@@ -433,7 +428,7 @@ def test_each_bug_costs_exactly_one_cell(graded, student, lost, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, **lost}, result.messages()
-    assert message in _flat(result.messages(cell)), result.messages(cell)
+    assert message in h.flat(result.messages(cell)), result.messages(cell)
 
 
 def test_the_direct_scatter_loses_the_tree_and_the_time(graded):
@@ -443,7 +438,7 @@ def test_the_direct_scatter_loses_the_tree_and_the_time(graded):
     result = results["direct"]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "tree_tests": 0,
                              "time_tests": 0}, result.messages()
-    assert "more than ceil(log2 p) alpha + (p - 1) n beta (Theorem 13.9)" in _flat(
+    assert "more than ceil(log2 p) alpha + (p - 1) n beta (Theorem 13.9)" in h.flat(
         result.messages("time_tests"))
 
 
@@ -459,7 +454,7 @@ def test_a_stub_earns_no_time(graded, student, lost):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, **lost}, result.messages()
-    shown = _flat(result.messages("time_tests"))
+    shown = h.flat(result.messages("time_tests"))
     assert ("the time is measured on the runs that finish with messages that carry the data, "
             "and halving_scatter did so on 0 of the 42 cases with p >= 2: for p = 8, root 0 "
             "the root sent 0 words of the messages, but the (p - 1) n = 21 words of the other "
@@ -495,7 +490,7 @@ def test_words_hidden_in_a_string_lose_the_time_points(graded):
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "time_tests": 0}
     assert result.cell("time_tests").metadata["collective_lib"] == {"failure": "message_size"}
     assert ("the size of the message from PE 0 to PE 4 cannot be checked: it holds '[["
-            in _flat(result.messages("time_tests")))
+            in h.flat(result.messages("time_tests")))
 
 
 @pytest.mark.parametrize("student", ["shares_globals", "shares_when_it_can"])
@@ -515,7 +510,7 @@ def test_calling_the_library_gets_no_credit(graded):
     _, results = graded
     result = results["calls_library"]
     assert result.total == 0
-    assert "uses the library's `binomial_scatter`" in _flat(result.messages("correctness_tests"))
+    assert "uses the library's `binomial_scatter`" in h.flat(result.messages("correctness_tests"))
 
 
 @pytest.mark.parametrize("student, cell, message", [
@@ -530,7 +525,7 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, 
     _, results = graded
     result = results[student]
     assert result.total == 0
-    assert message in _flat(result.messages(cell)), result.messages(cell)
+    assert message in h.flat(result.messages(cell)), result.messages(cell)
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
@@ -540,7 +535,7 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
 def test_the_visible_checks_say_what_they_do_not_check(graded):
     # PEs that share globals pass every visible check: the release says so where it runs them
     course, _ = graded
-    released = _flat(h.released_text(course, ASSIGNMENT)).replace('" "', "")
+    released = h.flat(h.released_text(course, ASSIGNMENT)).replace('" "', "")
     assert ("Not checked here (the graded tests check them): every p up to 40 (every root up to "
             "p = 16, six" in released and "roots beyond), each PE in its own process" in released)
 
@@ -587,7 +582,7 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
     text = failures_text(ASSIGNMENT, list(cells.values()))
     assert "correctness_tests (4 points): failed in 10 of 22 submissions (45%)" in text
     assert ("e.g. (hides_its_size) halving_scatter for p=8, root=0: the size of the message "
-            "from PE 0 to PE 4 cannot be checked: it holds '[[") in _flat(text)
+            "from PE 0 to PE 4 cannot be checked: it holds '[[") in h.flat(text)
     # the kind is kept beside the message in the autograded notebook, and only there
     assert results["spins"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "time_limit"}
