@@ -578,7 +578,8 @@ def test_the_pdf_edition_holds_every_chapter_and_figure(site, pages, tmp_path):
     chromium = next(filter(None, map(shutil.which, book_pdf.browser_check.CHROMIUM_NAMES)), None)
     assert chromium is not None, "no Chromium on PATH: `make test` installs it"
     pdf = PdfReader(book_pdf.print_book(site, tmp_path / "book.pdf", chromium))
-    text = "\n".join(page.extract_text() for page in pdf.pages)
+    page_texts, small = read_pages(pdf)
+    text = "\n".join(page_texts)
     flat = " ".join(text.split())
     titles = [pages[site / f"{page}.html"].find("h1").get_text(" ", strip=True).rstrip("#").strip()
               for page in PAGES]
@@ -592,11 +593,11 @@ def test_the_pdf_edition_holds_every_chapter_and_figure(site, pages, tmp_path):
                 for caption in pages[site / f"{page}.html"].select("figure figcaption")]
     for number in (" ".join(words) for words in captions):
         assert number in flat, f"{number} is not in the PDF"
-    assert_pages_numbered_and_linked_within(pdf, book_pdf.book_title()[0])
+    assert_pages_numbered_and_linked_within(pdf, page_texts, book_pdf.book_title()[0])
     headings = {" ".join(h.get_text(" ", strip=True).rstrip("#").split())
                 for page in PAGES for h in pages[site / f"{page}.html"].select("main h2, main h3")}
     assert_no_heading_ends_a_page(pdf, headings, book_pdf.book_title()[0])
-    assert_legible_on_paper(pdf)
+    assert not small, f"text too small to read on paper (page, points, text): {small[:10]}"
 
 
 #: The smallest printed text, in points: text (a table's notes, the footer) and math, whose
@@ -604,11 +605,12 @@ def test_the_pdf_edition_holds_every_chapter_and_figure(site, pages, tmp_path):
 SMALLEST_TEXT_PT, SMALLEST_MATH_PT = 7.0, 5.5
 
 
-def assert_legible_on_paper(pdf) -> None:
-    """No text is printed smaller than SMALLEST_TEXT_PT, nor math than SMALLEST_MATH_PT:
-    a table or formula too wide for the column is shrunk to fit it (book_pdf.py), and the
-    summaries' closed forms were shrunk to 4 pt before each was given a line of its own."""
-    small = []
+def read_pages(pdf) -> tuple[list, list]:
+    """Each page's text, and the text printed smaller than SMALLEST_TEXT_PT, or math than
+    SMALLEST_MATH_PT, as (page, points, text), in one pass (pypdf reads a page in some
+    25 ms). A table or formula too wide for the column is shrunk to fit it (book_pdf.py),
+    and the summaries' closed forms were shrunk to 4 pt before each had a line of its own."""
+    texts, small = [], []
     for number, page in enumerate(pdf.pages, 1):
         def visit(text, cm, tm, font, size, number=number):
             if not text.strip() or font is None:
@@ -617,8 +619,8 @@ def assert_legible_on_paper(pdf) -> None:
             math = font.get("/Subtype") == "/Type3"
             if printed < (SMALLEST_MATH_PT if math else SMALLEST_TEXT_PT) - 0.05:
                 small.append((number, round(printed, 1), text.strip()[:30]))
-        page.extract_text(visitor_text=visit)
-    assert not small, f"text too small to read on paper (page, points, text): {small[:10]}"
+        texts.append(page.extract_text(visitor_text=visit))
+    return texts, small
 
 
 def assert_no_heading_ends_a_page(pdf, headings: set, title: str) -> None:
@@ -633,13 +635,13 @@ def assert_no_heading_ends_a_page(pdf, headings: set, title: str) -> None:
     assert not alone, f"headings alone at the foot of a page: {alone}"
 
 
-def assert_pages_numbered_and_linked_within(pdf, title: str) -> None:
-    """Every page but the title page ends with the book's title and its number in the whole
-    book (the contents' numbers); a link goes to a page of the book or to the web, never to
-    the local server the pages were printed from, and a link within the book to the first
-    page of a chapter (the outline's)."""
-    unnumbered = [number for number, page in enumerate(pdf.pages[1:], 2)
-                  if not " ".join(page.extract_text().split()).endswith(f"{title} · {number}")]
+def assert_pages_numbered_and_linked_within(pdf, page_texts: list, title: str) -> None:
+    """Every page but the title page (its text in ``page_texts``) ends with the book's
+    title and its number in the whole book (the contents' numbers); a link goes to a page
+    of the book or to the web, never to the local server the pages were printed from, and
+    a link within the book to the first page of a chapter (the outline's)."""
+    unnumbered = [number for number, text in enumerate(page_texts[1:], 2)
+                  if not " ".join(text.split()).endswith(f"{title} · {number}")]
     assert not unnumbered, f"pages without their number: {unnumbered[:10]}"
     starts = {pdf.get_destination_page_number(item) for item in pdf.outline}
     local, elsewhere = [], []
