@@ -135,14 +135,16 @@ class SummaryTable:
     def _repr_html_(self) -> str:
         titles = ["algorithm and source", "network, ports", f"time (p={self.p}, m={self.m})",
                   *(["simulated"] if self.simulated else []), "closed form", "valid p"]
-        head = "".join(f'<th scope="col">{html.escape(title)}</th>' for title in titles)
+        # the closed forms' column has a class of its own: on paper each takes a line
+        head = "".join(f'<th scope="col"{_FORM_CLASS * (title == "closed form")}>'
+                       f'{html.escape(title)}</th>' for title in titles)
         body = []
         for operation in self.operations():
             if len(self.operations()) > 1:
                 body.append(f'<tr><th scope="colgroup" colspan="{len(titles)}">'
                             f"{html.escape(operation)}</th></tr>")
-            body += ["<tr>" + "".join(f"<td>{cell}</td>" for cell in _html_cells(row, self))
-                     + "</tr>" for row in self.rows if row.operation == operation]
+            body += ["<tr>" + "".join(_html_cells(row, self)) + "</tr>"
+                     for row in self.rows if row.operation == operation]
         # The caption stands above the box (a table's own caption would be as wide as the
         # table and cut off by the box); it names the table and the region for a screen
         # reader. The box scrolls sideways on a narrow page and takes the keyboard focus
@@ -196,7 +198,12 @@ def _linked_source(source: str) -> str:
     return "".join(parts) + html.escape(source[end:])
 
 
+#: The attribute of a summary's closed-form cells (print.css puts each on a line of its own).
+_FORM_CLASS = ' class="closed-form"'
+
+
 def _html_cells(row, table) -> list:
+    """The ``<td>`` elements of ``row``."""
     relation = {"=": "=", "<=": "&le;"}[row.relation] if row.time is not None else ""
     cells = [f"<code>{html.escape(row.name)}</code><br><small>{_linked_source(row.source)}"
              "</small>",
@@ -205,7 +212,8 @@ def _html_cells(row, table) -> list:
     if table.simulated:
         cells.append(html.escape(_simulated(row)))
     formula = (f"\\({html.escape(row.tex)}\\)" if row.tex else html.escape(row.formula))
-    return cells + [formula, html.escape(row.valid_p)]
+    return ([f"<td>{cell}</td>" for cell in cells] + [f"<td{_FORM_CLASS}>{formula}</td>",
+                                                     f"<td>{html.escape(row.valid_p)}</td>"])
 
 
 def valid_p_label(entry) -> str:

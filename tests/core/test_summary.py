@@ -175,3 +175,17 @@ def test_the_summary_needs_no_drawing_library():
     code = ("import sys, collective_lib.summary\n"
             "assert 'matplotlib' not in sys.modules, 'summary imports matplotlib'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("simulate", [False, True])
+def test_the_closed_forms_cells_are_marked_for_paper(simulate):
+    # print.css gives each closed form a line of its own by this class, whatever the columns
+    from bs4 import BeautifulSoup
+
+    table = summary_table(("broadcast", "reduce"), p=8, m=4, simulate=simulate)
+    soup = BeautifulSoup(table._repr_html_(), "html.parser")
+    assert [th.get_text() for th in soup.select("thead .closed-form")] == ["closed form"]
+    rows = soup.select("tbody tr:not(:has(th))")
+    assert len(rows) == len(table.rows)
+    for row, cell in zip(table.rows, (tr.select(".closed-form") for tr in rows)):
+        assert len(cell) == 1 and cell[0].get_text() == f"\\({row.tex}\\)"
