@@ -521,6 +521,24 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
+def busy_machine_warning(workers: int, load: float | None = None,
+                         cores: int | None = None) -> str | None:
+    """What to tell an instructor who starts ``workers`` graders on a machine that
+    runs ``load`` processes already (the last minute's load average) on ``cores``, or
+    None when there is room. The checks' limits are real time, 1.5 times each check's
+    budget (``checker.TIME_SCALE``): when every process gets less than 1/1.5 of a core,
+    an honest program can run past them and lose its points."""
+    from .checker import TIME_SCALE
+    load = os.getloadavg()[0] if load is None else load
+    cores = default_workers() if cores is None else cores
+    if load + workers <= TIME_SCALE * cores:
+        return None
+    return (f"warning: this machine is busy (a load average of {load:.1f} on {cores} cores, "
+            f"and {workers} workers to come); the checks' time limits are real time, so "
+            "honest code may run out of them. Grade when it is quieter, with fewer "
+            "workers, or with every limit raised: -- --TrustedVerdict.time_scale=3")
+
+
 @contextlib.contextmanager
 def dask_client(workers: int | None = None, scheduler: str | None = None):
     """A Dask client: to the scheduler at ``scheduler``, or to a new local cluster of
@@ -669,6 +687,9 @@ def main(argv=None) -> int:
         workers = len(client.scheduler_info().get("workers", {}))
         print(f"{args.assignment}: grading on {workers} Dask workers "
               f"({client.scheduler.address})", file=sys.stderr)
+        warning = None if args.scheduler else busy_machine_warning(workers)
+        if warning:
+            print(warning, file=sys.stderr)
         result = run(course, args.assignment, client, db_url=args.db_url,
                      students=args.student, force=args.force,
                      retry_failed=args.retry_failed, timeout=args.timeout,

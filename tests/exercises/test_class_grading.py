@@ -342,3 +342,13 @@ def test_a_postgresql_gradebook_with_concurrent_writers(released, sequential, cl
     assert not (course / "gradebook.db").exists()     # nothing went to SQLite
     assert _grades(course, postgres) == {s: sequential[s] for s in FEW}
 
+
+
+def test_a_busy_machine_is_named_before_grading():
+    # real-time limits 1.5 times each budget: a process needs 1/1.5 of a core
+    assert classgrade.busy_machine_warning(2, load=0.5, cores=2) is None
+    assert classgrade.busy_machine_warning(2, load=1.0, cores=2) is None
+    warning = classgrade.busy_machine_warning(2, load=4.2, cores=2)
+    assert "a load average of 4.2 on 2 cores" in warning
+    assert "-- --TrustedVerdict.time_scale=3" in warning
+    assert classgrade.busy_machine_warning(8, load=0.0, cores=4) is not None
