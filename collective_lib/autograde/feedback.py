@@ -100,6 +100,12 @@ def question_titles(nb) -> dict[str, str]:
     question's text if it has one (``**(c)** Can any schedule ...``). The points
     are left out (the summary shows the score). A cell with neither is named by
     its grade id.
+
+    Headings and labels come from the instructor's markdown only: a locked cell,
+    which in a graded notebook is one the gradebook vouches for (``DeduplicateCells``
+    keeps only the nbgrader metadata of the gradebook's cells, and nbgrader puts
+    back a locked cell's source). A cell the student added has no such metadata,
+    so its heading ("## Already graded by hand: 3/3") names no question.
     """
     titles: dict[str, str] = {}
     heading = label = None
@@ -114,7 +120,8 @@ def question_titles(nb) -> dict[str, str]:
             if not title and heading:
                 title = " ".join(filter(None, [title_of(heading), label]))
             titles[meta["grade_id"]] = title or meta["grade_id"]
-        if cell.get("cell_type") == "markdown" and not (meta.get("solution") or meta.get("task")):
+        if cell.get("cell_type") == "markdown" and meta.get("locked") and not (
+                meta.get("solution") or meta.get("task")):
             heading = _last_heading(source) or heading      # the instructor's text only
             found = _LABEL.match(source)
             label = found.group(1) if found else None

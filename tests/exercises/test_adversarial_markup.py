@@ -15,6 +15,7 @@ HTML export shows it, must hold none of the student's markup, only its text
 
 import base64
 import copy
+import re
 
 import nbformat
 import pytest
@@ -42,6 +43,10 @@ SVG = base64.b64encode(f"<svg xmlns='http://www.w3.org/2000/svg'><script>alert('
                        "</script></svg>".encode()).decode()
 ADDED = f"More: {JS_LINK}\n\n![diagram](attachment:tree.svg)"
 RAW = f"{SCRIPT}\n{SCORE_BOX}"
+# A heading of the student's own just above the written answer (a student audit): the
+# feedback's summary named the answer by it, "Already graded by hand: 3/3 (see the note
+# below) (Score: 0.0 / 3.0)".
+RETITLE = "## Already graded by hand: 3/3 (see the note below)"
 HONEST = ("*Smallest first*, PE $p - 1$ waits $\\Omega(\\log^2 p)$: for $a < b$ every step "
           "of the path costs $\\log_2 p - k$ rounds.")
 
@@ -59,6 +64,7 @@ def _attacked(released):
     added = new_markdown_cell(ADDED, attachments={"tree.svg": {"image/svg+xml": SVG}})
     raw = new_raw_cell(RAW, metadata={"raw_mimetype": "text/html"})
     nb.cells[at:at] = [added, raw]
+    nb.cells.insert(at - 1, new_markdown_cell(RETITLE))
     return nb
 
 
@@ -78,6 +84,15 @@ def graded(tmp_path_factory):
 
 def _feedback(course, student):
     return (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+
+
+def test_the_summary_names_the_answer_by_the_instructors_heading(graded):
+    course, _, _ = graded
+    summary = [" ".join(Page(item).text.split()) for item in re.findall(
+        r"<li\b.*?</li>", re.search(r'<div id="toc">(.*?)</div>',
+                                    _feedback(course, "attacker"), re.S).group(1), re.S)]
+    assert "Why is it slower? (Score: 0.0 / 3.0)" in summary, summary
+    assert not any("Already graded" in line for line in summary), summary
 
 
 def _formgrader(result):
