@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import select
 import struct
 import time
@@ -267,22 +268,46 @@ def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
+# A JSON string: from a quote to the next quote that no backslash escapes.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+
+
+def _json_values(blob: bytes) -> int:
+    """At most how many JSON values json.loads builds from ``blob`` (before it fails, if
+    it is not JSON): every value but the first is an element of an array (the first one
+    follows its "[", every other one a ","), or an object's key or value (around a ":").
+
+    The count is of the brackets, commas and colons outside strings: a string is one
+    value however many of them it holds (700,000 commas in one string were refused as
+    "more than 100,000 items"). The quick count, strings included, is an upper bound;
+    the strings are cut out only when it is over the limit.
+
+    >>> _json_values(b'[1,[2,3],{"a":4}]')
+    8
+    >>> _json_values(b'{"ret":"' + b',' * 700_000 + b'"}')
+    3
+    """
+    def count(data: bytes) -> int:
+        return 1 + data.count(b"[") + data.count(b",") + 2 * data.count(b":")
+    values = count(blob)
+    if values > _MAX_JSON_VALUES:
+        values = count(_STRING.sub(b'""', blob))
+    return values
+
+
 def receive_message(fd: int, deadline: float | None = None) -> Any:
     """Read one message from the pipe ``fd``; ``TimeoutError`` after ``deadline`` (monotonic).
 
     Raises :class:`Undecodable` for a message over :data:`MAX_MESSAGE_BYTES`,
     one that is not JSON, and one that may hold more JSON values than a value
     of :data:`MAX_ITEMS` items needs (counted before parsing, from its commas,
-    colons and brackets, so json.loads never builds more).
+    colons and brackets outside strings, so json.loads never builds more).
     """
     (size,) = struct.unpack("!I", _read_exactly(fd, 4, deadline))
     if size > MAX_MESSAGE_BYTES:
         raise Undecodable(f"a message of {size} bytes is over the limit of {MAX_MESSAGE_BYTES}")
     blob = _read_exactly(fd, size, deadline)
-    # Every JSON value but the first is an element of an array (the first one follows
-    # its "[", every other one a ","), or an object's key or value (around a ":").
-    values = 1 + blob.count(b"[") + blob.count(b",") + 2 * blob.count(b":")
-    if values > _MAX_JSON_VALUES:
+    if _json_values(blob) > _MAX_JSON_VALUES:
         raise _too_many(MAX_ITEMS)
     try:
         return _DECODER.decode(blob.decode())

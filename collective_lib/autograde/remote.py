@@ -336,7 +336,8 @@ class StudentProcess:
         self.first_error = ready.get("first_error", "")
         if "ready" not in ready:
             self.kill()
-            err = ready.get("err", _FORGED)
+            # the one message before "ready" is the student's code writing to the pipe
+            err = _FORGED if ready.get("type") == "Undecodable" else ready.get("err", _FORGED)
             if ready.get("limit"):
                 raise StartFailed(f"your cells did not finish running: {err}")
             within = f" within {budget:g} s" if ready.get("type") == "TimeoutError" else ""
@@ -377,7 +378,14 @@ class StudentProcess:
             return self._died(mark) if self._stopped(mark) else {
                 "err": "gave no answer within its time limit (an endless loop?); its "
                        "process was stopped", "type": "TimeoutError"}
-        except (EOFError, OSError, Undecodable, KeyError, TypeError):
+        except Undecodable as err:
+            # a value the checker cannot take (more items than a graded value may hold, not
+            # JSON): what is read next is unknown, so the process goes, and the call fails
+            # with the reason, as one the student's side refused does (student._Server.answer)
+            self.kill()
+            return self._died(mark) if self._stopped(mark) else {
+                "err": str(err), "type": "Undecodable"}
+        except (EOFError, OSError, KeyError, TypeError):
             self.kill()
             return self._died(mark)
         except BaseException:              # the grading library's own time limit, say

@@ -112,6 +112,13 @@ CRASHES = '''
 return [ts, tw][m] * p
 '''
 
+# A string of 700,000 commas (a student audit): the checker counted the commas inside it as
+# JSON values, refused the answer, stopped the process and said it had died ("out of
+# memory or CPU time").
+HUGE_STRING = '''
+return "," * 700_000
+'''
+
 SPINS = '''
 t = 0
 while t >= 0:                         # never returns
@@ -152,6 +159,7 @@ def build_submissions(source):
         "runs_the_simulator": ("ring_solution", RUNS_THE_SIMULATOR),
         "runs_the_engine": ("ring_solution", RUNS_THE_ENGINE),
         "crashes": ("all_ports_solution", CRASHES),
+        "huge_string": ("full_duplex_solution", HUGE_STRING),
         "spins": ("half_duplex_solution", SPINS),
     })
     built.update({student: source for student in SOLUTION_IDS})
@@ -229,6 +237,7 @@ def _half_p(p, m, ts, tw, swaps, copies):
     ("runs_the_simulator", "ring_tests", "uses the library's `simulated_time_of`"),
     ("runs_the_engine", "ring_tests", "uses the library's `_Engine`"),
     ("crashes", "all_ports_tests", "raised IndexError: list index out of range"),
+    ("huge_string", "full_duplex_tests", "time_full_duplex must return a number, got ',,,"),
     ("spins", "half_duplex_tests", "did not return within 5 s of real time"),
 ])
 def test_each_wrong_prediction_costs_only_its_own_cell(graded, student, cell, message):
@@ -236,6 +245,12 @@ def test_each_wrong_prediction_costs_only_its_own_cell(graded, student, cell, me
     result = results[student]
     assert result.scores == {**FULL_MARKS, "explain_ring": 0, "explain_ring_rubric": 0, cell: 0}
     assert message in result.messages(cell)
+
+
+def test_a_long_string_is_one_value_and_no_process_died(graded):
+    # a student audit: the commas inside the string were counted as JSON values
+    text = graded[1]["huge_string"].messages("full_duplex_tests")
+    assert "died" not in text and "out of memory" not in text, text[:2000]
 
 
 def test_the_solution_gets_full_marks_in_another_variant(graded):

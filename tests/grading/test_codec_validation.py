@@ -204,6 +204,20 @@ def test_a_message_of_too_many_json_values_is_refused_before_it_is_parsed():
         _through_a_pipe(_json_of(MAX_MESSAGE_BYTES // 3, "[]"))
 
 
+def test_commas_colons_and_brackets_inside_strings_are_not_counted():
+    # a student audit: a string of 700,000 commas (one value, 700 KB) was refused as "more
+    # than 100,000 items", and the checker said the student's process had died
+    message = {"ret": "," * 700_000}
+    assert _through_a_pipe(json.dumps(message).encode()) == message
+    message = {"ret": ['\\"[:,' * 150_000, "]" * 10, '"']}      # escaped quotes end no string
+    assert _through_a_pipe(json.dumps(message).encode()) == message
+    # outside strings they still count, strings between them or not
+    with pytest.raises(Undecodable, match=f"more than {MAX_ITEMS:,} items"):
+        _through_a_pipe(_json_of(MAX_MESSAGE_BYTES // 3, '""'))
+    with pytest.raises(Undecodable, match=f"more than {MAX_ITEMS:,} items"):
+        _through_a_pipe(_json_of(MAX_MESSAGE_BYTES // 4, "[]") + b'"' + b"," * 10)
+
+
 def test_json_that_python_refuses_is_undecodable():
     with pytest.raises(Undecodable, match="not JSON"):
         _through_a_pipe(b"[1, 2")

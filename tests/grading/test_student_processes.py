@@ -10,8 +10,10 @@ notebook's checker, a session leader, which the old ``kill`` (``killpg`` and
 directly.
 """
 import os
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 from collective_lib.autograde.remote import StudentProcess
@@ -88,3 +90,35 @@ def test_a_checker_that_ends_without_an_answer_says_how_it_ended():
     reason = "not graded: the trusted checker stopped without an answer (killed by SIGKILL)"
     assert {gid: v["message"] for gid, v in verdicts.items()} == {"first": reason,
                                                                   "end": reason}
+
+
+def test_an_answer_the_checker_refuses_is_reported_with_its_reason():
+    """A message the checker's codec refuses stops the process, and the call fails with
+    the codec's reason, not "its process died (out of memory or CPU time ...)" (a student
+    audit: a string of 700,000 commas, whose commas were counted as values)."""
+    student = subprocess.Popen(SLEEPER, start_new_session=True)
+    handle = _stale_handle(student.pid, os.pidfd_open(student.pid))
+    os.close(handle.rfd)
+    handle.rfd, write = os.pipe()
+    blob = ("[" + ",".join(["[]"] * 650_000) + "]").encode()        # 650,001 JSON values
+
+    def send():
+        data = struct.pack("!I", len(blob)) + blob
+        try:
+            while data:
+                data = data[os.write(write, data):]
+        except BrokenPipeError:
+            pass
+        finally:
+            os.close(write)
+    writer = threading.Thread(target=send)
+    writer.start()
+    try:
+        reply = handle._reply(time.monotonic() + 30, 0)
+        assert reply == {"err": "a value of more than 100,000 items cannot be graded",
+                         "type": "Undecodable"}
+        assert _gone(student), "the process that sent it was not stopped"
+    finally:
+        writer.join()
+        student.kill()
+        student.wait()
