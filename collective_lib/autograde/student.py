@@ -13,9 +13,10 @@ Each forked process enters the sandbox (:func:`.sandbox.confine`), runs the
 student's cells as a kernel would (IPython's ``run_cell``: magics, input
 transformers and all), and answers the checker's requests on its own pair of
 pipes (:mod:`.codec`): describe a name, call a function or method, start and
-resume a generator, set a name to one of the checker's callables. Whatever the
-student's code does to this interpreter stays here; the checker sees only the
-decoded values.
+resume a generator, set a name to one of the checker's callables (the student's
+function that held the name then calls it too, wherever the student's code holds
+it: :mod:`collective_lib.grading.forwarding`). Whatever the student's code does
+to this interpreter stays here; the checker sees only the decoded values.
 
 Run as ``python -m collective_lib.autograde.student FD``, FD being a UNIX
 socket of the grader's: that process is a *template* (:func:`serve_template`).
@@ -36,6 +37,7 @@ import struct
 import sys
 
 from ..errors import student_line
+from ..grading.forwarding import forward_calls, own_code
 from . import poison as _poisoning
 from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
@@ -151,6 +153,8 @@ class _Server:
         self.rfd, self.wfd = rfd, wfd
         self.ns, self.first_error = namespace, first_error
         self.originals = {}             # names set by the checker -> the student's own value
+        self.own = {}                   # of those, a function forwarded -> a copy of it
+        self.undo = {}                  # of those, a function forwarded -> its undo
         self.handles = {}               # id -> generator or instance the checker refers to
         self.replayers = {}             # class path -> Replayer (lock checks)
 
@@ -187,7 +191,8 @@ class _Server:
         """What the student's cells left under ``name``, also where the checker has put a
         value of its own there for the student's code to call (``set``): a stand-in is
         always the student's object."""
-        value = self.originals[name] if name in self.originals else self.ns.get(name, _ABSENT)
+        value = self.own.get(name, self.originals[name] if name in self.originals
+                             else self.ns.get(name, _ABSENT))
         if value is _ABSENT:
             because = f" (your cells raised {self.first_error})" if self.first_error else ""
             raise NameError(f"{name} is not defined{because}")
@@ -270,11 +275,13 @@ class _Server:
             return {"event": kind_, "value": self.encode(value)}
         if kind == "set":
             name = request["name"]
-            self.originals.setdefault(name, self.ns.get(name, _ABSENT))
-            self.ns[name] = decode(request["value"], self.callback)
+            original = self.originals.setdefault(name, self.ns.get(name, _ABSENT))
+            self.ns[name] = value = decode(request["value"], self.callback)
+            self.forward(name, original, value)
             return {"ret": None}
         if kind == "restore":
             name = request["name"]
+            self.forward(name, None, None)
             if name in self.originals:
                 original = self.originals.pop(name)
                 if original is _ABSENT:
@@ -283,6 +290,25 @@ class _Server:
                     self.ns[name] = original
             return {"ret": None}
         raise ValueError(f"unknown request {kind!r}")
+
+    def forward(self, name: str, original, value) -> None:
+        """Forward every call of the student's function ``original`` to the checker's
+        ``value`` put in its place (:mod:`collective_lib.grading.forwarding`): also code
+        that holds the function itself (a default argument, a saved reference) calls the
+        replacement. The checker's calls by name still reach the student's own code.
+        ``value`` None undoes it."""
+        undo = self.undo.pop(name, None)
+        if undo is not None:
+            undo()
+        self.own.pop(name, None)
+        if value is None or not callable(value) or original is _ABSENT:
+            return
+        try:
+            own = own_code(original)
+            undo = forward_calls(original, value)
+        except Exception:               # refused in a poisoned process: by name only
+            return
+        self.own[name], self.undo[name] = own, undo
 
     def serve(self) -> None:
         send_message(self.wfd, {"ready": True, "first_error": self.first_error})

@@ -40,7 +40,8 @@ student's own work?), :mod:`.forbidden` (what the library calls by a name),
 :mod:`.static` (reading a student's cells without running them), :mod:`.review`
 (flags for a human), :mod:`.locks` (interleavings and lock classes),
 :mod:`.reductions` (a student's operator in the library's reductions),
-:mod:`.tables` (tables filled in by hand) and :mod:`.pipelining`.
+:mod:`.tables` (tables filled in by hand), :mod:`.forwarding` (a student's
+function replaced wherever the student's code holds it) and :mod:`.pipelining`.
 
 This package is the checks layer of the trust boundary: it knows nothing of
 nbgrader, sandboxes or the processes a student's code runs in under
@@ -50,6 +51,7 @@ interface of :mod:`.standins` (``exercises/SANDBOX.md``, "The boundary").
 """
 from .failures import KINDS, CheckFailed, failure_kind
 from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
+from .forwarding import can_forward, forward_calls, own_code
 from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
 from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
@@ -75,6 +77,7 @@ from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 __all__ = [
     "KINDS", "CheckFailed", "failure_kind",
     "FORBIDDEN", "fingerprint", "forbidden_name", "library_definitions",
+    "forward_calls", "own_code", "can_forward",
     "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
     "scaled_time_limits",
     "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",

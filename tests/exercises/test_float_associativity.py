@@ -82,10 +82,11 @@ my_values = [0.0] * 16
 '''
 
 
-# A tree_difference that keeps the student's own (wrong) simulated_sum as a default argument,
-# where the grader's correct one put in its place cannot reach it: right for that sum. The
-# hidden test compares with the student's own sum there, which the checker reached under the
-# name it had set to the reference (red team, fourth round: 0 of 2).
+# A tree_difference that keeps the student's own (wrong) simulated_sum as a default argument:
+# right for that sum (red team, fourth round: 0 of 2, the grader's correct sum put in its
+# place by the name only). The student's function now calls the grader's wherever it is
+# held (grading.forwarding, eleventh round), and the hidden test still accepts agreement
+# with the student's own sum where a replacement cannot reach it.
 OWN_SUM_DIFFERENCE = '''
 return abs(float(_sum(values, "binomial_reduce")) - float(_sum(values, "binary_tree_reduce")))
 '''

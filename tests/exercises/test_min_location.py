@@ -7,6 +7,9 @@ message in the failing cell, and quick grading) are autograded in one nbgrader r
 """
 from __future__ import annotations
 
+import copy
+
+import nbformat
 import pytest
 
 import nbgrader_harness as h
@@ -69,6 +72,19 @@ run = algorithms[algorithm].simulate(len(values), inputs=inputs, op=min_loc, **p
 return next(result for result in run.results if result is not None)
 '''
 
+# min_loc bound when the function is defined, as a default argument (a student audit): the
+# runner simulates the algorithm asked for with the student's own min_loc. The grader put its
+# recording stand-in in place of min_loc by the name only, saw no pair combined, and gave
+# 0/2 with "Run the simulation with op=min_loc", also in Validate. A whole cell: the
+# default is in the line that defines the function.
+RUNNER_BINDS_MIN_LOC = '''\
+def reduce_min_location(values, algorithm="binomial_reduce", op=min_loc, **params):
+    """(minimum, lowest PE holding it) of values, computed by a simulated reduction."""
+    inputs = [(value, pe) for pe, value in enumerate(values)]
+    run = algorithms[algorithm].simulate(len(values), inputs=inputs, op=op, **params)
+    return run.results[params.get("root", 0)]
+'''
+
 RUNNER_WITHOUT_REDUCTION = '''
 smallest = min(values)
 return (smallest, values.index(smallest))
@@ -86,8 +102,16 @@ keep_left_is_commutative = True
 '''
 
 
+def _with_cell(source, cell, text):
+    """The solution with the whole of ``cell`` written as ``text``."""
+    notebook = (copy.deepcopy(source) if hasattr(source, "cells")
+                else nbformat.read(source, as_version=4))
+    h.find_cell(notebook, cell).source = text
+    return notebook
+
+
 def build_submissions(source):
-    return h.submissions(source, {
+    built = h.submissions(source, {
         "keep_left": ("min_loc_solution", KEEP_LEFT),
         "ties_right": ("min_loc_solution", TIES_TO_THE_RIGHT),
         "crashes": ("min_loc_solution", MIN_LOC_CRASHES),
@@ -103,6 +127,8 @@ def build_submissions(source):
         "keep_left_honest": [("min_loc_solution", KEEP_LEFT),
                              ("commutative_answer", HONEST_ANSWERS)],
     })
+    built["binds_min_loc"] = _with_cell(source, "runner_solution", RUNNER_BINDS_MIN_LOC)
+    return built
 
 
 graded = h.graded_fixture(ASSIGNMENT, build_submissions, spinning=["spins"])
@@ -244,7 +270,8 @@ def test_a_runner_that_ignores_the_algorithm_is_told_so(graded):
     assert "**params" not in text
 
 
-@pytest.mark.parametrize("student", ["min_builtin", "new_tuple_on_ties", "first_not_none"])
+@pytest.mark.parametrize("student", ["min_builtin", "new_tuple_on_ties", "first_not_none",
+                                     "binds_min_loc"])
 def test_honest_variants_keep_full_marks(graded, student):
     _, results = graded
     h.assert_full_marks(results[student])
@@ -288,12 +315,18 @@ CAUGHT_BY_VALIDATE = {
                          "combined the pairs that 'binomial_reduce' combines",
 }
 
-validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE, "wrong_answers"],
+validated = validated_fixture(ASSIGNMENT, build_submissions,
+                              [*CAUGHT_BY_VALIDATE, "wrong_answers", "binds_min_loc"],
                               written={"explain_commutative": "A written answer."})
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
     {student: f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
+
+
+def test_validate_passes_a_runner_that_holds_min_loc_as_a_default(validated):
+    # a student audit: Validate said it "combined only 0 pairs with min_loc"
+    assert validated["binds_min_loc"].passed, validated["binds_min_loc"].text
 
 
 def test_validate_cannot_judge_the_answers_of_iii(validated):

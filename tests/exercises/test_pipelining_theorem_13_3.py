@@ -93,8 +93,9 @@ return simulated_time(n, p, alpha, beta, 1) - (3 * beta * n + 2 * alpha * math.l
 '''
 
 # An honest pair that the guard above must keep: a search of too few k (right on some cases
-# of (ii), not on others) and an excess that keeps it as a default argument, where the
-# grader's best k put in its place cannot reach it: right for that best k.
+# of (ii), not on others) and an excess that keeps it as a default argument: right for that
+# best k (the student's function now calls the grader's best k wherever it is held,
+# grading.forwarding, eleventh round).
 BEST_K_SMALL_WINDOW = '''
 return min(range(1, min(n, 4) + 1), key=lambda k: simulated_time(n, p, alpha, beta, k))
 '''
