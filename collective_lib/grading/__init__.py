@@ -55,8 +55,8 @@ from .forwarding import can_forward, forward_calls, own_code
 from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
 from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
-from .library import (SIMULATION, forbid_computed_with, forbid_library_calls,
-                      forbid_library_execution)
+from .library import (SIMULATION, TREE_HELPERS, TREE_PROGRAMS, forbid_computed_with,
+                      forbid_library_calls, forbid_library_execution, library_programs)
 from .locks import (SEARCHES, check_lock_exclusion, check_lock_exhaustive,
                     check_lock_progress, check_own_lock, forbid_searched_schedule,
                     replay_schedule)
@@ -82,6 +82,7 @@ __all__ = [
     "scaled_time_limits",
     "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",
     "forbid_library_calls", "forbid_library_execution", "forbid_computed_with", "SIMULATION",
+    "library_programs", "TREE_PROGRAMS", "TREE_HELPERS",
     "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
     "check_lock_exhaustive", "forbid_searched_schedule", "SEARCHES",
     "pipelined_broadcast_time",

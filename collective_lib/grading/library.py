@@ -35,7 +35,34 @@ from .review import flag_for_review
 from .standins import is_stand_in
 
 __all__ = ["forbid_library_calls", "forbid_library_execution", "forbid_computed_with",
-           "SIMULATION"]
+           "SIMULATION", "library_programs", "TREE_PROGRAMS", "TREE_HELPERS"]
+
+
+# -- what a student could drive to run a collective -------------------------------------------
+
+#: The library's programs that run a collective along any tree their caller gives (a parent
+#: table), outside the catalog, whose programs each build their source's own tree.
+TREE_PROGRAMS = ("embedded_tree_broadcast",)
+
+#: The library's helpers that give a PE's parent or children in a tree (in order).
+TREE_HELPERS = ("binomial_children", "binomial_parent", "tree_children")
+
+
+def library_programs() -> tuple:
+    """The names of every program of the library that a student's program could drive to
+    do a collective's work for it: every program of the catalog, whatever its operation
+    (an allreduce whose operator keeps the first value it meets broadcasts), and
+    :data:`TREE_PROGRAMS`, which run along a tree the student only names.
+
+    >>> names = library_programs()
+    >>> {"binomial_broadcast", "ring_allreduce", "embedded_tree_broadcast"} <= set(names)
+    True
+    """
+    from ..catalog import catalog
+    names = set(TREE_PROGRAMS)
+    for name, entry in catalog().items():
+        names.update({name, getattr(entry.program, "__name__", name)})
+    return tuple(sorted(names))
 
 
 # -- what a function can reach -------------------------------------------------------------
@@ -221,7 +248,21 @@ def _uses_library(top: str, name: str, names: set, reason: str,
     place = " (in\0" + where.replace(" ", "\0") + ")" if where is not None else ""
     return CheckFailed(wrapped(
         f"{top} uses the library's `{name}`{place}; {reason}. "
-        f"Not allowed here: {', '.join(f'`{n}`' for n in sorted(names))}."), "uses_library")
+        f"Not allowed here: {_not_allowed(names)}."), "uses_library")
+
+
+def _not_allowed(names: set) -> str:
+    """The forbidden names for a message: each one, but the catalog's programs, when more
+    than a few of them are forbidden, as one phrase (a list of fifty names helps nobody)."""
+    from ..catalog import catalog
+    programs = set()
+    for name, entry in catalog().items():
+        programs.update({name, getattr(entry.program, "__name__", name)})
+    programs &= set(names)
+    if len(programs) <= 3:
+        return ", ".join(f"`{n}`" for n in sorted(names))
+    rest = [f"`{n}`" for n in sorted(set(names) - programs)]
+    return ", ".join(rest) + (" and " if rest else "") + "every program of the catalog"
 
 
 def _forbid_at_run_time(standin, names: set, forbidden: dict) -> None:

@@ -243,6 +243,34 @@ while rel + step < p:
 return data
 '''
 
+# The library's generic tree broadcast (Sanders' Tree::pipelinedBroadcast for any parent
+# table) on the binomial tree's parents: its children come in increasing order, nearest
+# first in relative ranks. Right, in the task's tree and order, but the library's program.
+GENERIC_TREE = '''
+from collective_lib.embeddings import embedded_tree_broadcast
+from collective_lib.ops import Recv
+parent = [None] + [i - (i & -i) for i in range(1, p)]      # relative ranks
+inner = embedded_tree_broadcast((me - root) % p, p, data, parent)
+reply = None
+try:
+    while True:
+        op = inner.send(reply)
+        if isinstance(op, Recv):
+            reply = yield recv((op.src + root) % p)
+        else:
+            reply = yield send((op.dst + root) % p, op.data)
+except StopIteration as stop:
+    return stop.value
+'''
+
+# Any collective of the library driven to broadcast: an allreduce that keeps the first
+# value it meets ends with the root's message on every PE (the correctness cell's points).
+DRIVES_AN_ALLREDUCE = '''
+from collective_lib.algorithms.allreduce import recursive_doubling_allreduce
+first = lambda a, b: a if a is not None else b
+return (yield from recursive_doubling_allreduce(me, p, data, op=first))
+'''
+
 # The library reached through a computed name: a right broadcast (in the wrong order), and
 # cells a human should look at.
 COMPUTED_NAME = '''
@@ -272,6 +300,8 @@ def build_submissions(source):
         "recursive_doubling": (SOLUTION_CELL, RECURSIVE_DOUBLING_TREE),
         "wrong_tree_beyond_8": (SOLUTION_CELL, WRONG_TREE_BEYOND_8),
         "computed_name": (SOLUTION_CELL, COMPUTED_NAME),
+        "generic_tree": (SOLUTION_CELL, GENERIC_TREE),
+        "drives_allreduce": (SOLUTION_CELL, DRIVES_AN_ALLREDUCE),
     })
 
 
@@ -379,6 +409,9 @@ CAUGHT_BY_VALIDATE = {
               "(in binomial_broadcast_smallest_first);",
     "parent_and_sorted": "binomial_broadcast_smallest_first uses the library's "
                          "`binomial_children` (in binomial_broadcast_smallest_first);",
+    # the library's generic tree broadcast on the task's tree: "Success!" once
+    "generic_tree": "binomial_broadcast_smallest_first uses the library's "
+                    "`embedded_tree_broadcast` (in binomial_broadcast_smallest_first);",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
@@ -395,7 +428,9 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
 def test_validate_says_why_the_tree_helpers_are_refused(validated, student):
     shown = " ".join(validated[student].text.split())
     assert ("the task asks for the tree arithmetic, each PE's parent and children, in your "
-            "own code. Not allowed here: `binomial_children`, `binomial_parent`.") in shown, \
+            "own code. Not allowed here: `binomial_children`, `binomial_parent`, "
+            "`embedded_tree_broadcast`, `tree_children` and every program of the "
+            "catalog.") in shown, \
         validated[student].text
 
 
@@ -469,7 +504,9 @@ def test_the_librarys_tree_helpers_get_no_credit(graded, student):
         shown = " ".join(result.messages(cell).split())
         assert ("binomial_broadcast_smallest_first uses the library's `binomial_children`; the "
                 "task asks for the tree arithmetic, each PE's parent and children, in your own "
-                "code. Not allowed here: `binomial_children`, `binomial_parent`.") in shown, shown
+                "code. Not allowed here: `binomial_children`, `binomial_parent`, "
+                "`embedded_tree_broadcast`, `tree_children` and every program of the "
+                "catalog.") in shown, shown
     h.assert_full_marks(results["solution"])
 
 
@@ -490,3 +527,20 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("largest_first", "time_tests", "wrong_form"),
     ("real_rank_order", "time_tests", "wrong_form"),
 ])
+
+
+@pytest.mark.parametrize("student, name", [("generic_tree", "embedded_tree_broadcast"),
+                                           ("drives_allreduce", "recursive_doubling_allreduce")])
+def test_the_librarys_other_programs_get_no_credit(graded, student, name):
+    # The library's generic tree broadcast on the binomial tree's parents got 7/7 (the
+    # tests forbade only binomial_broadcast and the tree helpers), an allreduce that keeps
+    # the first value 4/7: every program of the catalog and the generic tree programs are
+    # forbidden with the tree helpers, for the same reason
+    _, results = graded
+    result = results[student]
+    assert result.scores == {**FULL, "correctness_tests": 0, "time_tests": 0}
+    for cell in ("correctness_tests", "time_tests"):
+        shown = " ".join(result.messages(cell).split())
+        assert (f"binomial_broadcast_smallest_first uses the library's `{name}`; the task "
+                "asks for the tree arithmetic, each PE's parent and children, in your own "
+                "code.") in shown, shown

@@ -286,3 +286,38 @@ def test_the_forbidden_name_is_on_the_first_line_validate_shows():
     # Validate cuts a line at about 90 characters, the first after "AssertionError: "
     assert len(lines[0]) <= 64 and all(len(line) <= 80 for line in lines), lines
     assert "uses the library's `catalog`" in flat(str(err.value))
+
+
+# -- every program a student could drive, and the tree helpers ------------------------------
+
+def test_library_programs_names_every_catalog_program_and_the_generic_tree_ones():
+    # reverse_send_order: embedded_tree_broadcast on the binomial tree's parents got 7/7, an
+    # allreduce whose operator keeps the first value 4/7; the rule is computed, not listed
+    from collective_lib.grading import TREE_HELPERS, TREE_PROGRAMS, library_programs
+    names = set(library_programs())
+    assert set(catalog()) <= names
+    assert {entry.program.__name__ for entry in catalog().values()} <= names
+    assert set(TREE_PROGRAMS) <= names and "embedded_tree_broadcast" in TREE_PROGRAMS
+    assert set(TREE_HELPERS) == {"binomial_parent", "binomial_children", "tree_children"}
+
+
+def test_a_refusal_names_the_catalogs_programs_in_one_phrase():
+    from collective_lib.embeddings import embedded_tree_broadcast
+    from collective_lib.grading import TREE_HELPERS, library_programs
+
+    def generic(me, p, data, root=0):
+        return (yield from embedded_tree_broadcast(me, p, data, [None] + [0] * (p - 1)))
+
+    with pytest.raises(AssertionError) as err:
+        forbid_library_calls(generic, [*library_programs(), *TREE_HELPERS])
+    text = flat(str(err.value))
+    assert "generic uses the library's `embedded_tree_broadcast`" in text
+    assert text.endswith("Not allowed here: `binomial_children`, `binomial_parent`, "
+                         "`embedded_tree_broadcast`, `tree_children` and every program of "
+                         "the catalog."), text
+    assert all(len(line) <= 80 for line in str(err.value).splitlines())
+    # a few programs of the catalog are still named one by one
+    with pytest.raises(AssertionError) as err:
+        forbid_library_calls(generic, ["binomial_broadcast", "embedded_tree_broadcast"])
+    assert flat(str(err.value)).endswith(
+        "Not allowed here: `binomial_broadcast`, `embedded_tree_broadcast`.")
