@@ -307,6 +307,36 @@ from collective_lib.algorithms.gather import binomial_scatter
 return (yield from binomial_scatter(me, p, data, root))
 '''
 
+# The halving tree's parents, written by the student, handed to the library's generic tree
+# broadcast (Sanders' Tree::pipelinedBroadcast for any parent table) with the ranks numbered
+# backwards, so that its children, served in increasing order, go largest first: the whole
+# list goes down the halving tree in its order. Right results and the tree test's messages
+# (only the sizes are wrong), but the library's program.
+GENERIC_TREE = '''
+from collective_lib.embeddings import embedded_tree_broadcast
+from collective_lib.ops import Recv
+parent = [None] * p                       # the halving tree, in relative ranks
+def split(low, high):
+    while high - low > 1:
+        cut = low + (high - low + 1) // 2
+        parent[cut] = low
+        split(cut, high)
+        high = cut
+split(0, p)
+table = [None if parent[p - 1 - j] is None else p - 1 - parent[p - 1 - j] for j in range(p)]
+inner = embedded_tree_broadcast(p - 1 - (me - root) % p, p, data, table)
+reply = None
+try:
+    while True:
+        op = inner.send(reply)
+        if isinstance(op, Recv):
+            reply = yield recv((p - 1 - op.src + root) % p)
+        else:
+            reply = yield send((p - 1 - op.dst + root) % p, op.data)
+except StopIteration as stop:
+    return stop.value[me]
+'''
+
 CRASHES = '''
 block = data[me]
 yield send((me + 1) % p, block)
@@ -324,6 +354,7 @@ def build_submissions(source):
         "shares_when_it_can": (SOLUTION_CELL, SHARES_WHEN_IT_CAN),
         "hides_its_size": (SOLUTION_CELL, HIDES_ITS_SIZE),
         "calls_library": (SOLUTION_CELL, CALLS_THE_LIBRARY),
+        "generic_tree": (SOLUTION_CELL, GENERIC_TREE),
         "crashes": (SOLUTION_CELL, CRASHES),
         "crashes_at_p1": (SOLUTION_CELL, CRASHES_AT_P1),
         "nearest_first": (SOLUTION_CELL, NEAREST_FIRST),
@@ -511,6 +542,20 @@ def test_calling_the_library_gets_no_credit(graded):
     result = results["calls_library"]
     assert result.total == 0
     assert "uses the library's `binomial_scatter`" in h.flat(result.messages("correctness_tests"))
+
+
+def test_a_scatter_through_the_librarys_tree_broadcast_gets_no_credit(graded):
+    # The student's halving tree handed to the library's generic tree broadcast got 6/9 (the
+    # results and the tree test's messages; only the sizes were wrong): the library's
+    # programs and tree helpers are forbidden as binomial_scatter is (the time test's
+    # visible check already refuses the sizes)
+    _, results = graded
+    result = results["generic_tree"]
+    assert result.total == 0, result.scores
+    for cell in ("correctness_tests", "tree_tests"):
+        shown = h.flat(result.messages(cell))
+        assert ("halving_scatter uses the library's `embedded_tree_broadcast`; the task asks "
+                "for the tree arithmetic and the messages in your own code.") in shown, shown
 
 
 @pytest.mark.parametrize("student, cell, message", [
