@@ -137,6 +137,40 @@ return levels * ts / gain if gain > 0 else math.inf
 '''
 
 
+# A bisection to an absolute 1e-3 words (student audit: "Success!", the visible cases all
+# having m* >= ~6000 words, where 1e-3 is within 1e-6 m*; then 0 of 3 on ts = tw = 1).
+CROSSOVER_BISECTION_TO_1E_3 = '''
+def gain(m):
+    return binomial_time(p, m, ts, tw) - scatter_allgather_time(p, m, ts, tw)
+hi = 1.0
+while gain(hi) <= 0:
+    hi *= 2
+    if hi > 1e15:
+        return math.inf
+lo = 0.0
+while hi - lo > 1e-3:
+    mid = (lo + hi) / 2
+    if gain(mid) > 0:
+        hi = mid
+    else:
+        lo = mid
+return lo
+'''
+
+# m* = 0 whenever ts = 0, forgetting that for p <= 2 scatter + all-gather never wins
+# (student audit: "Success!", the visible ts = 0 case being p = 8 alone; then 0 of 3 with
+# a message that said the two forms should take the same time, which they did).
+CROSSOVER_ZERO_WITHOUT_STARTUP = '''
+if ts == 0:
+    return 0.0
+L = math.log2(p)
+saving = L - 2 * (p - 1) / p
+if saving <= 0:
+    return math.inf
+return L * ts / (tw * saving)
+'''
+
+
 def build_submissions(source):
     built = h.submissions(source, {
         "fit_not_halved": ("fit_solution", FIT_NOT_HALVED),
@@ -149,6 +183,9 @@ def build_submissions(source):
         "crossover_by_bisection": ("crossover_solution", CROSSOVER_BY_BISECTION),
         "crossover_inf_without_startup": ("crossover_solution",
                                           CROSSOVER_INF_WITHOUT_STARTUP),
+        "crossover_bisection_to_1e_3": ("crossover_solution", CROSSOVER_BISECTION_TO_1E_3),
+        "crossover_zero_without_startup": ("crossover_solution",
+                                           CROSSOVER_ZERO_WITHOUT_STARTUP),
     })
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_fit(source)
@@ -179,6 +216,13 @@ VALIDATE = {
                 ["fit_ping_pong uses the library's `fit_ts_tw`"]),
     "inf_without_startup": ([("crossover_solution", CROSSOVER_INF_WITHOUT_STARTUP)],
                             ["crossover(ts=0, tw=5e-10, p=8) returned inf"]),
+    # both said "Success!" once: a visible case with a small m* (ts = tw = 1), and ts = 0
+    # with p = 1 and 2, where the forms are equal above m* = 0
+    "bisection_to_1e_3": ([("crossover_solution", CROSSOVER_BISECTION_TO_1E_3)],
+                          ["crossover(ts=1, tw=1, p=8) returned 2.399"]),
+    "zero_without_startup": ([("crossover_solution", CROSSOVER_ZERO_WITHOUT_STARTUP)],
+                             ["crossover(ts=0, tw=5e-10, p=1) returned 0.0",
+                              "scatter + all-gather is not faster there"]),
 }
 WRITTEN = {"explain_crossover": "m* = (ts/tw) L / (L - 2(p-1)/p)."}
 
@@ -219,6 +263,15 @@ def test_solution_gets_full_marks(graded):
     ("crossover_divides_by_zero", "crossover_tests", "raised ZeroDivisionError"),
     ("crossover_inf_without_startup", "crossover_tests",
      "crossover(ts=0, tw=5e-10, p=8) returned inf, but at m = "),
+    ("crossover_bisection_to_1e_3", "crossover_tests",
+     "crossover(ts=1, tw=1, p=8) returned 2.399"),
+    # equal forms just above m* = 0: the message says that scatter + all-gather is not
+    # faster there, and what the answer is where it never is
+    ("crossover_zero_without_startup", "crossover_tests",
+     "crossover(ts=0, tw=5e-10, p=1) returned 0.0, but at m = 1e-06 words, just above it, "
+     "scatter + all-gather is not faster than the binomial tree: both take 0.0. Above m* "
+     "it must be faster; if it is never faster, whatever the message length, the answer "
+     "is math.inf"),
 ])
 def test_each_slip_costs_only_its_own_cell(graded, student, cell, message):
     _, results = graded
