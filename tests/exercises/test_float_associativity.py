@@ -27,6 +27,18 @@ for v in values:
 return total
 '''
 
+# Sums without a simulation: float32 additions from left to right for the binomial tree, from
+# right to left for the in-order one. Near the exact sum, and different for the two trees on
+# DATA (student audit: Validate's sum checks passed, then 0 of 3; Validate failed part (iii)
+# instead, with a message about the values).
+FORWARDS_BACKWARDS = '''
+order = values if algorithm == "binomial_reduce" else values[::-1]
+total = np.float32(0)
+for v in order:
+    total = np.float32(total + np.float32(v))
+return total
+'''
+
 SUM_CRASHES = '''
 return algorithms[algorithm].simulate(len(values), inputs=values, op="+").results[0]
 '''
@@ -97,6 +109,7 @@ def build_submissions(source):
         "double": ("sum_solution", DOUBLE_PRECISION),
         "left_to_right": ("sum_solution", LEFT_TO_RIGHT),
         "sum_crashes": ("sum_solution", SUM_CRASHES),
+        "forwards_backwards": ("sum_solution", FORWARDS_BACKWARDS),
         "difference_spins": ("difference_solution", DIFFERENCE_SPINS),
         "signed_difference": ("difference_solution", SIGNED_DIFFERENCE),
         "harmless_data": ("data_solution", HARMLESS_DATA),
@@ -143,6 +156,9 @@ FULL = {"sum_tests": 3, "difference_tests": 2, "data_tests": 3, "explain_consequ
     ("double", "Did you convert the values to np.float32"),
     ("left_to_right", "simulated_sum gives 26275034.0 for both trees on DATA"),
     ("sum_crashes", "raised ValueError: op must be a callable binary operator"),
+    # the visible check compares one sum with the simulation (without stating it)
+    ("forwards_backwards", "simulated_sum(DATA, 'binomial_reduce') returned 26275034.0,\n"
+                           "which is not the float32 sum that the simulated binomial tree"),
 ])
 def test_wrong_sums_lose_only_their_points(graded, student, message):
     _, results = graded
@@ -161,7 +177,7 @@ def test_no_message_states_the_sum_of_data(graded):
     """The float32 sums of DATA are what part (i) computes: no check states them."""
     course, results = graded
     assert "26275032" not in h.released_text(course, ASSIGNMENT)
-    for student in ("double", "left_to_right", "sum_crashes"):
+    for student in ("double", "left_to_right", "sum_crashes", "forwards_backwards"):
         assert "26275032" not in results[student].messages("sum_tests")
 
 
@@ -252,6 +268,10 @@ CAUGHT_BY_VALIDATE = {
     "double": "simulated_sum(DATA, 'binomial_reduce') returned 26275034.22",
     "left_to_right": "simulated_sum gives 26275034.0 for both trees on DATA",
     "sum_crashes": "simulated_sum([-0.802, -1324.359, -24836.162",
+    # no simulation, but a sum near the exact one and different for the two trees: part
+    # (i)'s visible check compares one sum with the simulation
+    "forwards_backwards": "simulated_sum(DATA, 'binomial_reduce') returned 26275034.0, "
+                          "which is not",
     "signed_difference": "tree_difference(DATA) returned -4.0, a negative number",
     "harmless_data": "by your tree_difference the two trees differ by 0.0 on my_values",
     # with a right simulated_sum, part (ii)'s visible check sees it (not only (iii))
