@@ -536,10 +536,13 @@ def test_the_librarys_other_programs_get_no_credit(graded, student, name):
     # tests forbade only binomial_broadcast and the tree helpers), an allreduce that keeps
     # the first value 4/7: every program of the catalog and the generic tree programs are
     # forbidden with the tree helpers, for the same reason
+    # (the allreduce's order fails the time cell's visible check first)
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL, "correctness_tests": 0, "time_tests": 0}
-    for cell in ("correctness_tests", "time_tests"):
+    cells = ("correctness_tests", "time_tests") if student == "generic_tree" else (
+        "correctness_tests",)
+    for cell in cells:
         shown = " ".join(result.messages(cell).split())
         assert (f"binomial_broadcast_smallest_first uses the library's `{name}`; the task "
                 "asks for the tree arithmetic, each PE's parent and children, in your own "
