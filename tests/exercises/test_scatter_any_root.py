@@ -354,7 +354,7 @@ def build_submissions(source):
         "shares_when_it_can": (SOLUTION_CELL, SHARES_WHEN_IT_CAN),
         "hides_its_size": (SOLUTION_CELL, HIDES_ITS_SIZE),
         "calls_library": (SOLUTION_CELL, CALLS_THE_LIBRARY),
-        "generic_tree": (SOLUTION_CELL, GENERIC_TREE),
+        "library_tree_broadcast": (SOLUTION_CELL, GENERIC_TREE),
         "crashes": (SOLUTION_CELL, CRASHES),
         "crashes_at_p1": (SOLUTION_CELL, CRASHES_AT_P1),
         "nearest_first": (SOLUTION_CELL, NEAREST_FIRST),
@@ -550,7 +550,7 @@ def test_a_scatter_through_the_librarys_tree_broadcast_gets_no_credit(graded):
     # programs and tree helpers are forbidden as binomial_scatter is (the time test's
     # visible check already refuses the sizes)
     _, results = graded
-    result = results["generic_tree"]
+    result = results["library_tree_broadcast"]
     assert result.total == 0, result.scores
     for cell in ("correctness_tests", "tree_tests"):
         shown = h.flat(result.messages(cell))
@@ -608,10 +608,10 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
     assert causes["correctness_tests"] == {
         "exception": (2, "crashes"), "wrong_result": (3, "empty_messages"),
         "shared_state": (2, "shares_globals"), "time_limit": (1, "spins"),
-        "operation_limit": (1, "yields_forever"), "uses_library": (1, "calls_library")}
+        "operation_limit": (1, "yields_forever"), "uses_library": (2, "calls_library")}
     # a stub's runs finish but carry nothing: too few count, as where the program crashes
     assert causes["time_tests"] == {
-        "message_size": (3, "hides_its_size"), "time_limit": (1, "spins"),
+        "message_size": (4, "hides_its_size"), "time_limit": (1, "spins"),
         "too_slow": (2, "direct"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (3, "crashes"),
         "uses_library": (1, "calls_library"), "shared_state": (2, "shares_globals")}
@@ -621,11 +621,11 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
     assert causes["tree_tests"] == {
         "wrong_form": (7, "binomial_tree"), "time_limit": (1, "spins"),
         "operation_limit": (1, "yields_forever"), "too_few_finished": (1, "crashes"),
-        "shared_state": (2, "shares_globals")}
+        "shared_state": (2, "shares_globals"), "uses_library": (1, "library_tree_broadcast")}
     assert results["larger_half_away"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "wrong_form"}
     text = failures_text(ASSIGNMENT, list(cells.values()))
-    assert "correctness_tests (4 points): failed in 10 of 22 submissions (45%)" in text
+    assert "correctness_tests (4 points): failed in 11 of 23 submissions (48%)" in text
     assert ("e.g. (hides_its_size) halving_scatter for p=8, root=0: the size of the message "
             "from PE 0 to PE 4 cannot be checked: it holds '[[") in h.flat(text)
     # the kind is kept beside the message in the autograded notebook, and only there
