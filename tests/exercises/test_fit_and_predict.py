@@ -222,7 +222,7 @@ VALIDATE = {
                           ["crossover(ts=1, tw=1, p=8) returned 2.399"]),
     "zero_without_startup": ([("crossover_solution", CROSSOVER_ZERO_WITHOUT_STARTUP)],
                              ["crossover(ts=0, tw=5e-10, p=1) returned 0.0",
-                              "scatter + all-gather is not faster there"]),
+                              "scatter + all-gather is not faster than the binomial tree"]),
 }
 WRITTEN = {"explain_crossover": "m* = (ts/tw) L / (L - 2(p-1)/p)."}
 
