@@ -58,11 +58,17 @@ def library_programs() -> tuple:
     >>> {"binomial_broadcast", "ring_allreduce", "embedded_tree_broadcast"} <= set(names)
     True
     """
+    return tuple(sorted(_catalog_programs() | set(TREE_PROGRAMS)))
+
+
+def _catalog_programs() -> set:
+    """The catalog's names and its programs' own names (a program may be registered
+    under another)."""
     from ..catalog import catalog
-    names = set(TREE_PROGRAMS)
+    names = set()
     for name, entry in catalog().items():
         names.update({name, getattr(entry.program, "__name__", name)})
-    return tuple(sorted(names))
+    return names
 
 
 # -- what a function can reach -------------------------------------------------------------
@@ -254,11 +260,7 @@ def _uses_library(top: str, name: str, names: set, reason: str,
 def _not_allowed(names: set) -> str:
     """The forbidden names for a message: each one, but the catalog's programs, when more
     than a few of them are forbidden, as one phrase (a list of fifty names helps nobody)."""
-    from ..catalog import catalog
-    programs = set()
-    for name, entry in catalog().items():
-        programs.update({name, getattr(entry.program, "__name__", name)})
-    programs &= set(names)
+    programs = _catalog_programs() & set(names)
     if len(programs) <= 3:
         return ", ".join(f"`{n}`" for n in sorted(names))
     rest = [f"`{n}`" for n in sorted(set(names) - programs)]
