@@ -10,8 +10,6 @@ closed on a time that is not finite.
 import json
 import os
 import re
-import struct
-import threading
 import time
 import tracemalloc
 
@@ -26,6 +24,7 @@ from collective_lib.networks import FullyConnected
 from collective_lib.ops import Compute, Multi, Recv, Send, SendRecv, shown
 from collective_lib.shared_memory import CAS, FetchAdd, Marker, Pause, Read, Write
 from collective_lib.runs import Message, Run
+from codec_pipes import framed_in_a_pipe
 
 NAN, INF = float("nan"), float("inf")
 WORDS_RULE = "a message size must be a non-negative integer"
@@ -159,25 +158,9 @@ def test_sets_and_dicts_whose_items_collide_are_refused_quickly():
 # -- what crosses the pipe --------------------------------------------------------------------
 
 def _through_a_pipe(blob: bytes):
-    """What receive_message makes of ``blob``, written by a thread (a pipe holds 64 KiB)."""
-    r, w = os.pipe()
-
-    def write():
-        data = struct.pack("!I", len(blob)) + blob
-        try:
-            while data:
-                data = data[os.write(w, data):]
-        except BrokenPipeError:
-            pass
-        finally:
-            os.close(w)
-    writer = threading.Thread(target=write)
-    writer.start()
-    try:
+    """What receive_message makes of ``blob``."""
+    with framed_in_a_pipe(blob) as r:
         return receive_message(r)
-    finally:
-        os.close(r)
-        writer.join()
 
 
 def _json_of(n: int, unit: str) -> bytes:

@@ -10,12 +10,11 @@ notebook's checker, a session leader, which the old ``kill`` (``killpg`` and
 directly.
 """
 import os
-import struct
 import subprocess
 import sys
-import threading
 import time
 
+from codec_pipes import framed_in_a_pipe
 from collective_lib.autograde.remote import StudentProcess
 from collective_lib.autograde.verdict import TrustedVerdict
 
@@ -99,26 +98,14 @@ def test_an_answer_the_checker_refuses_is_reported_with_its_reason():
     student = subprocess.Popen(SLEEPER, start_new_session=True)
     handle = _stale_handle(student.pid, os.pidfd_open(student.pid))
     os.close(handle.rfd)
-    handle.rfd, write = os.pipe()
     blob = ("[" + ",".join(["[]"] * 650_000) + "]").encode()        # 650,001 JSON values
-
-    def send():
-        data = struct.pack("!I", len(blob)) + blob
-        try:
-            while data:
-                data = data[os.write(write, data):]
-        except BrokenPipeError:
-            pass
-        finally:
-            os.close(write)
-    writer = threading.Thread(target=send)
-    writer.start()
     try:
-        reply = handle._reply(time.monotonic() + 30, 0)
+        # the handle closes the read end when it stops the process
+        with framed_in_a_pipe(blob, close=False) as handle.rfd:
+            reply = handle._reply(time.monotonic() + 30, 0)
         assert reply == {"err": "a value of more than 100,000 items cannot be graded",
                          "type": "Undecodable"}
         assert _gone(student), "the process that sent it was not stopped"
     finally:
-        writer.join()
         student.kill()
         student.wait()
