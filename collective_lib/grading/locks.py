@@ -414,7 +414,10 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
 
     Random interleavings seldom leave one PE alone for long, so for every p one
     PE then takes the lock and keeps it, and the others try 1000 steps each:
-    none may enter (a lock that gives up waiting after some tries fails here).
+    none may enter (a lock that gives up waiting after some tries fails here). With two
+    PEs it then lets go, and every interleaving of the next steps and random
+    interleavings of two more rounds must keep the PEs apart (a lock that takes the lock
+    without an atomic step after some tries fails there).
 
     >>> from collective_lib.algorithms.sync import broken_lock, cas_spin_lock
     >>> check_lock_exclusion(cas_spin_lock, [2, 3], seeds=range(20))
@@ -439,19 +442,20 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
             "release() that never yields an operation?")):
         for p in ps:
             what = _lock_run_text(name, p, rounds)
+            recorded = _recorded(lock)
             try:
                 with quiet():
                     found = find_violation(lock_demo, p, mutual_exclusion, seeds=seeds,
                                            max_ops=min(max_ops, _REMOTE_LOCK_OPS)
                                            if is_stand_in(lock) else max_ops,
-                                           lock=_recorded(lock), rounds=rounds,
+                                           lock=recorded, rounds=rounds,
                                            progress=progress)
             except WallClockLimitExceeded:
                 raise
             except Exception as exc:
                 raise _failure(explain_exception(exc, what), "exception") from None
             if found is None:
-                _check_lock_held(lock, name, p)
+                _check_lock_held(lock, name, p, recorded=recorded)
                 continue
             if found.reason.startswith("no progress"):
                 raise _failure(_no_progress_text(
@@ -462,27 +466,65 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
                 exclusion_violation), "lock_exclusion")
 
 
-def _stays_inside(me, p, data, lock):
+def _stays_inside(me, p, data, lock, objects):
     """The first PE through ``lock``'s acquire() enters the critical section and stays
-    there (it returns without leaving or releasing); every other PE tries to acquire."""
+    there (it returns without leaving or releasing); every other PE tries to acquire.
+    ``objects`` gets each PE's lock object, for :func:`_after_hold`."""
     from ..shared_memory import enter
-    mine = lock(me, p)
+    mine = objects[me] = lock(me, p)
     yield from mine.acquire()
     yield enter("cs")
 
 
-def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS) -> None:
-    """One PE holds the lock for good; the others, taking turns, try ``steps`` steps
-    each and must never enter: no interleaving search parks a PE that long, and random
-    interleavings seldom leave one PE so long alone (a lock that counts its tries and
-    then enters anyway passes both)."""
+def _after_hold(me, p, data, lock, objects, rounds):
+    """Each PE goes on from where :func:`_stays_inside` left its lock object (a
+    :class:`~collective_lib.shared_memory.RecordedLock`'s): the holder, inside, and the
+    others, in the middle of acquire(), each finish ``rounds`` rounds of ``lock_demo``."""
+    from ..shared_memory import enter, leave, read, write
+    mine, acquiring = lock.resumed(objects[me])
+    yield from acquiring
+    for r in range(rounds):
+        if r:
+            yield from mine.acquire()
+        yield enter("cs")
+        value = yield read("counter")
+        yield write("counter", value + 1)
+        yield leave("cs")
+        yield from mine.release()
+
+
+#: After the long hold of two PEs the holder lets go, and each PE does two rounds from
+#: there: every interleaving of the next _AFTER_HOLD_STEPS steps (as far as
+#: _AFTER_HOLD_STATES states allow) and _AFTER_HOLD_SEEDS random interleavings of whole
+#: runs must keep the PEs apart. Each of them replays the waiting PE's lock object through
+#: its whole wait (a student's object, in a sandboxed process, cannot be copied), so they
+#: are few: one flaw shows after a few steps, and two PEs are where the waiter waited
+#: longest.
+_AFTER_HOLD_STEPS = 10
+_AFTER_HOLD_STATES = 300
+_AFTER_HOLD_SEEDS = 10
+
+
+def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS,
+                     recorded=None) -> str:
+    """One PE holds the lock; the others, taking turns, try ``steps`` steps each and must
+    never enter: no interleaving search parks a PE that long, and random interleavings
+    seldom leave one PE so long alone (a lock that counts its tries and then enters
+    anyway passes both). With two PEs the holder then lets go, and the interleavings
+    from there must keep the PEs apart too (a lock that counts its tries and then takes
+    the lock without an atomic step lets two in only once the lock is free). Returns
+    what was checked, for a message to say (None if nobody took the lock).
+    ``recorded`` is ``lock`` as a :class:`~collective_lib.shared_memory.RecordedLock`
+    (made here if None)."""
     from ..shared_memory import exclusion_violation, simulate_shared
     limit = steps * p
     what = f"{name} with p={p} PEs"
+    recorded = _recorded(lock) if recorded is None else recorded
+    objects = {}
     try:
         with quiet():
-            run = simulate_shared(_stays_inside, p, lock=lock, schedule=[],
-                                  memory=lambda p, lock: lock.memory(p),
+            run = simulate_shared(_stays_inside, p, lock=recorded, objects=objects,
+                                  schedule=[], memory=lambda p, **_: recorded.memory(p),
                                   stop_after=limit, max_ops=limit + 1)
     except WallClockLimitExceeded:
         raise
@@ -490,10 +532,18 @@ def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS) -> None:
         raise _failure(explain_exception(exc, f"{what}, one PE holding the lock"),
                           "exception") from None
     bad = exclusion_violation(run.trace)
+    first = next((i for i, e in enumerate(run.trace) if e.op == "enter"), None)
     if bad is None:
-        return
+        if first is None or len(objects) < p:     # nobody got in: nothing to let go of
+            return None
+        holder = run.trace[first].pe
+        others = "the other" if p == 2 else "the others"
+        held = f"PE {holder} held the lock while {others} tried {steps} steps"
+        if p != 2:
+            return held
+        return held + ", and then " + _check_after_hold(recorded, what, p, steps, run,
+                                                         objects, holder)
     index = run.trace.index(bad)
-    first = next(i for i, e in enumerate(run.trace) if e.op == "enter")
     holder = run.trace[first].pe
     from ..shared_memory import format_trace
     shown = format_trace(run.trace, 0, first + 1)
@@ -508,6 +558,53 @@ def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS) -> None:
         f"{shown}\n" + (_no_operation_hint(run.trace, index) or
         "Hint: a PE must wait as long as the lock is taken, however long that is. "
         "Does acquire() stop trying after some number of tries?"), "lock_exclusion")
+
+
+def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
+    """The interleavings after the hold of :func:`_check_lock_held`: ``held`` is its run,
+    ``objects`` the PEs' lock objects where it left them."""
+    from ..shared_memory import (exclusion_violation, explore_interleavings, find_violation,
+                                 mutual_exclusion)
+    after = dict(lock=recorded, objects=objects, rounds=2,
+                 memory={**held.memory, "counter": 0})
+    depth = f"every interleaving of the next {_AFTER_HOLD_STEPS} steps"
+    try:
+        with quiet():
+            try:
+                found = explore_interleavings(
+                    _after_hold, p, mutual_exclusion, max_steps=_AFTER_HOLD_STEPS,
+                    max_runs=_AFTER_HOLD_STATES, livelock=False, **after)
+            except OperationLimitError as exc:      # too many states, none of them wrong
+                found, depth = None, f"every interleaving of the next {exc.covered} steps"
+            origin = "the shortest interleaving that breaks it"
+            if found is None:
+                budget = 400 * p
+                found = find_violation(_after_hold, p, mutual_exclusion,
+                                       seeds=range(_AFTER_HOLD_SEEDS), max_ops=budget,
+                                       progress=False, **after)
+                origin = f"the random interleaving of seed {getattr(found, 'seed', None)}"
+    except (WallClockLimitExceeded, OperationLimitError):
+        raise
+    except Exception as exc:
+        raise _failure(explain_exception(exc, f"{what}, after one PE held the lock"),
+                       "exception") from None
+    others = "the other" if p == 2 else "the others"
+    if found is None:
+        return f"{depth} and {_AFTER_HOLD_SEEDS} random interleavings of two rounds"
+    bad = exclusion_violation(found.run.trace)
+    index = found.run.trace.index(bad)
+    raise _failure(
+        f"{what}:\nPE {holder} took the lock and stayed in the critical section while "
+        f"{others} kept trying ({steps} steps each, taking turns). None entered, but "
+        f"then PE {holder} went on (it left and released the lock), every PE did two "
+        f"rounds from there, and under {origin}, PE {bad.pe} enters the critical section "
+        f"while {_inside_text(found.run.trace, index)}. Its steps after the long wait, "
+        f"counted from 0 again:\nschedule {_schedule_text(found.schedule)}\n"
+        f"{_trace_excerpt(found.run.trace, index)}\n"
+        "Hint: a PE must wait as long as the lock is taken, however long that is, and "
+        "take it with one atomic step (cas or fetch_add) however long it waited. Does "
+        "acquire() take the lock another way after some number of tries?",
+        "lock_exclusion")
 
 
 def _inside_text(trace, index) -> str:
@@ -585,31 +682,43 @@ def _searched(what: str, time_limit_s: float, search: Callable, *args, **kwargs)
 
 def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int = 40,
                           max_runs: int = 30_000, time_limit_s: float = 30.0,
-                          progress: bool = True) -> str:
+                          progress: bool = True, exclusion: bool = True) -> str:
     """Every interleaving of a tiny case: exclusion always holds and no PE waits forever.
 
     Runs :func:`~collective_lib.shared_memory.explore_interleavings` on
     ``lock_demo`` with ``p`` PEs; a failure shows the shortest failing
-    interleaving. With ``progress=False`` only exclusion is judged. A lock must
-    let some PE through (:func:`check_lock_exclusion`): one that lets nobody in
-    keeps the PEs apart only trivially.
+    interleaving. With ``progress=False`` only exclusion is judged, with
+    ``exclusion=False`` only progress. A lock must let some PE through
+    (:func:`check_lock_exclusion`): one that lets nobody in keeps the PEs apart only
+    trivially.
 
-    The search skips a PE that repeats the same poll, and stops at ``max_steps``:
-    a lock that counts its tries and then enters anyway would pass it. So, as in
-    :func:`check_lock_exclusion`, one PE then keeps the lock while the others try
-    1000 steps each, and none may enter. PEs whose waiting changes memory never
-    look parked, so :func:`~collective_lib.shared_memory.find_livelock` looks for
-    steps they can repeat forever without anyone entering.
+    The search skips a PE that repeats the same poll (it assumes the PE would go on
+    doing the same), and stops at ``max_steps``: a lock that counts its tries and then
+    does something else would pass it. So, as in :func:`check_lock_exclusion`, one PE
+    then keeps the lock while the others try 1000 steps each, and none may enter; with
+    two PEs it then lets go, and the interleavings from there must keep the PEs apart
+    too. PEs whose
+    waiting changes memory never look parked, so
+    :func:`~collective_lib.shared_memory.find_livelock` looks for steps they can repeat
+    forever without anyone entering.
 
     A lock whose every poll changes memory (``fetch_add``) has no end of states: when
     the search runs out of its ``max_runs`` states without a flaw, the lock is not
     failed for it; the first steps of every interleaving (as many as were checked)
     and 500 random interleavings of whole runs are judged instead. Returns what was
-    checked, for the cell to say.
+    checked, and what the search assumed, for the cell to say.
 
-    >>> from collective_lib.algorithms.sync import cas_spin_lock
-    >>> check_lock_exhaustive(cas_spin_lock, rounds=1)
-    'every interleaving keeps the PEs apart, and both finish'
+    >>> from collective_lib.algorithms.sync import broken_lock, cas_spin_lock
+    >>> print(check_lock_exhaustive(cas_spin_lock, rounds=1))
+    every interleaving keeps the PEs apart, and both finish, if a PE
+    that polls an unchanged cell again would go on doing so until memory changes
+    (the search skips such polls). Also, PE 0 held the lock while the other tried
+    1000 steps, and then every interleaving of the next 10 steps and 10 random
+    interleavings of two rounds kept the PEs apart.
+    >>> print(check_lock_exhaustive(broken_lock, rounds=1, exclusion=False))
+    every interleaving lets both finish, if a PE that polls an
+    unchanged cell again would go on doing so until memory changes (the search skips
+    such polls).
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     from ..algorithms.sync import lock_demo
@@ -619,11 +728,12 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     what = _lock_run_text(name, p, rounds)
     _check_someone_enters(lock, name, time_limit_s)
     recorded = _recorded(lock)
-    covered = None
+    check = mutual_exclusion if exclusion else (lambda run: True)
+    covered, stats = None, {}
     try:
         found = _searched(what, time_limit_s, explore_interleavings, lock_demo, p,
-                          mutual_exclusion, max_steps=max_steps, max_runs=max_runs,
-                          lock=recorded, livelock=progress, rounds=rounds)
+                          check, max_steps=max_steps, max_runs=max_runs,
+                          lock=recorded, livelock=progress, rounds=rounds, stats=stats)
     except OperationLimitError as exc:         # too many states, none of them wrong
         found, covered = None, getattr(exc, "covered", 0)
     if found is None and progress:
@@ -633,24 +743,19 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     if found is None and covered is not None:
         budget = min(_REMOTE_LOCK_OPS, 20_000) if is_stand_in(lock) else 20_000
         found = _searched(what, time_limit_s, find_violation, lock_demo, p,
-                          mutual_exclusion, seeds=range(_FALLBACK_SEEDS), max_ops=budget,
+                          check, seeds=range(_FALLBACK_SEEDS), max_ops=budget,
                           lock=recorded, rounds=rounds, progress=progress)
         origin = f"the random interleaving of seed {getattr(found, 'seed', None)}"
     if found is None:
-        with quiet(), wall_clock_limit(time_limit_s, wrapped(
-                f"checking {what} with one PE holding the lock took more than "
-                f"{time_limit_s:g} s of real time. Is there a loop in acquire() that "
-                "never yields an operation?")):
-            _check_lock_held(lock, name, p)
-        finish = ", and both finish" if progress else ""
-        if covered is None:
-            return f"every interleaving keeps the PEs apart{finish}"
-        return wrapped(
-            f"too many interleavings to check them all (more than {max_runs} states), so "
-            f"these were checked: every interleaving of the first {covered} steps, "
-            f"{_FALLBACK_SEEDS} random interleavings of whole runs, one PE holding the lock "
-            f"for long{' and a search for livelocks' * progress}. They keep the PEs "
-            f"apart{finish}.")
+        after = None
+        if exclusion:
+            with quiet(), wall_clock_limit(time_limit_s, wrapped(
+                    f"checking {what} with one PE holding the lock took more than "
+                    f"{time_limit_s:g} s of real time. Is there a loop in acquire() that "
+                    "never yields an operation?")):
+                after = _check_lock_held(lock, name, p, recorded=recorded)
+        return _exhaustive_text(p, exclusion, progress, max_steps, max_runs, covered,
+                                stats, after)
     if found.cycle:
         raise _failure(_livelock_text(what, found), "no_progress")
     if found.reason.startswith("no progress"):
@@ -662,6 +767,32 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
             found.reason.replace("livelock: ", "").replace("; PE", "\nPE")), "no_progress")
     raise _failure(_exclusion_text(what, origin, found, exclusion_violation),
                    "lock_exclusion")
+
+
+def _exhaustive_text(p, exclusion, progress, max_steps, max_runs, covered, stats,
+                     after) -> str:
+    """What :func:`check_lock_exhaustive` checked, and what its search assumed; ``after``
+    is what :func:`_check_lock_held` checked (None if not run)."""
+    both = "both" if p == 2 else "all"
+    claim = ", ".join(["keeps the PEs apart"] * exclusion +
+                      [f"and {both} finish" if exclusion else f"lets {both} finish"] *
+                      progress)
+    if covered is not None:
+        held = (", one PE holding the lock for long" + " and then letting go" * (p == 2)
+                ) * bool(after)
+        return wrapped(
+            f"too many interleavings to check them all (more than {max_runs} states), so "
+            f"these were checked: every interleaving of the first {covered} steps, "
+            f"{_FALLBACK_SEEDS} random interleavings of whole runs{held}"
+            f"{' and a search for livelocks' * progress}. They "
+            f"{claim.replace('keeps', 'keep').replace('lets', 'let')}.")
+    text = f"every interleaving{f' of up to {max_steps} steps' * stats['cut']} {claim}"
+    if stats["parked"]:
+        text += (", if a PE that polls an unchanged cell again would go on doing so until "
+                 "memory changes (the search skips such polls)")
+    if after and (stats["parked"] or stats["cut"]):
+        text += f". Also, {after} kept the PEs apart"
+    return wrapped(text + "." * (stats["parked"] or bool(after and stats["cut"])))
 
 
 def _livelock_text(what: str, found) -> str:

@@ -159,7 +159,7 @@ def find_violation(program: Callable, p: int, check: Callable, *, seeds=range(20
 def explore_interleavings(program: Callable, p: int, check: Callable, *, max_steps: int = 40,
                           max_runs: int = 100_000, inputs=None, memory=None,
                           line_of: Callable | None = None, livelock: bool = True,
-                          **params) -> Violation | None:
+                          stats: dict | None = None, **params) -> Violation | None:
     """Try every interleaving of a tiny case; return a shortest failing one, or None.
 
     The search is breadth first, so the interleaving returned is as short as
@@ -181,10 +181,23 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
     replays; its ``covered`` says how many first steps of every interleaving were
     checked by then (a lock whose every poll changes memory has no end of states).
 
-    >>> from collective_lib.algorithms.sync import lock_demo, broken_lock
+    The first and the last reduction assume something: that a PE polling an unchanged
+    value would go on doing the same (a program that counts its polls and then acts
+    otherwise does not), and that nothing happens after ``max_steps``. A dict passed as
+    ``stats`` says what a search assumed: ``"states"`` it judged, ``"parked"`` (whether
+    it left a polling PE out) and ``"cut"`` (whether it stopped an interleaving at
+    ``max_steps`` before every PE returned).
+
+    >>> from collective_lib.algorithms.sync import lock_demo, broken_lock, cas_spin_lock
     >>> v = explore_interleavings(lock_demo, 2, mutual_exclusion, lock=broken_lock, rounds=1)
     >>> v.schedule
     [0, 1, 0, 1]
+    >>> stats = {}
+    >>> explore_interleavings(lock_demo, 2, mutual_exclusion, lock=cas_spin_lock, rounds=1,
+    ...                       stats=stats) is None
+    True
+    >>> stats["parked"], stats["cut"]
+    (True, False)
     """
     check_positive_int("p", p)
     runs = 0
@@ -201,6 +214,9 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
         return _replayed(program, p, inputs, memory, line_of, params, prefix)
 
     visited = set()
+    if stats is None:
+        stats = {}
+    stats.update(states=0, parked=False, cut=False)
     frontier = [[]]
     for depth in range(max_steps + 1):
         following = []
@@ -210,12 +226,18 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
             if key in visited:
                 continue
             visited.add(key)
+            stats["states"] += 1
             run = state.record(None, None, not state.pending)
             if not check(run):
                 return Violation(prefix, run)
-            if not state.pending or depth == max_steps:
+            if not state.pending:
+                continue
+            if depth == max_steps:
+                stats["cut"] = True
                 continue
             runnable = [pe for pe in state.ready() if not state.parked(pe)]
+            if len(runnable) < len(state.pending):
+                stats["parked"] = True
             if not runnable and livelock:
                 spinning = "; ".join(f"PE {pe} {state.machine.spinning(pe)}"
                                      for pe in state.ready())
@@ -475,6 +497,27 @@ class RecordedLock:
         args = (me, p)
         return _RecordedInstance(self, args, self.roots.setdefault(args, _Node(None, None)))
 
+    def resumed(self, instance):
+        """A copy of ``instance`` (an object this lock made, which a run left in the middle
+        of a method, or between two), and a generator that goes on with that method from
+        where ``instance`` stands, or finishes at once between two methods. A search can so
+        start every replay after a long history without playing it again.
+
+        >>> from collective_lib.algorithms.sync import ttas_backoff_lock
+        >>> recorded = RecordedLock(ttas_backoff_lock)
+        >>> mine = recorded(0, 2)
+        >>> acquiring = mine.acquire()
+        >>> next(acquiring), acquiring.send(1)
+        (Read(cell='lock'), Pause(time=1))
+        >>> copy, rest = recorded.resumed(mine)
+        >>> next(rest), rest.send(None), rest.send(0)
+        (Pause(time=1), Read(cell='lock'), CAS(cell='lock', expected=0, new=1))
+        """
+        if not isinstance(instance, _RecordedInstance) or instance._recorded is not self:
+            raise TypeError(f"{instance!r} is not an object of this RecordedLock")
+        copy = _RecordedInstance(self, instance._args, instance._node)
+        return copy, copy._resume()
+
     def event(self, args, node: _Node):
         if node.event is None:
             self.asked += 1
@@ -503,6 +546,11 @@ class _RecordedInstance:
 
     def _run(self, method):
         self._advance(("call", method))
+        return (yield from self._resume())
+
+    def _resume(self):
+        if self._node.parent is None:           # no method started yet
+            return None
         while True:
             kind, value = self._recorded.event(self._args, self._node)
             if kind == "done":

@@ -192,6 +192,23 @@ run = try_schedule(schedule_two_lost, rounds=2)
 assert run.complete and run.memory["counter"] == 2
 """
 
+# A lock that stops waiting another way (a student audit): after 30 failed CAS it reads the
+# cell and writes 1, not atomically. 8/8 on part 2, and the cell of every interleaving said
+# "every interleaving keeps the PEs apart": its search parked the repeated polls, and while
+# one PE held the lock for long the others only read 1; the flaw shows once it is released.
+FALLS_BACK_ACQUIRE = """
+tries = 0
+while True:
+    if tries < 30:
+        if (yield cas(self.cell, 0, 1)):
+            return
+    else:                                    # waited long: test first, then set
+        if (yield read(self.cell)) == 0:
+            yield write(self.cell, 1)
+            return
+    tries += 1
+    yield pause(1)
+"""
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -245,6 +262,7 @@ def build_submissions(source: Path) -> dict:
                        ("schedule_two_lost_solution", OWN_SEARCH_TWO_LOST)],
         "looked_at": [("schedule_both_inside_solution", LOOKED_AT_BOTH_INSIDE),
                       ("schedule_two_lost_solution", LOOKED_AT_TWO_LOST)],
+        "falls_back": lock(FALLS_BACK_ACQUIRE),
     })
     # the ticket lock declares the cell it serves from (memory is outside the answer)
     ticket = h.find_cell(built["ticket"], "fixed_lock_solution")
@@ -456,6 +474,22 @@ def test_a_lock_that_stops_waiting_loses_the_exclusion_points(graded):
     assert "PE 0 took the lock and stayed in the critical section" in exhaustive
 
 
+def test_a_lock_that_takes_the_lock_another_way_after_long_waits_loses_exclusion(graded):
+    _, results = graded
+    result = results["falls_back"]
+    # it scored 8/8 on part 2, and the cell of every interleaving printed a false proof;
+    # now the random cell's long hold goes on after the holder lets go
+    assert result.scores == {**FULL, "random_tests": 0}, result.scores
+    random = h.flat(result.messages("random_tests"))
+    assert "then PE 0 went on (it left and released the lock)" in random
+    assert "PE 1 enters the critical section while PE 0 is inside" in random
+    assert "Does acquire() take the lock another way after some number of tries?" in random
+    exhaustive = h.flat(_shown(result, "exhaustive_tests"))
+    assert ("an interleaving breaks the lock in a way that a cell above already "
+            "charges") in exhaustive
+    assert "every interleaving keeps the PEs apart" not in exhaustive
+
+
 def test_a_forgotten_yield_is_named_in_the_message(graded):
     _, results = graded
     result = results["forgets_yield"]
@@ -482,7 +516,10 @@ def test_a_search_that_runs_out_of_states_says_what_it_checked(graded):
     result = results["fetch_add"]
     h.assert_full_marks(result)
     shown = h.flat(_shown(result, "exhaustive_tests"))
-    assert "p = 2, 1 round(s) each: every interleaving keeps the PEs apart" in shown
+    # every poll changes memory: with one round each, the search stops interleavings at 40
+    # steps, and says so
+    assert ("p = 2, 1 round(s) each: every interleaving of up to 40 steps keeps the PEs "
+            "apart") in shown
     assert "p = 2, 2 round(s) each: too many interleavings to check them all" in shown
     assert "every interleaving of the first" in shown and "random interleavings" in shown
 
@@ -547,7 +584,7 @@ def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     ("searched", "both_inside_tests"), ("crashes", "timed_tests"),
     ("own_search", "both_inside_tests"), ("own_search", "two_lost_tests"),
     ("lets_nobody_in", "random_tests"), ("lets_nobody_in", "exhaustive_tests"),
-    ("undoes_failed_try", "exhaustive_tests"),
+    ("undoes_failed_try", "exhaustive_tests"), ("falls_back", "random_tests"),
     ("no_overlap", "both_inside_tests"), ("incomplete", "two_lost_tests"),
     ("wrong_schedules", "two_lost_tests"),
 ])

@@ -143,6 +143,27 @@ class GivesUp(GoodLock):
             yield pause(1)
 
 
+def falls_back(cut_off):
+    """A lock that tries ``cut_off`` CAS, then reads the cell and writes 1 (a student
+    audit): while one PE holds the lock the others only read 1, so the flaw shows only
+    once the holder lets go; the search of every interleaving parked the polls."""
+
+    class FallsBack(GoodLock):
+        def acquire(self):
+            tries = 0
+            while True:
+                if tries < cut_off:
+                    if (yield cas(self.cell, 0, 1)):
+                        return
+                elif (yield read(self.cell)) == 0:
+                    yield write(self.cell, 1)
+                    return
+                tries += 1
+                yield pause(1)
+
+    return FallsBack
+
+
 class ForgetsYield(GoodLock):
     """``cas(...)`` without ``yield``: a truthy record, never performed; acquire()
     returns at once."""
@@ -451,6 +472,44 @@ def test_a_lock_that_stops_waiting_loses_exclusion(check):
     assert re.search(r"PE \d entered after \d+ steps while PE 0 is inside", text)
     assert re.search(r"\n +1   0  enter cs\n", str(excinfo.value))   # the holder
     assert "Does acquire() stop trying after some number of tries?" in text
+
+
+@pytest.mark.parametrize("cut_off, check", [
+    (30, lambda lock: check_lock_exclusion(lock, [2], seeds=range(20), progress=False)),
+    (1000, lambda lock: check_lock_exclusion(lock, [2], seeds=range(20), progress=False)),
+    (30, lambda lock: check_lock_exclusion(lock, [3, 2], seeds=range(5), progress=False)),
+    (30, lambda lock: check_lock_exhaustive(lock, 2, rounds=2)),
+    (1000, lambda lock: check_lock_exhaustive(lock, 2, rounds=2)),
+])
+def test_a_lock_that_takes_the_lock_another_way_after_long_waits_loses_exclusion(
+        cut_off, check):
+    # a student audit: after 30 failed CAS, read 0 then write 1: 8/8, and the search of
+    # every interleaving said that every interleaving keeps the PEs apart
+    with pytest.raises(AssertionError) as excinfo:
+        check(falls_back(cut_off))
+    assert failure_kind(excinfo.value) == "lock_exclusion"
+    text = message(excinfo)
+    assert "PE 0 took the lock and stayed in the critical section while the other" in text
+    assert "then PE 0 went on (it left and released the lock)" in text
+    assert re.search(r"PE \d enters the critical section while PE \d is inside", text)
+    assert "read lock -> 0" in text and "write lock := 1" in text
+    assert "Does acquire() take the lock another way after some number of tries?" in text
+    first, *rest = str(excinfo.value).split("\n")
+    assert len(f"AssertionError: {first}") <= 83 and all(len(line) <= 83 for line in rest)
+
+
+def test_the_search_of_every_interleaving_says_what_it_assumed():
+    # it skips a PE that polls an unchanged cell again, and stops at max_steps: its
+    # sentence says so, and what the check of a long hold added
+    text = " ".join(check_lock_exhaustive(GoodLock, 2, rounds=1).split())
+    assert text.startswith("every interleaving keeps the PEs apart, and both finish, if a "
+                           "PE that polls an unchanged cell again would go on doing so")
+    assert ("PE 0 held the lock while the other tried 1000 steps, and then every "
+            "interleaving of the next") in text
+    cut = " ".join(check_lock_exhaustive(FetchAddLock, 2, rounds=1, max_steps=12).split())
+    assert cut.startswith("every interleaving of up to 12 steps keeps the PEs apart")
+    assert check_lock_exhaustive(NeverReleases, 2, rounds=1, progress=False).startswith(
+        "every interleaving keeps the PEs apart, if a PE")
 
 
 def test_a_lock_that_stops_waiting_still_makes_progress():
