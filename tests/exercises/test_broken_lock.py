@@ -209,6 +209,24 @@ while True:
     tries += 1
     yield pause(1)
 """
+# Two flaws (a student audit): release() frees the lock only for PE 1 (a PE waits forever,
+# which the timed cell charges and the search of every interleaving finds first), and a PE
+# that arrives a second time with nobody else having arrived takes the lock without an
+# atomic step (two PEs inside together, which only the search of every interleaving finds).
+# The cell of every interleaving gave its points back, as for a flaw charged above.
+TWO_FLAWS_ACQUIRE = """
+self.arrived = getattr(self, "arrived", 0) + 1
+if (yield fetch_add("arrivals", 1)) == 1 and self.arrived == 2:
+    if (yield read(self.cell)) == 0:         # alone so far: no need for a CAS
+        yield write(self.cell, 1)
+        return
+while not (yield cas(self.cell, 0, 1)):
+    yield pause(1)
+"""
+TWO_FLAWS_RELEASE = """
+yield cas(self.cell, self.me, 0)             # mixes up the cell's value and the PE's number
+"""
+
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -263,12 +281,17 @@ def build_submissions(source: Path) -> dict:
         "looked_at": [("schedule_both_inside_solution", LOOKED_AT_BOTH_INSIDE),
                       ("schedule_two_lost_solution", LOOKED_AT_TWO_LOST)],
         "falls_back": lock(FALLS_BACK_ACQUIRE),
+        "two_flaws": lock(TWO_FLAWS_ACQUIRE, TWO_FLAWS_RELEASE),
     })
     # the ticket lock declares the cell it serves from (memory is outside the answer)
     ticket = h.find_cell(built["ticket"], "fixed_lock_solution")
     assert ticket.source.count("return {cell: 0}") == 1
     ticket.source = ticket.source.replace("return {cell: 0}",
                                           'return {cell: 0, "serving": 0}')
+    two_flaws = h.find_cell(built["two_flaws"], "fixed_lock_solution")
+    assert two_flaws.source.count("return {cell: 0}") == 1
+    two_flaws.source = two_flaws.source.replace("return {cell: 0}",
+                                                'return {cell: 0, "arrivals": 0}')
     return built
 
 
@@ -488,6 +511,24 @@ def test_a_lock_that_takes_the_lock_another_way_after_long_waits_loses_exclusion
     assert ("an interleaving breaks the lock in a way that a cell above already "
             "charges") in exhaustive
     assert "every interleaving keeps the PEs apart" not in exhaustive
+    assert "judging only progress: every interleaving lets both finish, if a PE" in exhaustive
+
+
+def test_a_flaw_only_the_search_finds_is_charged_after_one_charged_above(graded):
+    _, results = graded
+    result = results["two_flaws"]
+    # the search finds first a PE that waits forever (the timed cell's); it used to give
+    # its points back for that, and never looked for the two PEs inside together that only
+    # it finds
+    assert result.scores == {**FULL, "timed_tests": 0, "exhaustive_tests": 0}, result.scores
+    assert "never finished: some PEs wait forever" in h.flat(result.messages("timed_tests"))
+    exhaustive = h.flat(result.messages("exhaustive_tests"))
+    assert "FixedLock with p=2 PEs, 2 rounds each: under the shortest" in exhaustive
+    assert "enters the critical section while PE" in exhaustive
+    assert "must be one atomic operation (cas or fetch_add)" in exhaustive
+    shown = h.flat(_shown(result, "exhaustive_tests"))
+    assert "With 1 round(s) each, an interleaving breaks the lock in a way" in shown
+    assert "p = 2, 1 round(s) each, judging only exclusion: every interleaving" in shown
 
 
 def test_a_forgotten_yield_is_named_in_the_message(graded):
@@ -585,6 +626,7 @@ def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     ("own_search", "both_inside_tests"), ("own_search", "two_lost_tests"),
     ("lets_nobody_in", "random_tests"), ("lets_nobody_in", "exhaustive_tests"),
     ("undoes_failed_try", "exhaustive_tests"), ("falls_back", "random_tests"),
+    ("two_flaws", "exhaustive_tests"),
     ("no_overlap", "both_inside_tests"), ("incomplete", "two_lost_tests"),
     ("wrong_schedules", "two_lost_tests"),
 ])

@@ -164,6 +164,33 @@ def falls_back(cut_off):
     return FallsBack
 
 
+class TwoFlaws(GoodLock):
+    """release() frees the lock for PE 1 only (a PE waits forever), and a PE that arrives
+    a second time with nobody else having arrived takes the lock without a CAS (two PEs
+    inside together, in an interleaving that only the search of every interleaving
+    finds, after the shorter one in which a PE waits forever)."""
+
+    def __init__(self, me, p):
+        super().__init__(me, p)
+        self.me, self.arrived = me, 0
+
+    @staticmethod
+    def memory(p):
+        return {"lock": 0, "arrivals": 0}
+
+    def acquire(self):
+        self.arrived += 1
+        if (yield fetch_add("arrivals", 1)) == 1 and self.arrived == 2:
+            if (yield read(self.cell)) == 0:
+                yield write(self.cell, 1)
+                return
+        while not (yield cas(self.cell, 0, 1)):
+            yield pause(1)
+
+    def release(self):
+        yield cas(self.cell, self.me, 0)
+
+
 class ForgetsYield(GoodLock):
     """``cas(...)`` without ``yield``: a truthy record, never performed; acquire()
     returns at once."""
@@ -510,6 +537,22 @@ def test_the_search_of_every_interleaving_says_what_it_assumed():
     assert cut.startswith("every interleaving of up to 12 steps keeps the PEs apart")
     assert check_lock_exhaustive(NeverReleases, 2, rounds=1, progress=False).startswith(
         "every interleaving keeps the PEs apart, if a PE")
+
+
+def test_each_kind_of_flaw_can_be_searched_for_alone():
+    # with one round each the search finds that a PE waits forever; judged alone,
+    # exclusion holds there, and breaks with two rounds each
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_exhaustive(TwoFlaws, 2, rounds=1)
+    assert failure_kind(excinfo.value) == "no_progress"
+    check_lock_exhaustive(TwoFlaws, 2, rounds=1, progress=False)
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_exhaustive(TwoFlaws, 2, rounds=2, progress=False)
+    assert failure_kind(excinfo.value) == "lock_exclusion"
+    assert "must be one atomic operation" in message(excinfo)
+    check_lock_exhaustive(ReadThenWrite, 2, rounds=2, exclusion=False)
+    with pytest.raises(AssertionError, match="never finished"):
+        check_lock_exhaustive(NeverReleases, 2, rounds=1, exclusion=False)
 
 
 def test_a_lock_that_stops_waiting_still_makes_progress():
