@@ -18,6 +18,8 @@ import numpy as np
 
 from ..errors import OperationLimitError
 from ._advice import explain_exception, format_value, in_library, quiet, wrapped
+from ._lock_messages import (exclusion_text, inside_text, livelock_text, no_operation_hint,
+                             no_progress_text, schedule_text, trace_excerpt)
 from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit
 from .isolation import isolated
@@ -45,29 +47,6 @@ _REMOTE_LOCK_OPS = 5_000
 def _failure(text: str, kind: str) -> CheckFailed:
     """A failure of this module's checks, its message wrapped to Validate's width."""
     return CheckFailed(wrapped(text), kind)
-
-
-#: Lines of a trace shown in a message (the last ones before the failure).
-_TRACE_LINES = 30
-
-
-def _trace_excerpt(trace, upto=None, limit: int = _TRACE_LINES) -> str:
-    """The trace up to and including index ``upto`` (default: all), at most ``limit`` lines."""
-    from ..shared_memory import format_trace
-    end = len(trace) if upto is None else upto + 1
-    begin = max(0, end - limit)
-    text = format_trace(trace, begin, end)
-    if begin:
-        head, rest = text.split("\n", 1)
-        text = f"{head}\n     ...  (the first {begin} entries are left out)\n{rest}"
-    return text
-
-
-def _schedule_text(schedule, limit: int = 60) -> str:
-    schedule = list(schedule)
-    if len(schedule) <= limit:
-        return str(schedule)
-    return str(schedule[:limit])[:-1] + f", ... ({len(schedule)} steps in all)]"
 
 
 def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your schedule",
@@ -160,7 +139,7 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
             before = replay(schedule[:step])
         raise _failure(
             f"{what} names PE {pe} at step {step}, but PE {pe} has already returned: it has no "
-            f"operation left. The run up to that step:\n{_trace_excerpt(before.trace)}",
+            f"operation left. The run up to that step:\n{trace_excerpt(before.trace)}",
             "wrong_form") from None
     except Exception as exc:
         raise _failure(explain_exception(exc, f"replaying {what}"),
@@ -311,15 +290,6 @@ def _lock_run_text(name, p, rounds) -> str:
             f"each")
 
 
-def _no_progress_text(what: str, detail: str) -> str:
-    lines = ["  " + line.strip() for line in detail.splitlines()
-             if line.strip().startswith("PE ")]
-    return (f"{what} never finished: some PEs wait forever.\n" + "\n".join(lines) +
-            "\nHint: does release() really free the lock (so that a waiting acquire() can "
-            "succeed)? Does acquire() return as soon as it has the lock? A PE that waits "
-            "should keep polling, e.g. `while not (yield cas(...)): yield pause(1)`.")
-
-
 def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float = 0,
                         max_ops: int = 50_000, time_limit_s: float = 10.0,
                         exclusion: bool = True) -> None:
@@ -377,7 +347,7 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
             run = simulate_shared(lock_demo, p, lock=lock, rounds=rounds, hold=hold,
                                   max_ops=max_ops)
     except OperationLimitError as exc:
-        raise _failure(_no_progress_text(f"{what},", str(exc)), "no_progress") from None
+        raise _failure(no_progress_text(f"{what},", str(exc)), "no_progress") from None
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
@@ -389,10 +359,10 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
         index = run.trace.index(bad)
         raise _failure(
             f"{what}:\nPE {bad.pe} entered the critical section at time {bad.time:g} "
-            f"while {_inside_text(run.trace, index)}.\n"
-            f"{_trace_excerpt(run.trace, index)}"
-            + ("\n" + _no_operation_hint(run.trace, index)
-               if _no_operation_hint(run.trace, index) else ""), "lock_exclusion")
+            f"while {inside_text(run.trace, index)}.\n"
+            f"{trace_excerpt(run.trace, index)}"
+            + ("\n" + no_operation_hint(run.trace, index)
+               if no_operation_hint(run.trace, index) else ""), "lock_exclusion")
     counter = run.memory.get("counter")
     if counter != p * rounds:
         raise _failure(f"{what}: the shared counter ended at {counter!r} instead "
@@ -458,10 +428,10 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
                 _check_lock_held(lock, name, p, recorded=recorded)
                 continue
             if found.reason.startswith("no progress"):
-                raise _failure(_no_progress_text(
+                raise _failure(no_progress_text(
                     f"{what}, under the interleaving of seed {found.seed},", found.reason),
                     "no_progress")
-            raise _failure(_exclusion_text(
+            raise _failure(exclusion_text(
                 what, f"the interleaving of seed {found.seed}", found,
                 exclusion_violation), "lock_exclusion")
 
@@ -554,8 +524,8 @@ def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS,
     raise _failure(
         f"{what}:\nPE {holder} took the lock and stayed in the critical section; the "
         f"others kept trying ({steps} steps each, taking turns), and PE {bad.pe} "
-        f"entered after {bad.time} steps while {_inside_text(run.trace, index)}.\n"
-        f"{shown}\n" + (_no_operation_hint(run.trace, index) or
+        f"entered after {bad.time} steps while {inside_text(run.trace, index)}.\n"
+        f"{shown}\n" + (no_operation_hint(run.trace, index) or
         "Hint: a PE must wait as long as the lock is taken, however long that is. "
         "Does acquire() stop trying after some number of tries?"), "lock_exclusion")
 
@@ -598,66 +568,13 @@ def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
         f"{others} kept trying ({steps} steps each, taking turns). None entered, but "
         f"then PE {holder} went on (it left and released the lock), every PE did two "
         f"rounds from there, and under {origin}, PE {bad.pe} enters the critical section "
-        f"while {_inside_text(found.run.trace, index)}. Its steps after the long wait, "
-        f"counted from 0 again:\nschedule {_schedule_text(found.schedule)}\n"
-        f"{_trace_excerpt(found.run.trace, index)}\n"
+        f"while {inside_text(found.run.trace, index)}. Its steps after the long wait, "
+        f"counted from 0 again:\nschedule {schedule_text(found.schedule)}\n"
+        f"{trace_excerpt(found.run.trace, index)}\n"
         "Hint: a PE must wait as long as the lock is taken, however long that is, and "
         "take it with one atomic step (cas or fetch_add) however long it waited. Does "
         "acquire() take the lock another way after some number of tries?",
         "lock_exclusion")
-
-
-def _inside_text(trace, index) -> str:
-    """'PE 0 is inside' / 'PEs 0, 2 are inside': who is in a section just before trace[index]."""
-    inside = set()
-    for e in trace[:index]:
-        if e.op == "enter":
-            inside.add(e.pe)
-        elif e.op == "leave":
-            inside.discard(e.pe)
-    inside.discard(trace[index].pe)
-    pes = sorted(inside)
-    if len(pes) == 1:
-        return f"PE {pes[0]} is inside"
-    return f"PEs {', '.join(map(str, pes))} are inside"
-
-
-def _exclusion_text(what, origin, found, exclusion_violation) -> str:
-    bad = exclusion_violation(found.run.trace)
-    index = found.run.trace.index(bad) if bad is not None else None
-    who = (f"PE {bad.pe} enters the critical section while {_inside_text(found.run.trace, index)}"
-           if bad is not None else "mutual exclusion breaks")
-    steps = len(found.schedule)
-    shown = (f"Its first {steps} step{'s' * (steps != 1)} already show it:\n"
-             f"schedule {_schedule_text(found.schedule)}" if steps else
-             "It happens before any step (schedule []): no PE has touched memory yet.")
-    hint = bad is not None and _no_operation_hint(found.run.trace, index) or (
-        "Hint: between seeing the lock free and taking it, another PE can take it too; "
-        "the test and the set must be one atomic operation (cas or fetch_add).")
-    return (f"{what}:\nunder {origin}, {who}.\n{shown}\n"
-            f"{_trace_excerpt(found.run.trace, index)}\n{hint}")
-
-
-#: What a PE's lock does with the shared memory (the other trace entries are markers or
-#: pauses).
-_MEMORY_OPERATIONS = ("read", "write", "cas", "fetch_add")
-
-
-def _no_operation_hint(trace, index) -> str | None:
-    """The hint for a PE that entered at ``trace[index]`` without a memory operation
-    since it started or last left the section (its acquire() yielded none: a
-    forgotten ``yield``), or None."""
-    pe = trace[index].pe
-    for e in reversed(trace[:index]):
-        if e.pe != pe:
-            continue
-        if e.op == "leave":
-            break
-        if e.op in _MEMORY_OPERATIONS:
-            return None
-    return (f"Hint: acquire() performed no memory operation before PE {pe} entered: "
-            "is a `yield` missing before cas(...)? Without it, cas(...) only describes "
-            "the operation; `yield cas(...)` performs it and gives its result.")
 
 
 #: Random interleavings of whole runs that the check of every interleaving adds when the
@@ -757,15 +674,15 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
         return _exhaustive_text(p, exclusion, progress, max_steps, max_runs, covered,
                                 stats, after)
     if found.cycle:
-        raise _failure(_livelock_text(what, found), "no_progress")
+        raise _failure(livelock_text(what, found), "no_progress")
     if found.reason.startswith("no progress"):
-        raise _failure(_no_progress_text(f"{what}, under {origin},", found.reason),
+        raise _failure(no_progress_text(f"{what}, under {origin},", found.reason),
                        "no_progress")
     if found.reason.startswith("livelock"):
-        raise _failure(_no_progress_text(
-            f"{what}, under the interleaving {_schedule_text(found.schedule)},",
+        raise _failure(no_progress_text(
+            f"{what}, under the interleaving {schedule_text(found.schedule)},",
             found.reason.replace("livelock: ", "").replace("; PE", "\nPE")), "no_progress")
-    raise _failure(_exclusion_text(what, origin, found, exclusion_violation),
+    raise _failure(exclusion_text(what, origin, found, exclusion_violation),
                    "lock_exclusion")
 
 
@@ -793,20 +710,6 @@ def _exhaustive_text(p, exclusion, progress, max_steps, max_runs, covered, stats
     if after and (stats["parked"] or stats["cut"]):
         text += f". Also, {after} kept the PEs apart"
     return wrapped(text + "." * (stats["parked"] or bool(after and stats["cut"])))
-
-
-def _livelock_text(what: str, found) -> str:
-    """The message of a livelock of :func:`~collective_lib.shared_memory.find_livelock`."""
-    cycle = found.cycle
-    before = found.schedule[:len(found.schedule) - len(cycle)]
-    shown = _trace_excerpt(found.run.trace)
-    return (f"{what}: a livelock. After the interleaving {_schedule_text(before)}, the "
-            f"steps {_schedule_text(cycle)} (steps {len(before)} to "
-            f"{len(found.schedule) - 1} below) can repeat forever (tried 20 times over): "
-            "every PE keeps taking steps, yet none gets into the critical section.\n"
-            f"{shown}\nHint: can the waiting PEs keep making each other's tries fail? "
-            "Look at what a failed try leaves in the lock's cell, and at what the next try "
-            "of the other PE then sees.")
 
 
 def _check_someone_enters(lock, name: str, time_limit_s: float = 10.0,
