@@ -16,6 +16,7 @@ the cell then fails with a message naming the library function.
 """
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 import io
@@ -114,6 +115,21 @@ def _library_objects(names: set) -> dict:
             if obj is not None and not isinstance(obj, (int, float, str, bool)):
                 objects[id(obj)] = (obj, name)
     return objects
+
+
+#: The instructions that name an attribute or what an import takes from a module: such a
+#: name is never the student's own global.
+_ATTRIBUTE_OPS = {"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR", "IMPORT_FROM",
+                  "IMPORT_NAME"}
+
+
+def _own_definition(obj, home: dict | None) -> bool:
+    """Whether ``obj`` is a function or class the student's cells (globals ``home``)
+    define, not the library's."""
+    if isinstance(obj, types.FunctionType):
+        return obj.__globals__ is home and not in_library(obj)
+    return (isinstance(obj, type) and home is not None and not in_library(obj)
+            and obj.__module__ == home.get("__name__"))
 
 
 def _source_names(func) -> set:
@@ -216,16 +232,22 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
 
     def visit_function(func):
         where = name_of(func)
-        local_names, used_names = set(), set()
+        local_names, used_names, attributes = set(), set(), set()
         strings = []
         for c in _code_objects(func.__code__):
             local_names.update(c.co_varnames, c.co_cellvars)
             used_names.update(c.co_names, c.co_freevars)
+            attributes.update(ins.argval for ins in dis.get_instructions(c)
+                              if ins.opname in _ATTRIBUTE_OPS)
             strings += [const for const in c.co_consts
                         if isinstance(const, str) and const != func.__doc__]
-        for name in sorted(used_names & names):
+        # a helper of the student's own that shares a forbidden name (their own
+        # binomial_children) is no use of the library's: its body is looked at below
+        own = {name for name in used_names & names - attributes
+               if _own_definition(func.__globals__.get(name), home)}
+        for name in sorted(used_names & names - own):
             fail(name, where)
-        for name in sorted((_source_names(func) & names) - local_names):
+        for name in sorted((_source_names(func) & names) - local_names - own):
             fail(name, where)
         for text in strings:            # getattr(module, "name"), catalog()["name"], eval("...")
             hit = word.search(text)
@@ -286,7 +308,7 @@ def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None
     """
     sources = standin.student_sources()
     top = name_of(standin)
-    used = static.used_names(sources, top)
+    used = static.used_names(sources, top, own=True)
     for name in sorted(used & names):
         raise _uses_library(top, name, names, reason)
     tricks = static.dynamic_lookups(sources)

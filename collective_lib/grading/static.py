@@ -38,9 +38,9 @@ import difflib
 import functools
 import textwrap
 
-__all__ = ["definitions", "every_binding", "used_names", "repetitions", "dynamic_lookups",
-           "canonical_labels", "similarity", "node_source", "likeness", "REVIEW_SIMILARITY",
-           "REVIEW_MIN_NODES"]
+__all__ = ["definitions", "own_definitions", "every_binding", "used_names", "repetitions",
+           "dynamic_lookups", "canonical_labels", "similarity", "node_source", "likeness",
+           "REVIEW_SIMILARITY", "REVIEW_MIN_NODES"]
 
 # At least this similar to a library function: a human should look (flag, never zero).
 # Measured on the course's assignments: a library function with names and a line or
@@ -83,6 +83,28 @@ def definitions(sources: list) -> dict:
                         if isinstance(name, ast.Name):
                             found[name.id] = node
     return found
+
+
+def own_definitions(sources: list) -> set:
+    """The names whose last top-level binding in the cells is a ``def`` or a ``class``
+    (an import or an assignment after it makes the name another's).
+
+    >>> sorted(own_definitions(["def f(): pass", "from m import g", "def g(): pass",
+    ...                         "class C: pass", "def h(): pass", "h = g"]))
+    ['C', 'f', 'g']
+    """
+    last = {}
+    for source in sources:
+        tree = _parse(source)
+        for statement in tree.body if tree is not None else ():
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                last.update({(alias.asname or alias.name).split(".")[0]: False
+                             for alias in statement.names})
+                continue
+            for bound in _bound_names(statement):
+                last[bound] = _plainly_defines(statement, bound) and isinstance(
+                    statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    return {name for name, defined in last.items() if defined}
 
 
 def _bound_names(statement) -> set:
@@ -171,7 +193,7 @@ def _import_aliases(sources: list) -> dict:
     return found
 
 
-def used_names(sources: list, name: str, *, every: bool = False) -> set:
+def used_names(sources: list, name: str, *, every: bool = False, own: bool = False) -> set:
     """Names, attributes, imported names and string constants ``name`` reaches.
 
     A string counts with each of its words, so ``catalog()["binomial_broadcast"]``
@@ -179,7 +201,9 @@ def used_names(sources: list, name: str, *, every: bool = False) -> set:
     imported under another (``import ... as ei``) counts with its own name too.
     A name is followed to its last top-level definition; with ``every``, to every
     statement that gives it its value (:func:`every_binding`), as a value computed at
-    the top of a cell (a table, a schedule found by a loop) needs.
+    the top of a cell (a table, a schedule found by a loop) needs. With ``own``, a
+    name of a function or class the cells define themselves (:func:`own_definitions`)
+    is left out: what its definition uses counts instead.
 
     >>> cells = ["table = {}", "for p in (4, 8):\\n    table[p] = simulate(p)\\n"]
     >>> "simulate" in used_names(cells, "table"), "simulate" in used_names(
@@ -187,6 +211,7 @@ def used_names(sources: list, name: str, *, every: bool = False) -> set:
     (False, True)
     """
     used, docstrings = set(), set()
+    mine = own_definitions(sources) if own else set()
     for node in _walk_reachable(sources, name, every):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = node.body[0] if node.body else None
@@ -195,7 +220,8 @@ def used_names(sources: list, name: str, *, every: bool = False) -> set:
         if id(node) in docstrings:
             continue
         if isinstance(node, ast.Name):
-            used.add(node.id)
+            if node.id not in mine:
+                used.add(node.id)
         elif isinstance(node, ast.Attribute):
             used.add(node.attr)
         elif isinstance(node, ast.alias):

@@ -11,6 +11,8 @@ grading still finishes quickly because the exercises' guards stop them).
 """
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 import nbgrader_harness as h
@@ -281,7 +283,45 @@ return (yield from program(me, p, data, root))
 '''
 
 
+# The task's tree in helpers of one's own at the top of the cell, named as the library
+# names its own (binomial_parent, binomial_children): an honest answer, refused as "uses the
+# library's `binomial_children`" while the checks forbade the library's helpers by name.
+OWN_HELPERS_CELL = '''from collective_lib import recv, send
+
+
+def binomial_parent(i):
+    return i - (i & -i) if i else None
+
+
+def binomial_children(i, p):
+    span = i & -i if i else 1 << max(p - 1, 1).bit_length()
+    children, step = [], 1
+    while step < span:
+        if i + step < p:
+            children.append(i + step)
+        step *= 2
+    return children
+
+
+def binomial_broadcast_smallest_first(me, p, data, root=0):
+    """Binomial tree broadcast from `root` in which every PE serves its nearest child first."""
+    rel = (me - root) % p
+    if binomial_parent(rel) is not None:
+        data = yield recv((binomial_parent(rel) + root) % p)
+    for child in binomial_children(rel, p):
+        yield send((child + root) % p, data)
+    return data
+'''
+
+
 def build_submissions(source):
+    built = _build_submissions(source)
+    built["own_helpers"] = copy.deepcopy(source)
+    h.find_cell(built["own_helpers"], SOLUTION_CELL).source = OWN_HELPERS_CELL
+    return built
+
+
+def _build_submissions(source):
     return h.submissions(source, {
         "largest_first": (SOLUTION_CELL, LARGEST_FIRST),
         "calls_library": (SOLUTION_CELL, CALLS_THE_LIBRARY),
@@ -335,6 +375,11 @@ def test_no_message_gives_the_number_of_steps_away(graded):
         shown = results[student].messages("time_tests")
         for give_away in ("d(d+1)", "(d+1)/2", "should take", "times slower"):
             assert give_away not in shown, (student, give_away, shown)
+
+
+def test_helpers_of_ones_own_named_as_the_librarys_keep_full_marks(graded):
+    _, results = graded
+    h.assert_full_marks(results["own_helpers"])
 
 
 def test_solution_gets_full_marks(graded):

@@ -321,3 +321,52 @@ def test_a_refusal_names_the_catalogs_programs_in_one_phrase():
         forbid_library_calls(generic, ["binomial_broadcast", "embedded_tree_broadcast"])
     assert flat(str(err.value)).endswith(
         "Not allowed here: `binomial_broadcast`, `embedded_tree_broadcast`.")
+
+
+# A student's own tree arithmetic under the library's name (an honest answer to
+# reverse_send_order, whose checks forbid the library's binomial_children): it was refused
+# as "uses the library's `binomial_children`".
+OWN_CHILDREN = '''
+def binomial_children(i, p):
+    children, k = [], 1
+    while k < p and not i & k:
+        if i + k < p:
+            children.append(i + k)
+        k *= 2
+    return children
+'''
+OWN_PROGRAM = '''
+def smallest_first(me, p, data, root=0):
+    for child in binomial_children(me, p):
+        yield send(child, data)
+    return data
+'''
+
+
+def _defined(*sources):
+    namespace = {"send": send, "__name__": "__main__"}
+    for source in sources:
+        exec(source, namespace)
+    return namespace["smallest_first"]
+
+
+@pytest.mark.parametrize("helpers", [OWN_CHILDREN, "class binomial_children(list):\n    pass\n"])
+def test_a_helper_of_ones_own_under_a_forbidden_name_is_no_use_of_it(helpers):
+    forbid_library_calls(_defined(helpers, OWN_PROGRAM), ["binomial_children"])
+    forbid_library_calls(_RecordedStandIn("smallest_first", [helpers, OWN_PROGRAM]),
+                         ["binomial_children"])
+
+
+@pytest.mark.parametrize("helpers", [
+    # a wrapper of the library's helper under its name
+    "from collective_lib import trees\n\ndef binomial_children(i, p):\n"
+    "    return trees.binomial_children(i, p)\n",
+    # the library's helper imported after one's own
+    OWN_CHILDREN + "\nfrom collective_lib.trees import binomial_children\n",
+])
+def test_the_librarys_helper_behind_ones_own_name_is_still_refused(helpers):
+    with pytest.raises(AssertionError, match="uses the library's `binomial_children`"):
+        forbid_library_calls(_defined(helpers, OWN_PROGRAM), ["binomial_children"])
+    with pytest.raises(AssertionError, match="uses the library's `binomial_children`"):
+        forbid_library_calls(_RecordedStandIn("smallest_first", [helpers, OWN_PROGRAM]),
+                             ["binomial_children"], at_run_time=False)
