@@ -116,7 +116,8 @@ from pathlib import Path
 
 from .plain_text import terminal_text
 
-__all__ = ["main", "run", "dask_client", "default_workers", "batch_size", "plan", "Plan",
+__all__ = ["main", "run", "dask_client", "default_workers", "batch_size",
+           "busy_machine_warning", "plan", "Plan",
            "grade_batch", "grade_student", "Outcome", "Ledger", "graded_students",
            "submitted_students", "fingerprint", "course_settings", "worker_db_url",
            "prepare_gradebook", "SQLITE_BUSY_TIMEOUT", "TASK_TIMEOUT", "LEDGER_DIR",

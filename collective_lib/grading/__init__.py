@@ -70,8 +70,8 @@ from .sizes import (UncountablePayload, check_declared_words, count_pieces, coun
                     pieces_in)
 from .standins import StandIn, is_stand_in
 from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, definitions,
-                     dynamic_lookups, every_binding, likeness, node_source, repetitions,
-                     similarity, used_names)
+                     dynamic_lookups, every_binding, likeness, node_source, own_definitions,
+                     repetitions, similarity, used_names)
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
 __all__ = [
@@ -93,7 +93,8 @@ __all__ = [
     "count_pieces", "pieces_in", "count_words", "check_declared_words",
     "UncountablePayload",
     "StandIn", "is_stand_in",
-    "definitions", "every_binding", "used_names", "repetitions", "dynamic_lookups", "canonical_labels", "similarity",
+    "definitions", "own_definitions", "every_binding", "used_names", "repetitions",
+    "dynamic_lookups", "canonical_labels", "similarity",
     "node_source", "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES",
     "parse_terms", "format_terms", "sends_by_step", "check_answer_table",
 ]
