@@ -221,14 +221,21 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
     home = getattr(program, "__globals__", None)
 
     def visit(obj, where):
-        """Fail on a forbidden object; look inside the student's own functions."""
+        """Fail on a forbidden object; look inside the student's own functions and
+        classes (their bases and members)."""
         for item in _unwrap(obj):
             if id(item) in forbidden:
                 fail(forbidden[id(item)][1], where)
-            if isinstance(item, types.FunctionType) and id(item) not in seen and (
-                    item is program or (item.__globals__ is home and not in_library(item))):
+            if id(item) in seen:
+                continue
+            if isinstance(item, types.FunctionType) and (
+                    item is program or _own_definition(item, home)):
                 seen.add(id(item))
                 visit_function(item)
+            elif isinstance(item, type) and _own_definition(item, home):
+                seen.add(id(item))
+                for member in [*item.__bases__, *vars(item).values()]:
+                    visit(member, f"{where}, in `{item.__name__}`")
 
     def visit_function(func):
         where = name_of(func)

@@ -363,6 +363,10 @@ def test_a_helper_of_ones_own_under_a_forbidden_name_is_no_use_of_it(helpers):
     "    return trees.binomial_children(i, p)\n",
     # the library's helper imported after one's own
     OWN_CHILDREN + "\nfrom collective_lib.trees import binomial_children\n",
+    # a class of one's own whose method calls the library's helper
+    "from collective_lib import trees\n\nclass binomial_children(list):\n"
+    "    def __init__(self, i, p):\n"
+    "        super().__init__(trees.binomial_children(i, p))\n",
 ])
 def test_the_librarys_helper_behind_ones_own_name_is_still_refused(helpers):
     with pytest.raises(AssertionError, match="uses the library's `binomial_children`"):
