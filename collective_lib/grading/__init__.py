@@ -55,8 +55,9 @@ from .forwarding import can_forward, forward_calls, own_code
 from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
 from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
-from .library import (SIMULATION, TREE_HELPERS, TREE_PROGRAMS, forbid_computed_with,
-                      forbid_library_calls, forbid_library_execution, library_programs)
+from .library import (SIMULATION, TABLE_CONSTANTS, TREE_HELPERS, TREE_PROGRAMS,
+                      forbid_computed_with, forbid_library_calls, forbid_library_execution,
+                      library_programs)
 from .locks import (SEARCHES, check_lock_exclusion, check_lock_exhaustive,
                     check_lock_progress, check_own_lock, forbid_searched_schedule,
                     replay_schedule)
@@ -70,8 +71,8 @@ from .sizes import (UncountablePayload, check_declared_words, count_pieces, coun
                     pieces_in)
 from .standins import StandIn, is_stand_in
 from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, definitions,
-                     dynamic_lookups, every_binding, likeness, node_source, own_definitions,
-                     repetitions, similarity, used_names)
+                     dynamic_lookups, every_binding, likeness, literal_tables, node_source,
+                     own_definitions, repetitions, similarity, used_names)
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
 __all__ = [
@@ -82,7 +83,7 @@ __all__ = [
     "scaled_time_limits",
     "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",
     "forbid_library_calls", "forbid_library_execution", "forbid_computed_with", "SIMULATION",
-    "library_programs", "TREE_PROGRAMS", "TREE_HELPERS",
+    "library_programs", "TREE_PROGRAMS", "TREE_HELPERS", "TABLE_CONSTANTS",
     "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
     "check_lock_exhaustive", "forbid_searched_schedule", "SEARCHES",
     "pipelined_broadcast_time",
@@ -94,6 +95,7 @@ __all__ = [
     "UncountablePayload",
     "StandIn", "is_stand_in",
     "definitions", "own_definitions", "every_binding", "used_names", "repetitions",
+    "literal_tables",
     "dynamic_lookups", "canonical_labels", "similarity",
     "node_source", "likeness", "REVIEW_SIMILARITY", "REVIEW_MIN_NODES",
     "parse_terms", "format_terms", "sends_by_step", "check_answer_table",

@@ -36,7 +36,8 @@ from .review import flag_for_review
 from .standins import is_stand_in
 
 __all__ = ["forbid_library_calls", "forbid_library_execution", "forbid_computed_with",
-           "SIMULATION", "library_programs", "TREE_PROGRAMS", "TREE_HELPERS"]
+           "SIMULATION", "library_programs", "TREE_PROGRAMS", "TREE_HELPERS",
+           "TABLE_CONSTANTS"]
 
 
 # -- what a student could drive to run a collective -------------------------------------------
@@ -44,6 +45,10 @@ __all__ = ["forbid_library_calls", "forbid_library_execution", "forbid_computed_
 #: The library's programs that run a collective along any tree their caller gives (a parent
 #: table), outside the catalog, whose programs each build their source's own tree.
 TREE_PROGRAMS = ("embedded_tree_broadcast",)
+
+#: A student's function that reads a table of this many constants written into the cells
+#: is flagged for a human (a table of the simulator's outputs pasted for the p tested).
+TABLE_CONSTANTS = 40
 
 #: The library's helpers that give a PE's parent or children in a tree (in order).
 TREE_HELPERS = ("binomial_children", "binomial_parent", "tree_children")
@@ -121,6 +126,15 @@ def _library_objects(names: set) -> dict:
 #: name is never the student's own global.
 _ATTRIBUTE_OPS = {"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR", "IMPORT_FROM",
                   "IMPORT_NAME"}
+
+
+def _library_names(names: set, forbidden: dict) -> set:
+    """Those of ``names`` that the library defines. A function or class of the student's
+    own under one of them (their own ``binomial_children``) is theirs, not the library's;
+    a forbidden name the library does not define is the notebook's own helper (the
+    set-up cell's ``simulated_time_of``), which only its name can tell apart from a
+    student's function in the notebook."""
+    return set(library_definitions(names)) | {label for _, label in forbidden.values()}
 
 
 def _own_definition(obj, home: dict | None) -> bool:
@@ -213,6 +227,7 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
         _forbid_by_source(program, names, forbidden, reason)
         return
     word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+    ours = _library_names(names, forbidden)
 
     def fail(name, where):
         raise _uses_library(top, name, names, reason, where)
@@ -250,7 +265,7 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
                         if isinstance(const, str) and const != func.__doc__]
         # a helper of the student's own that shares a forbidden name (their own
         # binomial_children) is no use of the library's: its body is looked at below
-        own = {name for name in used_names & names - attributes
+        own = {name for name in used_names & ours - attributes
                if _own_definition(func.__globals__.get(name), home)}
         for name in sorted(used_names & names - own):
             fail(name, where)
@@ -310,17 +325,21 @@ def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None
 
     Its code cannot be inspected here, so the source of the student's cells is
     read instead (:mod:`.static`): a forbidden name the function reaches fails;
-    computed lookups and a close likeness to a library function raise a flag for a
-    human (:mod:`.review`).
+    computed lookups, a close likeness to a library function and a table of at least
+    :data:`TABLE_CONSTANTS` values written into the cells raise a flag for a human
+    (:mod:`.review`).
     """
     sources = standin.student_sources()
     top = name_of(standin)
-    used = static.used_names(sources, top, own=True)
+    used = static.used_names(sources, top, own=_library_names(names, forbidden))
     for name in sorted(used & names):
         raise _uses_library(top, name, names, reason)
     tricks = static.dynamic_lookups(sources)
     if tricks:
         flag_for_review(f"{top}: the cells reach objects by computed names: {', '.join(tricks)}")
+    for constants, start in static.literal_tables(sources, top, at_least=TABLE_CONSTANTS):
+        flag_for_review(f"{top} reads a table of {constants} values written into the cells "
+                        f"({start} ...): worked out, or pasted from runs?")
     definition = static.definitions(sources).get(top.split(".")[0])
     if definition is None:
         return

@@ -39,7 +39,7 @@ import functools
 import textwrap
 
 __all__ = ["definitions", "own_definitions", "every_binding", "used_names", "repetitions",
-           "dynamic_lookups", "canonical_labels", "similarity", "node_source", "likeness",
+           "literal_tables", "dynamic_lookups", "canonical_labels", "similarity", "node_source", "likeness",
            "REVIEW_SIMILARITY", "REVIEW_MIN_NODES"]
 
 # At least this similar to a library function: a human should look (flag, never zero).
@@ -193,7 +193,7 @@ def _import_aliases(sources: list) -> dict:
     return found
 
 
-def used_names(sources: list, name: str, *, every: bool = False, own: bool = False) -> set:
+def used_names(sources: list, name: str, *, every: bool = False, own=()) -> set:
     """Names, attributes, imported names and string constants ``name`` reaches.
 
     A string counts with each of its words, so ``catalog()["binomial_broadcast"]``
@@ -201,9 +201,9 @@ def used_names(sources: list, name: str, *, every: bool = False, own: bool = Fal
     imported under another (``import ... as ei``) counts with its own name too.
     A name is followed to its last top-level definition; with ``every``, to every
     statement that gives it its value (:func:`every_binding`), as a value computed at
-    the top of a cell (a table, a schedule found by a loop) needs. With ``own``, a
-    name of a function or class the cells define themselves (:func:`own_definitions`)
-    is left out: what its definition uses counts instead.
+    the top of a cell (a table, a schedule found by a loop) needs. Those of the names
+    ``own`` that the cells define themselves as a function or class
+    (:func:`own_definitions`) are left out: what their definitions use counts instead.
 
     >>> cells = ["table = {}", "for p in (4, 8):\\n    table[p] = simulate(p)\\n"]
     >>> "simulate" in used_names(cells, "table"), "simulate" in used_names(
@@ -211,7 +211,7 @@ def used_names(sources: list, name: str, *, every: bool = False, own: bool = Fal
     (False, True)
     """
     used, docstrings = set(), set()
-    mine = own_definitions(sources) if own else set()
+    mine = own_definitions(sources) & set(own) if own else set()
     for node in _walk_reachable(sources, name, every):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = node.body[0] if node.body else None
@@ -235,6 +235,36 @@ def used_names(sources: list, name: str, *, every: bool = False, own: bool = Fal
     used.discard("")
     aliases = _import_aliases(sources)
     return used | {aliases[alias] for alias in used & aliases.keys()}
+
+
+def literal_tables(sources: list, name: str, at_least: int) -> list:
+    """The tables of values written into the cells that ``name`` reaches: every display
+    (a list, tuple, set or dict written out) of at least ``at_least`` constants and
+    nothing else, as ``(constants, its first line)``, outermost only.
+
+    >>> cells = ["T = {p: p * p for p in range(9)}", "A = {2: 1.5, 3: 2.5, 4: 2.5}",
+    ...          "def f(p):\\n    return A[p] + T[p] + sum([1, 2])\\n"]
+    >>> literal_tables(cells, "f", at_least=6)
+    [(6, '{2: 1.5, 3: 2.5, 4: 2.5}')]
+    """
+    found, inside = [], set()
+    for node in _walk_reachable(sources, name):
+        if id(node) in inside or not isinstance(node, (ast.List, ast.Tuple, ast.Set,
+                                                       ast.Dict)):
+            continue
+        parts = list(ast.walk(node))
+        if not all(isinstance(part, _LITERAL_PARTS) for part in parts):
+            continue
+        inside.update(id(part) for part in parts)
+        constants = sum(isinstance(part, ast.Constant) for part in parts)
+        if constants >= at_least:
+            found.append((constants, node_source(node).splitlines()[0][:60]))
+    return found
+
+
+# What a table written out is made of: displays of constants (a minus sign included).
+_LITERAL_PARTS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Constant, ast.UnaryOp,
+                  ast.USub, ast.UAdd, ast.Load)
 
 
 #: Names that draw at random (the modules ``random`` and ``numpy.random``).

@@ -308,6 +308,19 @@ def test_tables_of_the_simulator_for_the_announced_p_get_nothing(graded):
         assert "(97, 1, 1.0, 0.0) raised KeyError: '97'" in message, (cell, message)
 
 
+def test_tables_written_into_the_cells_are_flagged_for_a_human(graded):
+    # tables for every p graded would pass: a human is asked to look at any table of values
+    course, results = graded
+    from nbgrader.api import Gradebook          # slow to import: only here
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        flagged = gb.find_grade("ring_tests", ASSIGNMENT, ASSIGNMENT, TABULATED)
+        comment = gb.find_comment("ring_solution", ASSIGNMENT, ASSIGNMENT,
+                                  TABULATED).auto_comment
+        honest = gb.find_grade("ring_tests", ASSIGNMENT, ASSIGNMENT, "solution")
+    assert flagged.needs_manual_grade and not honest.needs_manual_grade
+    assert "time_ring_all_ports reads a table of 78 values written into the cells" in comment
+
+
 def test_no_message_states_the_simulated_time(graded):
     _, results = graded
     for student, result in results.items():

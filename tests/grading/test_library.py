@@ -374,3 +374,28 @@ def test_the_librarys_helper_behind_ones_own_name_is_still_refused(helpers):
     with pytest.raises(AssertionError, match="uses the library's `binomial_children`"):
         forbid_library_calls(_RecordedStandIn("smallest_first", [helpers, OWN_PROGRAM]),
                              ["binomial_children"], at_run_time=False)
+
+
+def test_a_table_written_into_the_cells_is_flagged_for_review():
+    # a student audit: tables of the simulator's outputs pasted for the p tested
+    from collective_lib.grading import TABLE_CONSTANTS, take_review_flags
+    take_review_flags()
+    table = {p: 1.5 * p for p in range(2, 2 + TABLE_CONSTANTS // 2)}
+    pasted = [f"A = {table!r}", "def t(p, m, ts, tw):\n    return A[p] * ts\n"]
+    forbid_library_calls(_RecordedStandIn("t", pasted), ["simulate"], at_run_time=False)
+    flags = take_review_flags()
+    assert len(flags) == 1 and flags[0].startswith(
+        f"t reads a table of {TABLE_CONSTANTS} values written into the cells ({{2: 3.0, 3: "), flags
+    small = [f"A = {dict(list(table.items())[:-1])!r}", pasted[1]]
+    forbid_library_calls(_RecordedStandIn("t", small), ["simulate"], at_run_time=False)
+    assert take_review_flags() == []
+
+
+def test_a_forbidden_helper_of_the_notebook_is_refused_by_its_name():
+    # the set-up cell's simulated_time_of (reading_a_run) lives beside the student's code:
+    # only its name tells it apart, as the library defines no such function
+    namespace = {"__name__": "__main__"}
+    exec("def simulated_time_of(p):\n    return 2.0 * p\n\n"
+         "def predicted(p):\n    return simulated_time_of(p)\n", namespace)
+    with pytest.raises(AssertionError, match="uses the library's `simulated_time_of`"):
+        forbid_library_calls(namespace["predicted"], ["simulated_time_of"])
