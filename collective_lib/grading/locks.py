@@ -614,8 +614,7 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     does something else would pass it. So, as in :func:`check_lock_exclusion`, one PE
     then keeps the lock while the others try 1000 steps each, and none may enter; with
     two PEs it then lets go, and the interleavings from there must keep the PEs apart
-    too. PEs whose
-    waiting changes memory never look parked, so
+    too. PEs whose waiting changes memory never look parked, so
     :func:`~collective_lib.shared_memory.find_livelock` looks for steps they can repeat
     forever without anyone entering.
 
