@@ -575,9 +575,26 @@ class ValidateResult:
     passed: bool
     """True when it said "Success!" (the student is told all visible tests pass)."""
     text: str
-    """What it printed about this notebook, as the student reads it."""
+    """What it printed about this notebook, as the student reads it in a terminal.
+
+    That includes what the notebook's kernel wrote to its standard error, which
+    the kernel shares with ``nbgrader validate``: its warnings, and, now and then,
+    ipykernel 7.4's own traceback of a race at shutdown (the control thread's
+    last "idle" status scheduled on the IOPub thread's event pipe as the main
+    thread closes it; ipykernel#1518 mended the same race on the IOPub socket
+    only). The *Validate* button shows the report alone, whose failed cells'
+    errors are :attr:`errors`.
+    """
+
+    @property
+    def errors(self) -> list[str]:
+        """The error of each failed cell as the report quotes it (what *Validate* shows)."""
+        return _ERROR_SECTION.findall(self.text)
 
 
+# nbgrader's report of a failed cell: "The error was:", a blank line, the error
+# indented, up to the rule of "=" that opens the next cell's report
+_ERROR_SECTION = re.compile(r"^The error was:\n\n(.*?)(?=^={20,}$|\Z)", re.S | re.M)
 _SUCCESS = "Success! Your notebook passes all the tests."
 
 
