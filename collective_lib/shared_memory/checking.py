@@ -178,7 +178,7 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
     A state where every PE that has not returned spins on unchanged values is
     reported as a livelock (with ``livelock=False`` it is a dead end, so that
     the search judges ``check`` alone).  Raises OperationLimitError after ``max_runs``
-    replays; its ``covered`` says how many first steps of every interleaving were
+    prefixes; its ``covered`` says how many first steps of every interleaving were
     checked by then (a lock whose every poll changes memory has no end of states).
 
     The first and the last reduction assume something: that a PE polling an unchanged
@@ -202,7 +202,9 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
     check_positive_int("p", p)
     runs = 0
 
-    def replay(prefix, depth):
+    def reach(prefix, depth, parent):
+        """The state after ``prefix``: ``parent`` (the state before its last step) taken
+        one step further, or, without one, a fresh replay of the whole prefix."""
         nonlocal runs
         runs += 1
         if runs > max_runs:
@@ -211,17 +213,23 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
                                         f"(lower max_steps, p or the number of rounds)")
             error.covered = max(depth - 1, 0)
             raise error
-        return _replayed(program, p, inputs, memory, line_of, params, prefix)
+        if parent is None:
+            return _replayed(program, p, inputs, memory, line_of, params, prefix)
+        parent.step(prefix[-1])
+        return parent
 
     visited = set()
     if stats is None:
         stats = {}
     stats.update(states=0, parked=False, cut=False)
-    frontier = [[]]
+    # Generators cannot be copied, so a state is reached by replaying its prefix; but
+    # a state's own objects go on into its last child (half the replays, or all where
+    # the other PEs are parked), which takes the same steps as its replay would.
+    frontier = [([], None)]
     for depth in range(max_steps + 1):
         following = []
-        for prefix in frontier:
-            state = replay(prefix, depth)
+        for prefix, parent in frontier:
+            state = reach(prefix, depth, parent)
             key = state.key()
             if key in visited:
                 continue
@@ -242,7 +250,9 @@ def explore_interleavings(program: Callable, p: int, check: Callable, *, max_ste
                 spinning = "; ".join(f"PE {pe} {state.machine.spinning(pe)}"
                                      for pe in state.ready())
                 return Violation(prefix, run, reason=f"livelock: {spinning}")
-            following.extend(prefix + [pe] for pe in runnable)
+            following.extend((prefix + [pe], None) for pe in runnable[:-1])
+            if runnable:
+                following.append((prefix + [runnable[-1]], state))
         frontier = following
     return None
 
@@ -354,12 +364,18 @@ def find_livelock(program: Callable, p: int, *, max_steps: int = 60, max_runs: i
         return _replayed(program, p, inputs, memory, line_of, params, prefix)
 
     first, ready, moves = {}, {}, {}      # moves: {state: {(pe, next state): None}}
-    frontier, runs = [([], None)], 0
+    # (prefix, the key of the state before its last step, that state itself if it goes
+    # on into this prefix rather than being replayed: as in explore_interleavings)
+    frontier, runs = [([], None, None)], 0
     for depth in range(max_steps + 1):
         following = []
-        for prefix, parent in frontier[:max_runs - runs]:
+        for prefix, parent, live in frontier[:max_runs - runs]:
             runs += 1
-            state = replay(prefix)
+            if live is None:
+                state = replay(prefix)
+            else:
+                state = live
+                state.step(prefix[-1])
             key = _outside(state)
             if parent is not None:
                 moves.setdefault(parent, {})[(prefix[-1], key)] = None
@@ -367,7 +383,8 @@ def find_livelock(program: Callable, p: int, *, max_steps: int = 60, max_runs: i
                 continue
             first[key], ready[key] = prefix, state.ready()
             if depth < max_steps:
-                following.extend((prefix + [pe], key) for pe in state.ready())
+                following.extend((prefix + [pe], key, None) for pe in ready[key][:-1])
+                following.extend((prefix + [pe], key, state) for pe in ready[key][-1:])
         frontier = following
     for component in _components(moves):
         inside = set(component)
@@ -454,7 +471,7 @@ class _Node:
 class RecordedLock:
     """A lock class whose instances replay what ``lock``'s did before (deterministic locks).
 
-    The exhaustive and random searches replay every interleaving from the
+    The exhaustive and random searches replay interleavings from the
     start, creating the PEs' lock objects anew each time; a lock's methods are
     deterministic functions of the values they are told, so each distinct
     history (a node of a tree of histories per PE) is asked of the real lock

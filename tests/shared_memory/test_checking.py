@@ -155,3 +155,26 @@ def test_no_livelock_is_found_in_correct_locks():
     from collective_lib.algorithms.sync import cas_spin_lock, lock_demo, ttas_backoff_lock
     for lock in (_FetchAddLock, cas_spin_lock, ttas_backoff_lock):
         assert find_livelock(lock_demo, 2, lock=lock, rounds=2, max_runs=3000) is None
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+def test_a_search_that_goes_on_from_a_state_explores_what_replaying_it_explored(recorded):
+    """Both searches step a state on into its last child instead of replaying its prefix:
+    the states judged, the depth covered and the cycle found are those of a search that
+    replays every prefix from the start (the numbers it gave, before the change)."""
+    from collective_lib.algorithms.sync import lock_demo
+    from collective_lib.errors import OperationLimitError
+    from collective_lib.shared_memory import RecordedLock
+    lock = RecordedLock(_UndoesFailedTry) if recorded else _UndoesFailedTry
+    stats = {}
+    with pytest.raises(OperationLimitError) as excinfo:
+        explore_interleavings(lock_demo, 2, mutual_exclusion, max_runs=5000, lock=lock,
+                              rounds=2, stats=stats)
+    assert (excinfo.value.covered, stats["states"]) == (18, 3566)
+    stats = {}
+    assert explore_interleavings(lock_demo, 2, mutual_exclusion, max_runs=5000, lock=lock,
+                                 rounds=1, stats=stats) is None
+    assert stats == {"states": 537, "parked": False, "cut": True}
+    v = find_livelock(lock_demo, 2, lock=lock, rounds=2, max_runs=5000)
+    assert v.schedule == [0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 0, 0, 0, 1, 1]
+    assert v.cycle == [1, 0, 0, 0, 1, 1]
