@@ -11,6 +11,10 @@
   of contents.
 * An inline formula wider than its line scrolls in its own box, in the tab order, where
   the theme clipped it (``static/math_overflow.js``, ``static/layout.css``).
+* On a phone a figure keeps the width at which its smallest text is still
+  ``viz.MIN_FONT_PX`` high, and scrolls sideways in its own box (``static/layout.css``):
+  shrunk to a phone's column, the figures drawn for a laptop's showed their labels four to
+  six pixels high.
 * Printed (``make pdf``), a page is its text column, with code wrapped, figures
   whole and animations as strips of key frames (``static/print.css``).
 * A list of citations is not marked as an ARIA list: docutils writes
@@ -24,14 +28,32 @@ keeps formulas out of the tab order by its own setting (``mathjax3_config`` in
 import re
 from pathlib import Path
 
+from collective_lib.viz import BOOK_DPI, MIN_FONT, MIN_FONT_PX
+
 STATIC = Path(__file__).parent / "static"
 CITATION_LIST = re.compile(r'<div (?:role="list" class="citation-list"|class="citation-list" role="list")>')
+#: A figure's picture, which links to its file: its width as myst-nb writes it.
+FIGURE_IMAGE = re.compile(r'(<a class="reference internal image-reference" href="[^"]*">'
+                          r'<img [^>]*style="width: )([\d.]+)px;')
+#: The share of its width at which a figure's smallest text (MIN_FONT points, drawn at
+#: BOOK_DPI) is shown MIN_FONT_PX high.
+READABLE_SHARE = MIN_FONT_PX / (MIN_FONT * BOOK_DPI / 72)
 
 
 def drop_citation_list_role(app, pagename, templatename, context, doctree) -> None:
     body = context.get("body")
     if body:
         context["body"] = CITATION_LIST.sub('<div class="citation-list">', body)
+
+
+def mark_readable_widths(app, pagename, templatename, context, doctree) -> None:
+    """Give each figure's picture the width below which its text gets too small to read,
+    as the CSS variable ``--readable-width`` (layout.css keeps it on a phone)."""
+    body = context.get("body")
+    if body:
+        context["body"] = FIGURE_IMAGE.sub(
+            lambda m: f"{m[1]}{m[2]}px; --readable-width: "
+                      f"{float(m[2]) * READABLE_SHARE:.0f}px;", body)
 
 
 def add_static(app, config) -> None:
@@ -50,4 +72,5 @@ def setup(app):
     app.add_css_file("print.css", media="print")
     app.add_js_file("math_overflow.js", defer="defer")
     app.connect("html-page-context", drop_citation_list_role)
+    app.connect("html-page-context", mark_readable_widths)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

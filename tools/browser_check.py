@@ -27,7 +27,8 @@ saves a 1366x768 screenshot and reports
   their boxes there, which is what a reader expects), every control (a button,
   a slider) that lies outside its box until the reader scrolls it, every formula
   whose box clips it instead of scrolling (its end would be lost), and every display
-  formula that scrolls but is not in the tab order; a second screenshot each;
+  formula that scrolls but is not in the tab order, and every figure shown narrower than
+  the width at which its smallest text is readable; a second screenshot each;
 * focus: the controls among the first 30 that Tab reaches whose keyboard focus
   nothing shows (no outline, no visible box shadow).
 
@@ -201,6 +202,18 @@ PAGE_OVERFLOW = r"""
     if (hidden > 1 && el.tabIndex < 0) {
       problems.push(`a display formula scrolls ${hidden} px but no key reaches it: ` +
                     el.textContent.trim().slice(0, 40));
+    }
+  }
+  // a figure shown narrower than the width at which its smallest text is readable
+  // (--readable-width, which _ext/page_styles.py writes beside the picture's width)
+  for (const img of document.querySelectorAll("main figure a.image-reference > img")) {
+    const readable = parseFloat(img.style.getPropertyValue("--readable-width"));
+    const shown = img.getBoundingClientRect().width;
+    if (!(readable > 0)) {
+      problems.push(`a figure has no readable width: ${img.alt.slice(0, 40)}`);
+    } else if (shown < readable - 1) {
+      problems.push(`a figure is shown ${Math.round(shown)} px wide, below the ` +
+                    `${Math.round(readable)} px its text needs: ${img.alt.slice(0, 40)}`);
     }
   }
   return problems;
