@@ -28,16 +28,13 @@ keeps formulas out of the tab order by its own setting (``mathjax3_config`` in
 import re
 from pathlib import Path
 
-from collective_lib.viz import BOOK_DPI, MIN_FONT, MIN_FONT_PX
+from collective_lib.viz import READABLE_SHARE
 
 STATIC = Path(__file__).parent / "static"
 CITATION_LIST = re.compile(r'<div (?:role="list" class="citation-list"|class="citation-list" role="list")>')
 #: A figure's picture, which links to its file: its width as myst-nb writes it.
 FIGURE_IMAGE = re.compile(r'(<a class="reference internal image-reference" href="[^"]*">'
                           r'<img [^>]*style="width: )([\d.]+)px;')
-#: The share of its width at which a figure's smallest text (MIN_FONT points, drawn at
-#: BOOK_DPI) is shown MIN_FONT_PX high.
-READABLE_SHARE = MIN_FONT_PX / (MIN_FONT * BOOK_DPI / 72)
 
 
 def drop_citation_list_role(app, pagename, templatename, context, doctree) -> None:
@@ -47,8 +44,9 @@ def drop_citation_list_role(app, pagename, templatename, context, doctree) -> No
 
 
 def mark_readable_widths(app, pagename, templatename, context, doctree) -> None:
-    """Give each figure's picture the width below which its text gets too small to read,
-    as the CSS variable ``--readable-width`` (layout.css keeps it on a phone)."""
+    """Give each figure's picture the width below which its text gets too small to read
+    (``viz.READABLE_SHARE`` of its own), as the CSS variable ``--readable-width``, which
+    layout.css keeps on a phone (a demo's snapshot carries it already: widgets._demo)."""
     body = context.get("body")
     if body:
         context["body"] = FIGURE_IMAGE.sub(

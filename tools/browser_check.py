@@ -205,8 +205,10 @@ PAGE_OVERFLOW = r"""
     }
   }
   // a figure shown narrower than the width at which its smallest text is readable
-  // (--readable-width, which _ext/page_styles.py writes beside the picture's width)
-  for (const img of document.querySelectorAll("main figure a.image-reference > img")) {
+  // (--readable-width: _ext/page_styles.py writes it beside a figure's width, and
+  // widgets/_demo.py into a demo's snapshot)
+  const pictures = "main figure a.image-reference > img, main figure div.output.text_html > img";
+  for (const img of document.querySelectorAll(pictures)) {
     const readable = parseFloat(img.style.getPropertyValue("--readable-width"));
     const shown = img.getBoundingClientRect().width;
     if (!(readable > 0)) {

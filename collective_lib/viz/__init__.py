@@ -53,7 +53,7 @@ from .memory import (MemorySpan, Wait, cache_holders, critical_sections, memory_
                      memory_timeline, wait_graph, waits_on)
 from .style import (ARROW_COLOUR, BOOK_DPI, FONT, HATCHES, HOLDER_COLOUR, LINE_STYLES, LINK_COLOUR,
                     MARKERS, MAX_DRAWN_CLIQUE, MAX_LABELLED, MIN_FONT, MIN_FONT_PX, NODE_COLOUR,
-                    OVERSUBSCRIBED_COLOUR, PALETTE, SECTION_COLOURS, TEXT_COLUMN_PX, TEXT_WIDTH,
+                    OVERSUBSCRIBED_COLOUR, PALETTE, READABLE_SHARE, SECTION_COLOURS, TEXT_COLUMN_PX, TEXT_WIDTH,
                     TITLE_FONT, TREE_EDGE_COLOUR, SmallestFont, category_style, smallest_font,
                     book_figures, warn_small_text)
 from .tables import Holding, ValuesTable, holdings_table, values_table

@@ -24,7 +24,8 @@ from typing import NamedTuple
 __all__ = ["LINK_COLOUR", "ARROW_COLOUR", "HOLDER_COLOUR", "TREE_EDGE_COLOUR", "NODE_COLOUR",
            "PALETTE", "LINE_STYLES", "MARKERS", "HATCHES", "SECTION_COLOURS",
            "OVERSUBSCRIBED_COLOUR", "MAX_DRAWN_CLIQUE", "MAX_LABELLED", "BOOK_DPI",
-           "TEXT_COLUMN_PX", "TEXT_WIDTH", "MIN_FONT", "MIN_FONT_PX", "FONT", "TITLE_FONT",
+           "TEXT_COLUMN_PX", "TEXT_WIDTH", "MIN_FONT", "MIN_FONT_PX", "READABLE_SHARE", "FONT",
+           "TITLE_FONT",
            "category_style", "smallest_font", "SmallestFont", "warn_small_text", "book_figures"]
 
 #: Categorical colours (Okabe and Ito, "Color Universal Design", 2008): blue, vermillion,
@@ -70,6 +71,10 @@ MIN_FONT_PX = 9.0
 #: The smallest font of any drawing, in points: MIN_FONT_PX at BOOK_DPI, with room for
 #: figures a little wider than the column.
 MIN_FONT = 8.0
+#: The share of a picture's width at which its smallest text (MIN_FONT points, drawn at
+#: BOOK_DPI) is shown MIN_FONT_PX high: on a phone no picture is shrunk below it (it
+#: scrolls sideways instead; the book's layout.css).
+READABLE_SHARE = MIN_FONT_PX / (MIN_FONT * BOOK_DPI / 72)
 #: Labels, legends and tick labels.
 FONT = 8.5
 #: Titles.

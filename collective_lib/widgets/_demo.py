@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 
 from ..catalog import catalog
 from ..viz.descriptions import description
+from ..viz.style import READABLE_SHARE
 
 __all__ = ["operation_entries", "PICTURE_DPI", "MAX_PICTURE_HEIGHT", "SNAPSHOT_SCALE", "CONTROLS_WIDTH",
            "png_bytes", "png_size", "Picture", "show_png", "img_tag", "animation_html",
@@ -123,12 +124,14 @@ def _in_256_colours(png: bytes) -> bytes:
 
 def img_tag(png: bytes, alt: str, *, scale: int = 1) -> str:
     """An ``<img>`` at the picture's natural size (``scale`` image pixels to a CSS pixel)
-    that shrinks, never grows, with the page; embedded in 256 colours, since a page carries
-    every snapshot it shows."""
+    that shrinks, never grows, with the page, and carries the width below which its text
+    is too small (``--readable-width``, which the book keeps on a phone); embedded in 256
+    colours, since a page carries every snapshot it shows."""
     data = base64.b64encode(_in_256_colours(png)).decode("ascii")
     width, height = (round(side / scale) for side in png_size(png))
     return (f'<img src="data:image/png;base64,{data}" width="{width}" height="{height}" '
-            f'style="max-width:100%;height:auto" alt="{html.escape(alt)}">')
+            f'style="max-width:100%;height:auto;--readable-width:'
+            f'{width * READABLE_SHARE:.0f}px" alt="{html.escape(alt)}">')
 
 
 #: A ``<link>`` to a stylesheet outside the page: matplotlib's animation HTML

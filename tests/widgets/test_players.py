@@ -251,6 +251,22 @@ def test_a_page_embeds_its_snapshots_in_256_colours():
     assert embedded(see_through.getvalue()) == see_through.getvalue()
 
 
+def test_a_snapshot_carries_the_width_its_text_needs():
+    # on a phone the book keeps a snapshot at least this wide (layout.css): its smallest
+    # text, MIN_FONT points at the book's DPI, stays MIN_FONT_PX high
+    from matplotlib.figure import Figure
+
+    from collective_lib.viz import BOOK_DPI, MIN_FONT, MIN_FONT_PX
+    from collective_lib.widgets._demo import img_tag, png_bytes
+
+    png = png_bytes(Figure(figsize=(6, 3), dpi=BOOK_DPI), scale=2)
+    tag = img_tag(png, "a", scale=2)
+    width = int(re.search(r'width="(\d+)"', tag).group(1))
+    readable = int(re.search(r"--readable-width:(\d+)px", tag).group(1))
+    assert 500 < width <= 6 * BOOK_DPI                  # the picture's size, cropped
+    assert readable == round(width * MIN_FONT_PX / (MIN_FONT * BOOK_DPI / 72)) < width
+
+
 def test_the_players_own_frames_are_embedded_in_256_colours():
     # every frame of the player is in the page: a step player's fragment halves
     import io
