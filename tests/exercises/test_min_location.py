@@ -85,6 +85,32 @@ def reduce_min_location(values, algorithm="binomial_reduce", op=min_loc, **param
     return run.results[params.get("root", 0)]
 '''
 
+# No simulation (an audit): min_loc called on every ordered pair of the inputs, p times each,
+# a superset of the pairs that any reduction combines, then the answer computed directly:
+# 2/2 and Validate passed, since the check only asked for the reduction's calls among them.
+RUNNER_EVERY_PAIR = '''
+pairs = [(value, pe) for pe, value in enumerate(values)]
+for a in pairs:
+    for b in pairs:
+        if a is not b:
+            for _ in range(len(pairs)):
+                min_loc(a, b)
+return min(pairs)
+'''
+
+# Honest, and calls min_loc more often than one run does: the simulation twice (the second
+# to check the first), and a fold of the inputs with min_loc to check the result.
+RUNNER_SIMULATES_TWICE = '''
+import functools
+inputs = [(value, pe) for pe, value in enumerate(values)]
+first = algorithms[algorithm].simulate(len(values), inputs=inputs, op=min_loc, **params)
+run = algorithms[algorithm].simulate(len(values), inputs=inputs, op=min_loc, **params)
+assert first.results == run.results
+got = run.results[params.get("root", 0)]
+assert got[0] == functools.reduce(min_loc, inputs)[0]
+return got
+'''
+
 RUNNER_WITHOUT_REDUCTION = '''
 smallest = min(values)
 return (smallest, values.index(smallest))
@@ -120,6 +146,8 @@ def build_submissions(source):
         "runner_on_pe_0": ("runner_solution", RUNNER_ON_PE_0),
         "ignores_root": ("runner_solution", RUNNER_IGNORES_ROOT),
         "ignores_algorithm": ("runner_solution", RUNNER_IGNORES_ALGORITHM),
+        "every_pair": ("runner_solution", RUNNER_EVERY_PAIR),
+        "simulates_twice": ("runner_solution", RUNNER_SIMULATES_TWICE),
         "min_builtin": ("min_loc_solution", MIN_LOC_BUILTIN),
         "new_tuple_on_ties": ("min_loc_solution", MIN_LOC_NEW_TUPLE),
         "first_not_none": ("runner_solution", RUNNER_FIRST_NOT_NONE),
@@ -250,6 +278,10 @@ def test_broken_operators_get_no_operator_points(graded, student, message):
     ("ignores_root", "reduce_min_location([7, 2, 9, 5, 4], 'binomial_reduce', root=3) "
                      "returned the right pair, but min_loc did not combine the pairs that "
                      "'binomial_reduce' with root=3 combines"),
+    ("every_pair", "reduce_min_location([6, 3, 8, 4], 'binomial_reduce') returned the right "
+                   "pair, but min_loc combined 48 pairs, where 'binomial_reduce' combines 3. "
+                   "Return what one simulation with op=min_loc gives, without other calls "
+                   "of min_loc."),
 ])
 def test_runner_bugs_cost_the_runner_cell_only(graded, student, message):
     _, results = graded
@@ -271,7 +303,7 @@ def test_a_runner_that_ignores_the_algorithm_is_told_so(graded):
 
 
 @pytest.mark.parametrize("student", ["min_builtin", "new_tuple_on_ties", "first_not_none",
-                                     "binds_min_loc"])
+                                     "binds_min_loc", "simulates_twice"])
 def test_honest_variants_keep_full_marks(graded, student):
     _, results = graded
     h.assert_full_marks(results[student])
@@ -313,6 +345,8 @@ CAUGHT_BY_VALIDATE = {
     "ignores_algorithm": "reduce_min_location([9, 4, 7, 6], "
                          "'hypercube_allreduce') returned the right pair, but min_loc "
                          "combined the pairs that 'binomial_reduce' combines",
+    "every_pair": "reduce_min_location([6, 3, 8, 4], 'binomial_reduce') returned the "
+                  "right pair, but min_loc combined 48 pairs",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions,
@@ -340,4 +374,5 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("no_reduction", "runner_tests", "wrong_form"),
     ("ignores_root", "runner_tests", "wrong_form"),
     ("ignores_algorithm", "runner_tests", "wrong_form"),
+    ("every_pair", "runner_tests", "wrong_form"),
 ])
