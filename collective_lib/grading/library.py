@@ -326,8 +326,8 @@ def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None
     Its code cannot be inspected here, so the source of the student's cells is
     read instead (:mod:`.static`): a forbidden name the function reaches fails;
     computed lookups, a close likeness to a library function and a table of at least
-    :data:`TABLE_CONSTANTS` values written into the cells raise a flag for a human
-    (:mod:`.review`).
+    :data:`TABLE_CONSTANTS` values written into the cells (in one piece or many:
+    :func:`.static.literal_tables`) raise a flag for a human (:mod:`.review`).
     """
     sources = standin.student_sources()
     top = name_of(standin)
@@ -337,9 +337,12 @@ def _forbid_by_source(standin, names: set, forbidden: dict, reason: str) -> None
     tricks = static.dynamic_lookups(sources)
     if tricks:
         flag_for_review(f"{top}: the cells reach objects by computed names: {', '.join(tricks)}")
-    for constants, start in static.literal_tables(sources, top, at_least=TABLE_CONSTANTS):
-        flag_for_review(f"{top} reads a table of {constants} values written into the cells "
-                        f"({start} ...): worked out, or pasted from runs?")
+    tables = static.literal_tables(sources, top, at_least=TABLE_CONSTANTS)
+    if tables:
+        pieces = f", in {len(tables)} pieces" if len(tables) > 1 else ""
+        flag_for_review(f"{top} reads a table of {sum(values for values, _ in tables)} values "
+                        f"written into the cells{pieces} ({tables[0][1]} ...): worked out, "
+                        "or pasted from runs?")
     definition = static.definitions(sources).get(top.split(".")[0])
     if definition is None:
         return

@@ -36,6 +36,7 @@ import ast
 import builtins
 import difflib
 import functools
+import re
 import textwrap
 
 __all__ = ["definitions", "own_definitions", "every_binding", "used_names", "repetitions",
@@ -238,33 +239,121 @@ def used_names(sources: list, name: str, *, every: bool = False, own=()) -> set:
 
 
 def literal_tables(sources: list, name: str, at_least: int) -> list:
-    """The tables of values written into the cells that ``name`` reaches: every display
-    (a list, tuple, set or dict written out) of at least ``at_least`` constants and
-    nothing else, as ``(constants, its first line)``, outermost only.
+    """The values written into the cells as data that ``name`` reaches, when together they
+    are at least ``at_least`` (else empty): ``(values, its first line)`` of every piece,
+    largest first.
+
+    A piece is a display (a list, tuple, set or dict written out) of constants and nothing
+    else, outermost only; a constant index or value in an item assignment
+    (``table[2] = 1.5``); the constants handed to a method that fills a container
+    (``table.update(...)``, ``.append``, ``.setdefault``...); or a string, which counts
+    with the numbers it holds (``"2:1.5 3:2.5"`` holds four), docstrings aside. Every
+    statement that gives a reached name its value counts (:func:`every_binding`: a table
+    filled after it is made), and the pieces add up, however a table is split.
 
     >>> cells = ["T = {p: p * p for p in range(9)}", "A = {2: 1.5, 3: 2.5, 4: 2.5}",
     ...          "def f(p):\\n    return A[p] + T[p] + sum([1, 2])\\n"]
-    >>> literal_tables(cells, "f", at_least=6)
-    [(6, '{2: 1.5, 3: 2.5, 4: 2.5}')]
+    >>> literal_tables(cells, "f", at_least=8)
+    [(6, '{2: 1.5, 3: 2.5, 4: 2.5}'), (2, '[1, 2]')]
+    >>> literal_tables(cells, "f", at_least=9)
+    []
+    >>> split = ["A = {}", "A.update({2: 1.5})", "A[3] = 2.5", "B = '4:2.5 5:3.5'",
+    ...          "def f(p):\\n    return A[p] + float(B.split()[0].split(':')[1])\\n"]
+    >>> literal_tables(split, "f", at_least=8)
+    [(4, "'4:2.5 5:3.5'"), (2, 'A.update({2: 1.5})'), (2, 'A[3] = 2.5')]
     """
-    found, inside = [], set()
-    for node in _walk_reachable(sources, name):
-        if id(node) in inside or not isinstance(node, (ast.List, ast.Tuple, ast.Set,
-                                                       ast.Dict)):
-            continue
+    found, inside, docstrings = {}, set(), set()     # found: {id of a piece: [values, line]}
+
+    def piece(node, counted_from=None) -> None:
         parts = list(ast.walk(node))
-        if not all(isinstance(part, _LITERAL_PARTS) for part in parts):
+        if all(isinstance(part, _LITERAL_PARTS) for part in parts):
+            inside.update(id(part) for part in parts)
+            values = sum(_values_in(part) for part in parts if isinstance(part, ast.Constant))
+            whole = counted_from or node        # an item assignment: its index and value
+            if values:
+                found.setdefault(id(whole), [0, node_source(whole).splitlines()[0][:60]])
+                found[id(whole)][0] += values
+
+    for node in _walk_data_reached(sources, name):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+        if id(node) in inside or id(node) in docstrings:
             continue
-        inside.update(id(part) for part in parts)
-        constants = sum(isinstance(part, ast.Constant) for part in parts)
-        if constants >= at_least:
-            found.append((constants, node_source(node).splitlines()[0][:60]))
-    return found
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+            piece(node)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            items = [target for target in targets if isinstance(target, ast.Subscript)]
+            for item in items:
+                piece(item.slice, counted_from=node)
+            if items and node.value is not None:
+                piece(node.value, counted_from=node)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in _FILLING):
+            for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                piece(argument, counted_from=node)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            piece(node)
+    if sum(values for values, _ in found.values()) < at_least:
+        return []
+    return sorted(map(tuple, found.values()), key=lambda pair: -pair[0])   # else as met
+
+
+def _walk_data_reached(sources: list, name: str):
+    """The nodes of every statement that gives ``name`` its value (:func:`every_binding`),
+    and of those of every name they read from the cells (in the order of their names), but
+    a function's own parameters and locals (a loop over test cases at the top of a cell
+    binds ``p`` too)."""
+    defined = every_binding(sources)
+    todo, seen = [name.split(".")[0]], set()
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in defined:
+            continue
+        seen.add(current)
+        for statement in defined[current]:
+            yield from ast.walk(statement)
+            todo.extend(sorted(_free_names(statement) & defined.keys(), reverse=True))
+
+
+def _free_names(statement) -> set:
+    """The names a statement reads and does not bind for itself: in a function or class, a
+    parameter or a name assigned inside (unless declared ``global``) is its own."""
+    read, own, declared = set(), set(), set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else own).add(node.id)
+        elif isinstance(node, ast.arg):
+            own.add(node.arg)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+    if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return read
+    return read - (own - declared)
 
 
 # What a table written out is made of: displays of constants (a minus sign included).
 _LITERAL_PARTS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Constant, ast.UnaryOp,
                   ast.USub, ast.UAdd, ast.Load)
+
+# The methods that fill a container with the values handed to them.
+_FILLING = {"update", "setdefault", "__setitem__", "append", "extend", "insert", "add",
+            "fromkeys"}
+
+# A number written in a string: 2, 1.5, 3e-7, whatever stands around it.
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _values_in(constant: ast.Constant) -> int:
+    """How many values a constant of a table holds: a string or bytes the numbers written in
+    it, anything else one."""
+    if isinstance(constant.value, (str, bytes)):
+        text = (constant.value if isinstance(constant.value, str)
+                else constant.value.decode("latin-1"))
+        return len(_NUMBER.findall(text))
+    return 1
 
 
 #: Names that draw at random (the modules ``random`` and ``numpy.random``).

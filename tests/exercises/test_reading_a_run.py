@@ -15,8 +15,10 @@ message stating the simulator's time.
 """
 from __future__ import annotations
 
+import copy
 import re
 
+import nbformat
 import pytest
 
 import nbgrader_harness as h
@@ -150,6 +152,49 @@ def _tabulated(source):
     return notebook
 
 
+#: Tables for every p graded (an audit: 9/9, no flag), written so that no display holds 40
+#: values: dicts of 19 entries merged, a string parsed inside the function, a table filled
+#: by .update(...) after it is made, one item assignment per p.
+IN_PIECES = "tabulated_in_pieces"
+_GRADED_PS = [*range(2, 41), 97, 128, 513, 1001]
+
+
+def _tabulated_in_pieces(source):
+    """The answers as tables of the simulator's coefficients for every p graded, each cell
+    in pieces of its own kind."""
+    notebook = (copy.deepcopy(source) if hasattr(source, "cells")
+                else nbformat.read(source, as_version=4))
+    values = _values(IN_PIECES)
+    for function, cell in _TABLE_CELLS.items():
+        a = {p: _times(p, 1, 1.0, 0.0, *values)[function] for p in _GRADED_PS}
+        b = {p: _times(p, 1, 0.0, 1.0, *values)[function] for p in _GRADED_PS}
+        define = f"\n\ndef {function}(p, m, ts, tw):\n"
+        if cell == "full_duplex_solution":
+            lines = []
+            for name, table in (("A", a), ("B", b)):
+                items = list(table.items())
+                parts = [dict(items[i:i + 19]) for i in range(0, len(items), 19)]
+                lines += [f"{name}{i} = {part!r}" for i, part in enumerate(parts)]
+                merged = ", ".join(f"**{name}{i}" for i in range(len(parts)))
+                lines.append(f"{name} = {{{merged}}}")
+            code = "\n".join(lines) + define + "    return A[p] * ts + B[p] * tw * m\n"
+        elif cell == "half_duplex_solution":
+            rows = " ".join(f"{p}:{a[p]!r}:{b[p]!r}" for p in _GRADED_PS)
+            code = (f"ROWS = {rows!r}" + define + "    rows = {int(k): (float(x), float(y))\n"
+                    "            for k, x, y in (row.split(':') for row in ROWS.split())}\n"
+                    "    return rows[p][0] * ts + rows[p][1] * tw * m\n")
+        elif cell == "all_ports_solution":
+            code = (f"A_ALL = {{}}\nA_ALL.update({a!r})\nB_ALL = {{}}\nB_ALL.update({b!r})"
+                    + define + "    return A_ALL[p] * ts + B_ALL[p] * tw * m\n")
+        else:
+            code = ("A_RING, B_RING = {}, {}\n"
+                    + "\n".join(f"A_RING[{p}] = {a[p]!r}\nB_RING[{p}] = {b[p]!r}"
+                                for p in _GRADED_PS)
+                    + define + "    return A_RING[p] * ts + B_RING[p] * tw * m\n")
+        h.find_cell(notebook, cell).source = code
+    return notebook
+
+
 def build_submissions(source):
     built = h.submissions(source, {
         "forgets_the_swap": ("full_duplex_solution", FORGETS_THE_SWAP),
@@ -165,6 +210,7 @@ def build_submissions(source):
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_solution(source)
     built[TABULATED] = _tabulated(source)
+    built[IN_PIECES] = _tabulated_in_pieces(source)
     return built
 
 
@@ -318,7 +364,33 @@ def test_tables_written_into_the_cells_are_flagged_for_a_human(graded):
                                   TABULATED).auto_comment
         honest = gb.find_grade("ring_tests", ASSIGNMENT, ASSIGNMENT, "solution")
     assert flagged.needs_manual_grade and not honest.needs_manual_grade
-    assert "time_ring_all_ports reads a table of 78 values written into the cells" in comment
+    assert ("time_ring_all_ports reads a table of 156 values written into the cells, in 2 "
+            "pieces") in comment
+
+
+@pytest.mark.parametrize("cell, comment", [
+    ("full_duplex", "time_full_duplex reads a table of 172 values written into the cells, in "
+                    "6 pieces ({2: "),
+    ("half_duplex", "time_half_duplex reads a table of 129 values written into the cells "
+                    "('2:"),
+    ("all_ports", "time_all_ports reads a table of 172 values written into the cells, in 2 "
+                  "pieces (A_ALL.update({2: "),
+    ("ring", "time_ring_all_ports reads a table of 172 values written into the cells, in 86 "
+             "pieces (A_RING[2] = "),
+])
+def test_tables_in_pieces_for_every_p_graded_are_flagged_too(graded, cell, comment):
+    # an audit: tables for every p graded, in dicts of 19 entries merged, in a string, filled
+    # by .update(...) later: 9/9 and no flag. One item assignment per p: the same.
+    course, results = graded
+    assert results[IN_PIECES].scores == {**FULL_MARKS, "explain_ring": 0,
+                                         "explain_ring_rubric": 0}
+    from nbgrader.api import Gradebook          # slow to import: only here
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        flagged = gb.find_grade(f"{cell}_tests", ASSIGNMENT, ASSIGNMENT, IN_PIECES)
+        written = gb.find_comment(f"{cell}_solution", ASSIGNMENT, ASSIGNMENT,
+                                  IN_PIECES).auto_comment
+    assert flagged.needs_manual_grade
+    assert comment in written, written
 
 
 def test_no_message_states_the_simulated_time(graded):

@@ -391,6 +391,70 @@ def test_a_table_written_into_the_cells_is_flagged_for_review():
     assert take_review_flags() == []
 
 
+#: A table of a(p) for p = 2..21 (40 values), written so that no display holds 40 (an audit:
+#: 9/9 in reading_a_run, no flag): in pieces merged, filled by a later .update(...) or item
+#: by item, in a string parsed inside the function, in default arguments.
+_TABLE = {p: 1.5 * p for p in range(2, 22)}
+_ITEMS = list(_TABLE.items())
+_READS_A = "def t(p, m, ts, tw):\n    return A[p] * ts\n"
+_SPLIT_TABLES = {
+    "merged pieces": [f"A0 = {dict(_ITEMS[:10])!r}", f"A1 = {dict(_ITEMS[10:])!r}",
+                      "A = {**A0, **A1}", _READS_A],
+    "filled later": ["A = {}", f"A.update({dict(_ITEMS[:10])!r})",
+                     f"A.update({dict(_ITEMS[10:])!r})", _READS_A],
+    "item by item": ["A = {}", "\n".join(f"A[{p}] = {a!r}" for p, a in _ITEMS), _READS_A],
+    "in a string": ["ROWS = " + repr(" ".join(f"{p}:{a!r}" for p, a in _ITEMS)),
+                    "def t(p, m, ts, tw):\n    rows = dict(row.split(':') for row in "
+                    "ROWS.split())\n    return float(rows[str(p)]) * ts\n"],
+    "default arguments": [f"def t(p, m, ts, tw, a={dict(_ITEMS[:10])!r}, "
+                          f"b={dict(_ITEMS[10:])!r}):\n    return {{**a, **b}}[p] * ts\n"],
+}
+
+
+@pytest.mark.parametrize("how, pieces, start", [
+    ("merged pieces", 2, "{2: 3.0, 3: 4.5, 4: 6.0"),
+    ("filled later", 2, "A.update({2: 3.0, 3: 4.5"),
+    ("item by item", 20, "A[2] = 3.0"),
+    ("in a string", 1, "'2:3.0 3:4.5 4:6.0 5:7.5"),
+    ("default arguments", 2, "{2: 3.0, 3: 4.5"),
+])
+def test_a_table_in_pieces_is_flagged_as_one(how, pieces, start):
+    # an audit: dicts of 19 entries merged, a string parsed inside the function, a table
+    # filled by .update(...) after it was made: 9/9 in reading_a_run, never flagged
+    from collective_lib.grading import TABLE_CONSTANTS, take_review_flags
+    take_review_flags()
+    cells = _SPLIT_TABLES[how]
+    forbid_library_calls(_RecordedStandIn("t", cells), ["simulate"], at_run_time=False)
+    flags = take_review_flags()
+    in_pieces = f", in {pieces} pieces" if pieces > 1 else ""
+    assert len(flags) == 1 and flags[0].startswith(
+        f"t reads a table of {TABLE_CONSTANTS} values written into the cells{in_pieces} "
+        f"({start}"), flags
+    assert flags[0].endswith(" ...): worked out, or pasted from runs?"), flags
+    # one value less, and nothing is flagged
+    fewer = [cell.replace("21: 31.5", "").replace("21:31.5", "").replace("A[21] = 31.5", "")
+             for cell in cells]
+    assert fewer != cells
+    forbid_library_calls(_RecordedStandIn("t", fewer), ["simulate"], at_run_time=False)
+    assert take_review_flags() == []
+
+
+def test_the_cases_a_cell_tries_and_a_table_not_read_are_no_table():
+    # a function's parameters are its own: a loop over test cases at the top of a cell that
+    # binds p, m, ts and tw is not the function's data, nor is a table it never reads, nor
+    # the numbers of its docstring and messages
+    from collective_lib.grading import take_review_flags
+    take_review_flags()
+    cells = ['def t(p, m, ts, tw):\n    """Time for p = 2, 4, 8, 16, 32, 64, 128, 256."""\n'
+             '    if p < 2:\n        raise ValueError(f"p = {p} < 2: at least 2 PEs")\n'
+             "    return (p - 1) * (ts + tw * m) + 3 * (ts + 2 * tw * m)\n",
+             "for p, m, ts, tw in " + repr([(p, 1, 1.0, 0.5) for p in range(2, 20)]) +
+             ":\n    print(t(p, m, ts, tw))\n",
+             f"UNUSED = {_TABLE!r}"]
+    forbid_library_calls(_RecordedStandIn("t", cells), ["simulate"], at_run_time=False)
+    assert take_review_flags() == []
+
+
 def test_a_forbidden_helper_of_the_notebook_is_refused_by_its_name():
     # the set-up cell's simulated_time_of (reading_a_run) lives beside the student's code:
     # only its name tells it apart, as the library defines no such function
