@@ -100,7 +100,8 @@ FIT_TO_COLUMN = "(() => {" + BLOCK_OF + """
 })()
 """
 
-# What is still wider than the column after FIT_TO_COLUMN (nothing may be), how many
+# What is still wider than the column after FIT_TO_COLUMN (nothing may be), the pictures
+# drawn out of their shape (none may be), how many
 # characters a printed line of a code cell holds and the page's longest line of code (it must
 # not wrap: a wrapped line starts again at the margin, where Python reads it as new code).
 PRINT_LAYOUT = "(() => {" + BLOCK_OF + """
@@ -127,7 +128,7 @@ PRINT_LAYOUT = "(() => {" + BLOCK_OF + """
     columns = Math.floor(100 * room / probe.getBoundingClientRect().width);
     probe.remove();
   }
-  return {wide, columns, longest};
+  return {wide, columns, longest, squeezed: """ + browser_check.SQUEEZED_PICTURES + """};
 })()
 """
 
@@ -166,6 +167,8 @@ def _print_page(tools: browser_check.DevTools, url: str) -> bytes:
     layout = tools.evaluate(PRINT_LAYOUT)
     if layout["wide"]:
         raise SystemExit(f"{url}: wider than the printed column: {layout['wide']}")
+    if layout["squeezed"]:
+        raise SystemExit(f"{url}: pictures drawn out of shape on paper: {layout['squeezed']}")
     if layout["columns"] is not None and layout["columns"] < layout["longest"]:
         raise SystemExit(f"{url}: a printed code line holds {layout['columns']} characters, "
                          f"the page's longest {layout['longest']}")

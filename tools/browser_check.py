@@ -27,8 +27,9 @@ saves a 1366x768 screenshot and reports
   their boxes there, which is what a reader expects), every control (a button,
   a slider) that lies outside its box until the reader scrolls it, every formula
   whose box clips it instead of scrolling (its end would be lost), and every display
-  formula that scrolls but is not in the tab order, and every figure shown narrower than
-  the width at which its smallest text is readable; a second screenshot each;
+  formula that scrolls but is not in the tab order, every figure shown narrower than
+  the width at which its smallest text is readable, and every picture drawn out of its
+  shape; a second screenshot each;
 * focus: the controls among the first 30 that Tab reaches whose keyboard focus
   nothing shows (no outline, no visible box shadow).
 
@@ -142,6 +143,20 @@ WIDE_CODE = r"""
                  .slice(0, 60)))()
 """
 
+# The pictures of the page's figures and demos drawn in another shape than their own (a
+# height that stayed when the width shrank to the column): ``[alt text, squeezed by]``.
+SQUEEZED_PICTURES = r"""
+[...document.querySelectorAll(
+   "main figure a.image-reference > img, main figure div.output.text_html > img")]
+  .filter(img => img.naturalWidth && img.getBoundingClientRect().height)
+  .map(img => {
+    const box = img.getBoundingClientRect();
+    return [img.alt.slice(0, 40),
+            (box.width / box.height) / (img.naturalWidth / img.naturalHeight) - 1];
+  })
+  .filter(([, squeezed]) => Math.abs(squeezed) > 0.02)
+"""
+
 # What sticks out of the screen: the page's sideways scroll, and the elements that reach past
 # the right edge with no ancestor that scrolls or clips them.
 PAGE_OVERFLOW = r"""
@@ -217,6 +232,9 @@ PAGE_OVERFLOW = r"""
       problems.push(`a figure is shown ${Math.round(shown)} px wide, below the ` +
                     `${Math.round(readable)} px its text needs: ${img.alt.slice(0, 40)}`);
     }
+  }
+  for (const [alt, squeezed] of """ + SQUEEZED_PICTURES + r""") {
+    problems.push(`a picture is drawn ${Math.round(100 * squeezed)}% out of shape: ${alt}`);
   }
   return problems;
 })()
