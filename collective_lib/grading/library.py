@@ -137,9 +137,16 @@ def _library_names(names: set, forbidden: dict) -> set:
     return set(library_definitions(names)) | {label for _, label in forbidden.values()}
 
 
+#: What ``functools.lru_cache`` and ``functools.cache`` make of a function.
+_CACHE_WRAPPER = type(functools.lru_cache(maxsize=None)(lambda: None))
+
+
 def _own_definition(obj, home: dict | None) -> bool:
     """Whether ``obj`` is a function or class the student's cells (globals ``home``)
-    define, not the library's."""
+    define, not the library's; a function of theirs memoized with ``functools.lru_cache``
+    or ``functools.cache`` is theirs too."""
+    while type(obj) is _CACHE_WRAPPER:
+        obj = obj.__wrapped__
     if isinstance(obj, types.FunctionType):
         return obj.__globals__ is home and not in_library(obj)
     return (isinstance(obj, type) and home is not None and not in_library(obj)
@@ -264,12 +271,15 @@ def forbid_library_calls(program: Callable, names: Iterable[str], *,
             strings += [const for const in c.co_consts
                         if isinstance(const, str) and const != func.__doc__]
         # a helper of the student's own that shares a forbidden name (their own
-        # binomial_children) is no use of the library's: its body is looked at below
-        own = {name for name in used_names & ours - attributes
+        # binomial_children) is no use of the library's: its body is looked at below; so
+        # is the name a helper's own source gives it (its `def` line, or the assignment
+        # of a lambda)
+        source_names = _source_names(func)
+        own = {name for name in (used_names | source_names) & ours - attributes
                if _own_definition(func.__globals__.get(name), home)}
         for name in sorted(used_names & names - own):
             fail(name, where)
-        for name in sorted((_source_names(func) & names) - local_names - own):
+        for name in sorted((source_names & names) - local_names - own):
             fail(name, where)
         for text in strings:            # getattr(module, "name"), catalog()["name"], eval("...")
             hit = word.search(text)

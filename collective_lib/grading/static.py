@@ -87,12 +87,14 @@ def definitions(sources: list) -> dict:
 
 
 def own_definitions(sources: list) -> set:
-    """The names whose last top-level binding in the cells is a ``def`` or a ``class``
-    (an import or an assignment after it makes the name another's).
+    """The names whose last top-level binding in the cells is a ``def``, a ``class`` or the
+    assignment of a ``lambda`` to the name alone (an import or another assignment after it
+    makes the name another's).
 
     >>> sorted(own_definitions(["def f(): pass", "from m import g", "def g(): pass",
-    ...                         "class C: pass", "def h(): pass", "h = g"]))
-    ['C', 'f', 'g']
+    ...                         "class C: pass", "def h(): pass", "h = g",
+    ...                         "k = lambda i: i - (i & -i)"]))
+    ['C', 'f', 'g', 'k']
     """
     last = {}
     for source in sources:
@@ -103,9 +105,19 @@ def own_definitions(sources: list) -> set:
                              for alias in statement.names})
                 continue
             for bound in _bound_names(statement):
-                last[bound] = _plainly_defines(statement, bound) and isinstance(
+                last[bound] = _plainly_defines(statement, bound) and (isinstance(
                     statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                    or _assigns_a_lambda(statement))
     return {name for name, defined in last.items() if defined}
+
+
+def _assigns_a_lambda(statement) -> bool:
+    """Whether a top-level statement binds one name, and nothing else, to a ``lambda``
+    (``parent = lambda i: i - (i & -i)``: a function of the student's own, as a ``def``)."""
+    targets = (statement.targets if isinstance(statement, ast.Assign) else
+               [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+    return (len(targets) == 1 and isinstance(targets[0], ast.Name)
+            and isinstance(statement.value, ast.Lambda))
 
 
 def _bound_names(statement) -> set:

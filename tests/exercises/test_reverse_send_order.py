@@ -312,11 +312,29 @@ def binomial_broadcast_smallest_first(me, p, data, root=0):
 '''
 
 
+# The same helpers memoized, and the parent as a lambda: Validate refused them and the own
+# helpers above ("uses the library's `binomial_children` (in binomial_children)", the name on
+# a helper's own `def` line), autograde the lambda too (0/7).
+OWN_HELPERS = {
+    "own_helpers": OWN_HELPERS_CELL,
+    "own_helpers_lru_cache": OWN_HELPERS_CELL.replace(
+        "from collective_lib import recv, send\n",
+        "import functools\n\nfrom collective_lib import recv, send\n").replace(
+        "def binomial_children(i, p):",
+        "@functools.lru_cache(maxsize=None)\ndef binomial_children(i, p):").replace(
+        "    return children\n", "    return tuple(children)\n"),
+    "own_helpers_lambda": OWN_HELPERS_CELL.replace(
+        "def binomial_parent(i):\n    return i - (i & -i) if i else None\n",
+        "binomial_parent = lambda i: i - (i & -i) if i else None\n"),
+}
+
+
 def build_submissions(source):
     built = _build_submissions(source)
     # the helpers stand at the top of the cell, outside the solution's region
-    built["own_helpers"] = own = h.replace_solution(source, SOLUTION_CELL, "pass")
-    h.find_cell(own, SOLUTION_CELL).source = OWN_HELPERS_CELL
+    for student, cell in OWN_HELPERS.items():
+        built[student] = own = h.replace_solution(source, SOLUTION_CELL, "pass")
+        h.find_cell(own, SOLUTION_CELL).source = cell
     return built
 
 
@@ -376,9 +394,12 @@ def test_no_message_gives_the_number_of_steps_away(graded):
             assert give_away not in shown, (student, give_away, shown)
 
 
-def test_helpers_of_ones_own_named_as_the_librarys_keep_full_marks(graded):
+@pytest.mark.parametrize("student", sorted(OWN_HELPERS))
+def test_helpers_of_ones_own_named_as_the_librarys_keep_full_marks(graded, student):
     _, results = graded
-    h.assert_full_marks(results["own_helpers"])
+    assert "@functools.lru_cache" in OWN_HELPERS["own_helpers_lru_cache"]
+    assert "binomial_parent = lambda" in OWN_HELPERS["own_helpers_lambda"]
+    h.assert_full_marks(results[student])
 
 
 def test_solution_gets_full_marks(graded):
@@ -458,8 +479,13 @@ CAUGHT_BY_VALIDATE = {
                     "`embedded_tree_broadcast` (in binomial_broadcast_smallest_first);",
 }
 
-validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
+validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE, *OWN_HELPERS],
                               written={"explain_log_squared": "A written answer."})
+
+
+@pytest.mark.parametrize("student", sorted(OWN_HELPERS))
+def test_validate_passes_helpers_of_ones_own_named_as_the_librarys(validated, student):
+    assert validated[student].passed, validated[student].text
 
 
 # (an endless program fails with OperationLimitExceeded, an AssertionError of its own)

@@ -376,6 +376,67 @@ def test_the_librarys_helper_behind_ones_own_name_is_still_refused(helpers):
                              ["binomial_children"], at_run_time=False)
 
 
+def _defined_in_cells(*sources):
+    """``smallest_first`` of ``sources`` run as a notebook's cells: each cell's source is
+    where ``inspect.getsource`` finds it, as IPython keeps it (Validate reads it there)."""
+    import linecache
+    namespace = {"send": send, "__name__": "__main__"}
+    for number, source in enumerate(sources):
+        filename = f"<ipython-input-{number}-own>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)
+    return namespace["smallest_first"]
+
+
+OWN_PARENT = "def binomial_parent(i):\n    return i - (i & -i) if i else None\n"
+OWN_PROGRAM_WITH_PARENT = '''
+def smallest_first(me, p, data, root=0):
+    if binomial_parent(me) is not None:
+        data = yield recv(binomial_parent(me))
+    for child in binomial_children(me, p):
+        yield send(child, data)
+    return data
+'''
+
+
+# The eleventh round's own helpers as a student's notebook holds them (the source of each
+# cell readable, as in Validate): the `def` line of one's own binomial_children named the
+# library's, and a memoized helper or a lambda was not seen as one's own.
+@pytest.mark.parametrize("helpers", [
+    OWN_PARENT + OWN_CHILDREN,
+    "import functools\n\n" + OWN_PARENT + "\n@functools.lru_cache(maxsize=None)"
+    + OWN_CHILDREN,
+    "binomial_parent = lambda i: i - (i & -i) if i else None\n" + OWN_CHILDREN,
+], ids=["defs", "lru_cache", "lambda"])
+def test_helpers_of_ones_own_in_a_notebooks_cells_are_no_use_of_the_librarys(helpers):
+    forbidden = ["binomial_children", "binomial_parent"]
+    forbid_library_calls(_defined_in_cells(helpers, OWN_PROGRAM_WITH_PARENT), forbidden)
+    forbid_library_calls(_RecordedStandIn("smallest_first", [helpers, OWN_PROGRAM_WITH_PARENT]),
+                         forbidden, at_run_time=False)
+
+
+@pytest.mark.parametrize("helpers", [
+    # a lambda that calls the library's helper
+    "from collective_lib import trees\n\nbinomial_parent = lambda i: trees.binomial_parent(i)\n"
+    + OWN_CHILDREN,
+    # the library's helper memoized under its own name
+    "import functools\nfrom collective_lib import trees\n\n" + OWN_PARENT
+    + "binomial_children = functools.lru_cache(trees.binomial_children)\n",
+    # one's own helper memoized, calling the library's
+    "import functools\nfrom collective_lib import trees\n\n" + OWN_PARENT
+    + "\n@functools.lru_cache(maxsize=None)\ndef binomial_children(i, p):\n"
+    "    return trees.binomial_children(i, p)\n",
+], ids=["lambda", "library_memoized", "own_memoized_wrapper"])
+def test_the_librarys_helper_behind_a_lambda_or_a_cache_is_still_refused(helpers):
+    forbidden = ["binomial_children", "binomial_parent"]
+    with pytest.raises(AssertionError, match="uses the library's `binomial_"):
+        forbid_library_calls(_defined_in_cells(helpers, OWN_PROGRAM_WITH_PARENT), forbidden)
+    with pytest.raises(AssertionError, match="uses the library's `binomial_"):
+        forbid_library_calls(_RecordedStandIn("smallest_first",
+                                              [helpers, OWN_PROGRAM_WITH_PARENT]),
+                             forbidden, at_run_time=False)
+
+
 def test_a_table_written_into_the_cells_is_flagged_for_review():
     # a student audit: tables of the simulator's outputs pasted for the p tested
     from collective_lib.grading import TABLE_CONSTANTS, take_review_flags
