@@ -37,7 +37,7 @@ import struct
 import sys
 
 from ..errors import student_line
-from ..grading.forwarding import forward_calls, own_code
+from ..grading.forwarding import forward_calls_in, own_code
 from . import poison as _poisoning
 from .codec import Undecodable, decode, encode, receive_message, send_message
 from .cgroups import SubmissionGroup
@@ -294,7 +294,8 @@ class _Server:
     def forward(self, name: str, original, value) -> None:
         """Forward every call of the student's function ``original`` to the checker's
         ``value`` put in its place (:mod:`collective_lib.grading.forwarding`): also code
-        that holds the function itself (a default argument, a saved reference) calls the
+        that holds the function itself (a default argument, a saved reference; for a
+        builtin or memoized function, a default argument or a closure) calls the
         replacement. The checker's calls by name still reach the student's own code.
         ``value`` None undoes it."""
         undo = self.undo.pop(name, None)
@@ -305,7 +306,7 @@ class _Server:
             return
         try:
             own = own_code(original)
-            undo = forward_calls(original, value)
+            undo = forward_calls_in(self.ns, original, value)
         except Exception:               # refused in a poisoned process: by name only
             return
         self.own[name], self.undo[name] = own, undo

@@ -51,7 +51,7 @@ interface of :mod:`.standins` (``exercises/SANDBOX.md``, "The boundary").
 """
 from .failures import KINDS, CheckFailed, failure_kind
 from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
-from .forwarding import can_forward, forward_calls, own_code
+from .forwarding import can_forward, forward_calls, forward_calls_in, own_code, replaced
 from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
 from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
@@ -78,7 +78,7 @@ from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 __all__ = [
     "KINDS", "CheckFailed", "failure_kind",
     "FORBIDDEN", "fingerprint", "forbidden_name", "library_definitions",
-    "forward_calls", "own_code", "can_forward",
+    "forward_calls", "forward_calls_in", "replaced", "own_code", "can_forward",
     "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
     "scaled_time_limits",
     "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",

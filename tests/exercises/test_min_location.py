@@ -111,6 +111,23 @@ assert got[0] == functools.reduce(min_loc, inputs)[0]
 return got
 '''
 
+# The same runner with a min_loc that is no plain function (a student audit, twelfth round):
+# the builtin min (tuples compare value first, then the PE number) or a memoized def. Only
+# a plain function could be forwarded: 0/2, "combined only 0 pairs with min_loc", also in
+# Validate. Whole cells.
+MIN_LOC_IS_MIN = "min_loc = min\n"
+MIN_LOC_MEMOIZED = '''\
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def min_loc(a, b):
+    """Combine two (value, pe) pairs: the smaller value; on a tie, the smaller PE number."""
+    return a if (a[0], a[1]) <= (b[0], b[1]) else b
+'''
+NOT_PLAIN_MIN_LOCS = {"binds_builtin_min": MIN_LOC_IS_MIN,
+                      "binds_memoized_min_loc": MIN_LOC_MEMOIZED}
+
 RUNNER_WITHOUT_REDUCTION = '''
 smallest = min(values)
 return (smallest, values.index(smallest))
@@ -156,6 +173,9 @@ def build_submissions(source):
                              ("commutative_answer", HONEST_ANSWERS)],
     })
     built["binds_min_loc"] = _with_cell(source, "runner_solution", RUNNER_BINDS_MIN_LOC)
+    for student, min_loc in NOT_PLAIN_MIN_LOCS.items():
+        built[student] = _with_cell(_with_cell(source, "runner_solution", RUNNER_BINDS_MIN_LOC),
+                                    "min_loc_solution", min_loc)
     return built
 
 
@@ -303,7 +323,8 @@ def test_a_runner_that_ignores_the_algorithm_is_told_so(graded):
 
 
 @pytest.mark.parametrize("student", ["min_builtin", "new_tuple_on_ties", "first_not_none",
-                                     "binds_min_loc", "simulates_twice"])
+                                     "binds_min_loc", "simulates_twice",
+                                     *NOT_PLAIN_MIN_LOCS])
 def test_honest_variants_keep_full_marks(graded, student):
     _, results = graded
     h.assert_full_marks(results[student])
@@ -350,7 +371,8 @@ CAUGHT_BY_VALIDATE = {
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions,
-                              [*CAUGHT_BY_VALIDATE, "wrong_answers", "binds_min_loc"],
+                              [*CAUGHT_BY_VALIDATE, "wrong_answers", "binds_min_loc",
+                               *NOT_PLAIN_MIN_LOCS],
                               written={"explain_commutative": "A written answer."})
 
 
@@ -358,9 +380,10 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
     {student: f"AssertionError: {start}" for student, start in CAUGHT_BY_VALIDATE.items()})
 
 
-def test_validate_passes_a_runner_that_holds_min_loc_as_a_default(validated):
+@pytest.mark.parametrize("student", ["binds_min_loc", *NOT_PLAIN_MIN_LOCS])
+def test_validate_passes_a_runner_that_holds_min_loc_as_a_default(validated, student):
     # a student audit: Validate said it "combined only 0 pairs with min_loc"
-    assert validated["binds_min_loc"].passed, validated["binds_min_loc"].text
+    assert validated[student].passed, validated[student].text
 
 
 def test_validate_cannot_judge_the_answers_of_iii(validated):

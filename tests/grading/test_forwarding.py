@@ -6,7 +6,10 @@ under the name, and lost its points for "combining no pairs".
 """
 import functools
 
-from collective_lib.grading import can_forward, forward_calls, own_code
+import pytest
+
+from collective_lib.grading import (StandIn, can_forward, forward_calls, forward_calls_in,
+                                    own_code, replaced)
 
 
 def _pair_min(a, b):
@@ -55,3 +58,84 @@ def test_only_plain_functions_are_forwarded():
         undo()
     assert not can_forward(program) and not can_forward(max)
     assert list(program()) == [1]
+
+
+# A student audit (twelfth round): a min_loc that is no plain function (the builtin min,
+# which compares value first and PE next, or one memoized with functools.lru_cache) held
+# as a default argument still ran itself, and the right runner lost its points for
+# "combining only 0 pairs with min_loc".
+def _cells(source):
+    namespace = {"__name__": "__main__"}
+    exec(source, namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("definition", [
+    "min_loc = min\n",
+    "import functools\n\n@functools.lru_cache(maxsize=None)\n"
+    "def min_loc(a, b):\n    return min(a, b)\n",
+    "import functools\n\nmin_loc = functools.partial(min)\n",
+], ids=["builtin", "lru_cache", "partial"])
+def test_what_is_no_plain_function_is_replaced_where_the_cells_hold_it(definition):
+    cells = _cells(definition + (
+        "def runner(values, op=min_loc, *, last=min_loc):\n"
+        "    return op(values[0], values[1]), last(values[1], values[2])\n"
+        "def make():\n    op = min_loc\n    return lambda a, b: op(a, b)\n"
+        "closure = make()\n"))
+    student = cells["min_loc"]
+    assert not can_forward(student)
+    calls = []
+
+    def recording(a, b):
+        calls.append((a, b))
+        return "recorded"
+    with replaced(cells, "min_loc", recording) as own:
+        assert cells["min_loc"] is recording
+        assert cells["runner"]([(3, 0), (1, 1), (2, 2)]) == ("recorded", "recorded")
+        assert cells["closure"]((2, 0), (1, 1)) == "recorded"
+        assert own((3, 0), (1, 1)) == (1, 1)        # the student's own, as the checker calls it
+    assert calls == [((3, 0), (1, 1)), ((1, 1), (2, 2)), ((2, 0), (1, 1))]
+    assert cells["min_loc"] is student
+    assert cells["runner"]([(3, 0), (1, 1), (2, 2)]) == ((1, 1), (1, 1))
+    assert cells["closure"]((2, 0), (1, 1)) == (1, 1)
+
+
+def test_a_plain_function_is_forwarded_and_put_back_by_replaced():
+    cells = _cells("def break_even(d):\n    return 2.0 * d\n\n"
+                   "def predicted(d, meet=break_even):\n    return meet(d) + 1\n")
+    student = cells["break_even"]
+    with replaced(cells, "break_even", lambda d: -7.0) as own:
+        assert cells["predicted"](1) == -6.0 and own(1) == 2.0
+    assert cells["break_even"] is student and cells["predicted"](1) == 3.0
+    with pytest.raises(NameError, match="name 'simulated_sum' is not defined"):
+        with replaced(cells, "simulated_sum", len):
+            pass
+
+
+def test_functions_of_other_modules_and_stand_ins_are_left_alone():
+    def library_function(a, b, op=min):           # not defined by the cells
+        return op(a, b)
+    cells = _cells("min_loc = min\n")
+    cells["library_function"] = library_function
+    undo = forward_calls_in(cells, min, lambda a, b: "recorded")
+    assert library_function(1, 2) == 1
+    undo()
+
+    class _StandIn(StandIn):
+        kind = "function"
+
+        def student_sources(self):
+            return []
+
+        def forbid(self, names):
+            pass
+
+        def each_pe_apart(self):
+            raise NotImplementedError
+
+        replayer = each_pe_apart
+    standin = _StandIn()
+    cells = _cells("def runner(a, b, op=None):\n    return op(a, b)\n")
+    cells["runner"].__defaults__ = (standin,)
+    forward_calls_in(cells, standin, len)
+    assert cells["runner"].__defaults__ == (standin,)
