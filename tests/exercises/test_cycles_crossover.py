@@ -146,6 +146,31 @@ return int(break_even(d, index)) // (2 * d) * (2 * d) + 2 * d
 '''
 
 
+# A student audit (twelfth round): the solution's predicted_crossover holding break_even as a
+# default argument. Autograde forwarded the break_even its checks put in place (3/3), the
+# notebook did not: Validate failed it, "with a break_even that returns -7.0 for d = 1,
+# predicted_crossover(1, 'compute') returned None".
+HOLDS_BREAK_EVEN = "holds_break_even"
+
+
+def _holds_break_even(source):
+    """The solution, its predicted_crossover holding break_even as a default argument."""
+    notebook = h.replace_solution(source, "predict_solution", """
+m_star = meet(d, index)
+if m_star is None:
+    return None
+block = 2 * d * BLOCKS
+words = max(block, (int(np.floor(m_star / block)) + 1) * block)
+return words if words <= 4096 else None
+""", 1)
+    cell = h.find_cell(notebook, "predict_solution")
+    header = 'def predicted_crossover(d, index="compute"):'
+    assert cell.source.count(header) == 1
+    cell.source = cell.source.replace(
+        header, 'def predicted_crossover(d, index="compute", meet=break_even):')
+    return notebook
+
+
 def build_submissions(source):
     built = h.submissions(source, {
         "every_size": ("search_solution", SEARCH_EVERY_SIZE),
@@ -158,6 +183,7 @@ def build_submissions(source):
     })
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_solution(source)
+    built[HOLDS_BREAK_EVEN] = _holds_break_even(source)
     return built
 
 
@@ -188,8 +214,19 @@ VALIDATE = {
 }
 
 
-validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
-    source, {student: changes for student, (changes, _) in VALIDATE.items()}), [*VALIDATE])
+def _validated_submissions(source):
+    built = h.submissions(source, {student: changes for student, (changes, _) in VALIDATE.items()})
+    built[HOLDS_BREAK_EVEN] = _holds_break_even(source)
+    return built
+
+
+validated = validated_fixture(ASSIGNMENT, _validated_submissions, [*VALIDATE, HOLDS_BREAK_EVEN])
+
+
+def test_a_prediction_that_holds_break_even_keeps_full_marks(graded, validated):
+    _, results = graded
+    h.assert_full_marks(results[HOLDS_BREAK_EVEN])
+    assert validated[HOLDS_BREAK_EVEN].passed, validated[HOLDS_BREAK_EVEN].text
 
 
 def test_release_hides_solution_and_hidden_tests(graded):
