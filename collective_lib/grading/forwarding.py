@@ -126,7 +126,7 @@ def forward_calls_in(namespace: dict, function: Any, to: Callable) -> Callable[[
     (a builtin such as ``min``, a memoized function, a partial) cannot be: it is replaced
     where the functions defined in ``namespace`` hold it, in their default arguments
     and closures, so that ``def runner(values, op=min_loc)`` calls ``to`` too. Does
-    nothing (and the undo neither) for a stand-in.
+    nothing (and the undo neither) for a stand-in or for data.
 
     Examples
     --------
@@ -142,8 +142,8 @@ def forward_calls_in(namespace: dict, function: Any, to: Callable) -> Callable[[
     """
     if can_forward(function):
         return forward_calls(function, to)
-    if is_stand_in(function) or function is to:
-        return lambda: None
+    if not callable(function) or is_stand_in(function) or function is to:
+        return lambda: None             # data (None, 5) is no function of the student's
     changes: list = []                  # (object, attribute, value before)
     for value in list(namespace.values()):
         for holder in _held_by(value, namespace):

@@ -134,6 +134,12 @@ def test_functions_of_other_modules_and_stand_ins_are_left_alone():
             raise NotImplementedError
 
         replayer = each_pe_apart
+    # data that a student left under the name is no function: defaults equal to it stay
+    cells = _cells("min_loc = None\ndef runner(a, b, op=None, k=5):\n    return op, k\n")
+    for data in (None, 5):
+        forward_calls_in(cells, data, len)
+        assert cells["runner"](1, 2) == (None, 5)
+
     standin = _StandIn()
     cells = _cells("def runner(a, b, op=None):\n    return op(a, b)\n")
     cells["runner"].__defaults__ = (standin,)
