@@ -9,7 +9,8 @@ cells with their roles, decided from the gradebook:
 * ``student`` — everything else.
 
 The checker starts a pristine student host (:mod:`.student`) with the cells a
-student may see (all but the graded ones), then runs the trusted and graded
+student may see (all but the graded ones, of which only the imports of their visible
+part, :func:`visible_imports`), then runs the trusted and graded
 cells here, in order, in one namespace. A name a graded cell needs that no
 instructor cell defines (anywhere in the notebook) and no earlier graded cell
 defined is asked of the student's side and bound to a
@@ -41,7 +42,8 @@ from ..grading.static import definitions
 from .remote import CELLS_S, Host, Sandbox, StartFailed
 from .variants import use_student
 
-__all__ = ["check_notebook", "loaded_names", "defined_names", "main", "TIME_SCALE"]
+__all__ = ["check_notebook", "loaded_names", "defined_names", "visible_imports", "main",
+           "TIME_SCALE"]
 
 #: Factor on every real-time budget of the checks and on the time the student's cells get in
 #: each new process (``TrustedVerdict.time_scale``): each step of a student's code crosses
@@ -77,6 +79,60 @@ def loaded_names(source: str) -> set:
         return set()
     return {node.id for node in ast.walk(tree)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def visible_imports(source: str) -> str:
+    """The imports at the top level of a test cell's visible part, as code that binds them.
+
+    In the student's notebook a test cell runs after the answer cells above it, so a
+    module its visible part imports (``import math``) is a name the student's functions
+    may use from then on, though no cell of the student's imports it. The student's
+    processes run this code where the test cell stands, so those functions work there
+    as they did in the notebook. The hidden tests' lines are left out as nbgrader
+    leaves them out of the release (a line naming ``BEGIN HIDDEN TESTS`` to one naming
+    ``END HIDDEN TESTS``), and an import that fails (``_reference``, which the
+    student's processes cannot see) binds nothing and is nobody's error.
+
+    Parameters
+    ----------
+    source : str
+        The test cell's source as the gradebook holds it, hidden tests included.
+
+    Returns
+    -------
+    str
+        Each import alone in a ``try`` that ignores its failure; ``""`` for none, or for
+        a visible part that is not valid Python (its cell stops before any import).
+
+    Examples
+    --------
+    >>> print(visible_imports("import math\nfrom x import y as z\n"
+    ...                       "### BEGIN HIDDEN TESTS\nimport secret\n"
+    ...                       "### END HIDDEN TESTS\nassert f(2) == 3\n"))
+    try:
+        import math
+    except Exception:
+        pass
+    try:
+        from x import y as z
+    except Exception:
+        pass
+    <BLANKLINE>
+    """
+    visible, hidden = [], False
+    for line in source.splitlines():
+        if "BEGIN HIDDEN TESTS" in line:
+            hidden = True
+        elif "END HIDDEN TESTS" in line:
+            hidden = False
+        elif not hidden:
+            visible.append(line)
+    try:
+        tree = ast.parse("\n".join(visible))
+    except SyntaxError:
+        return ""
+    return "".join(f"try:\n    {ast.unparse(node)}\nexcept Exception:\n    pass\n"
+                   for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
 class _CellTimeout(BaseException):
@@ -152,7 +208,11 @@ def check_notebook(job: dict) -> dict:
         os.sched_setaffinity(0, {job["cpu"]})
     template = job.get("template_fd")
     scale = job.get("time_scale", TIME_SCALE)
-    host = Host(fixed + [c["source"] for c in cells if c["role"] != "graded"],
+    # what the student's notebook runs: every cell but the tests, and in each test cell's
+    # place the imports of its visible part
+    seen = [c["source"] if c["role"] != "graded" else visible_imports(c["source"])
+            for c in cells]
+    host = Host(fixed + [source for source in seen if source],
                 job.get("hide", []), job.get("uid"), job.get("limits"), cpu=job.get("cpu"),
                 template=None if template is None else socket.socket(fileno=template),
                 cells_s=CELLS_S * scale)

@@ -192,6 +192,25 @@ def test_missing_names_and_crashing_cells_are_explained():
     assert verdict["kind"] == "missing_name"
 
 
+def test_a_module_a_test_cell_imports_is_bound_below_it_as_in_the_notebook():
+    # a test cell's visible imports run in the notebook before its checks call the
+    # student's functions, which may use them without importing them (B-F3, twelfth round)
+    student = ("def up(x):\n    return math.ceil(x) + len(functools.__name__)\n"
+               "def middle(values):\n    return statistics.median(values)\n")
+    verdicts = _verdicts(
+        student,
+        "import no_such_module_anywhere\n",        # fails here, and is nobody's error there
+        "import math\nimport functools as functools\nassert up(2.5) == 12, up(2.5)\n",
+        "### BEGIN HIDDEN TESTS\nimport statistics\n### END HIDDEN TESTS\n"
+        "assert middle([1, 5, 2]) == 2\n",
+        "assert g() == 1\n")
+    assert [verdicts[t]["passed"] for t in ("t0", "t1", "t2", "t3")] == [
+        False, True, False, False]
+    # the release has no hidden tests, so the notebook never imported statistics
+    assert "name 'statistics' is not defined" in verdicts["t2"]["message"]
+    assert "your cells raised" not in verdicts["t3"]["message"]
+
+
 def test_a_cell_that_raises_a_base_exception_fails_alone():
     # SystemExit (or an interruption a guard let escape) ends its cell, never the checker:
     # the cells after it are graded all the same
