@@ -106,9 +106,9 @@ def visible_imports(source: str) -> str:
 
     Examples
     --------
-    >>> print(visible_imports("import math\nfrom x import y as z\n"
-    ...                       "### BEGIN HIDDEN TESTS\nimport secret\n"
-    ...                       "### END HIDDEN TESTS\nassert f(2) == 3\n"))
+    >>> print(visible_imports("import math\\nfrom x import y as z\\n"
+    ...                       "### BEGIN HIDDEN TESTS\\nimport secret\\n"
+    ...                       "### END HIDDEN TESTS\\nassert f(2) == 3\\n"))
     try:
         import math
     except Exception:
