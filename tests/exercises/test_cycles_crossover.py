@@ -169,6 +169,20 @@ return words if words <= 4096 else None
     cell.source = cell.source.replace(
         header, 'def predicted_crossover(d, index="compute", meet=break_even):')
     return notebook
+# Twelfth round (B-F3): math.ceil without `import math`, which only the visible test cell
+# imports, above its calls: right in the notebook (Validate said "Success!"), and a NameError
+# in grading (0 of 3).
+PREDICTION_WITH_MATH_FROM_THE_TEST_CELL = '''
+m_star = break_even(d, index)
+if m_star is None:
+    return None
+s = 2 * d * BLOCKS
+words = math.ceil(m_star / s) * s
+if words <= m_star:
+    words += s
+words = max(s, words)
+return words if words <= 4096 else None
+'''
 
 
 def build_submissions(source):
@@ -184,6 +198,8 @@ def build_submissions(source):
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_solution(source)
     built[HOLDS_BREAK_EVEN] = _holds_break_even(source)
+    built["math_from_the_test_cell"] = h.replace_solution(
+        source, "predict_solution", PREDICTION_WITH_MATH_FROM_THE_TEST_CELL, 1)
     return built
 
 
@@ -310,3 +326,9 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("every_size", "search_tests", "wrong_result"),
     ("sign", "predict_tests", "wrong_result"),
 ])
+
+
+def test_a_module_only_a_test_cell_imports_works_as_in_the_notebook(graded):
+    # the test cells' visible imports run in the student's processes where the cells stand
+    _, results = graded
+    h.assert_full_marks(results["math_from_the_test_cell"])

@@ -238,6 +238,19 @@ return total
 '''
 
 
+# Twelfth round (B-F3): the ring's last step uses functools, which only the test cells import:
+# the notebook runs them above the calls, so it works there (Validate said "Success!"), and
+# it was a NameError in grading (0 of 6).
+RING_FUNCTOOLS_FROM_THE_TEST_CELL = '''
+received = None
+for i in range(1, p):
+    mine = data[(me + i) % p]
+    partial = mine if received is None else op(mine, received)
+    received = yield sendrecv((me - 1) % p, partial, (me + 1) % p)
+return functools.reduce(op, [data[me]] + ([] if received is None else [received]))
+'''
+
+
 def build_submissions(source):
     def program(code, tables=None):
         # The table cells and the program cells are graded independently, so one submission
@@ -264,6 +277,7 @@ def build_submissions(source):
         "mirrored_stub": program(RING_MIRRORED_STUB),
         "right_for_two": program(RING_RIGHT_FOR_TWO),
         "send_then_recv": program(RING_SEND_THEN_RECV),
+        "functools_from_the_test_cell": program(RING_FUNCTOOLS_FROM_THE_TEST_CELL),
     })
 
 
@@ -557,3 +571,9 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("reduces_nothing", "tables_p4_tests", "uses_library"),
     ("reduces_nothing", "tables_p8_tests", "uses_library"),
 ])
+
+
+def test_a_module_only_a_test_cell_imports_works_as_in_the_notebook(graded):
+    # the test cells' visible imports run in the student's processes where the cells stand
+    _, results = graded
+    h.assert_full_marks(results["functools_from_the_test_cell"])
