@@ -286,6 +286,17 @@ def replace_solution(
     return nb
 
 
+def code_above(cell: str | int, code: str):
+    """A change for :func:`submissions`: ``code`` put at the top of the answer cell ``cell``,
+    outside its solution (a student's line such as ``BLOCKS = 1`` above the function)."""
+    def change(notebook):
+        nb = _as_notebook(notebook)
+        target = find_cell(nb, cell)
+        target.source = textwrap.dedent(code).strip("\n") + "\n" + target.source
+        return nb
+    return change
+
+
 def answered_release(
     released: os.PathLike | str | NotebookNode,
     answers: os.PathLike | str | NotebookNode,
@@ -427,14 +438,15 @@ def submissions(source: os.PathLike | str | NotebookNode, changes: dict) -> dict
 
     ``"solution"`` is ``source`` itself.  Every entry of ``changes`` names a
     submission and says how it differs from the solution: ``(cell, code)`` or
-    ``(cell, code, region)``, the arguments of :func:`replace_solution`, or a
-    list of such changes applied in turn.
+    ``(cell, code, region)``, the arguments of :func:`replace_solution`, a function
+    of the notebook that gives the changed one (:func:`code_above`), or a list of
+    such changes applied in turn.
     """
     built = {"solution": source}
     for name, change in changes.items():
         notebook = source
         for step in change if isinstance(change, list) else [change]:
-            notebook = replace_solution(notebook, *step)
+            notebook = step(notebook) if callable(step) else replace_solution(notebook, *step)
         built[name] = notebook
     return built
 

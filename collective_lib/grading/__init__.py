@@ -41,7 +41,8 @@ student's own work?), :mod:`.forbidden` (what the library calls by a name),
 (flags for a human), :mod:`.locks` (interleavings and lock classes),
 :mod:`.reductions` (a student's operator in the library's reductions),
 :mod:`.tables` (tables filled in by hand), :mod:`.forwarding` (a student's
-function replaced wherever the student's code holds it) and :mod:`.pipelining`.
+function replaced wherever the student's code holds it), :mod:`.setup_values` (a
+value of a set-up cell that a student's cell changed) and :mod:`.pipelining`.
 
 This package is the checks layer of the trust boundary: it knows nothing of
 nbgrader, sandboxes or the processes a student's code runs in under
@@ -67,6 +68,7 @@ from .programs import (OperationLimitExceeded, check_broadcast_program, check_co
                        REPLAYED_SHARE)
 from .reductions import check_operator_in_reductions
 from .review import flag_for_review, take_review_flags
+from .setup_values import check_set_up_unchanged
 from .sizes import (UncountablePayload, check_declared_words, count_pieces, count_words,
                     pieces_in)
 from .standins import StandIn, is_stand_in
@@ -91,6 +93,7 @@ __all__ = [
     "check_pe_isolation", "check_enough_finished", "OperationLimitExceeded", "REPLAYED_SHARE",
     "check_operator_in_reductions",
     "flag_for_review", "take_review_flags",
+    "check_set_up_unchanged",
     "count_pieces", "pieces_in", "count_words", "check_declared_words",
     "UncountablePayload",
     "StandIn", "is_stand_in",

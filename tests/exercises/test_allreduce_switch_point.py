@@ -227,6 +227,10 @@ VALIDATE = {
                      ["returned None, but at m = 4096 the simulated ring takes",
                       "two_level_switch_point(2, 2, 512) returned None, but at m = m_max = 512 "
                       "the simulated ring takes"]),
+    # twelfth round (B-F6): M_MAX set again above part (ii): Validate said "Success!"
+    "m_max_changed": ([h.code_above("simulate_solution", "M_MAX = 4096\n")],
+                      ["your cells changed M_MAX: they set it to 4096, the set-up cell "
+                       "gives"]),
 }
 
 validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(

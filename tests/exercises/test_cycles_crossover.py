@@ -227,6 +227,11 @@ VALIDATE = {
                     ["for d = 4, predicted_crossover(4, 'compute') returned"]),
     "without_max": ([("predict_solution", PREDICTION_WITHOUT_MAX, 1)],
                     ["with a break_even that returns -7.0 for d = 1"]),
+    # twelfth round (B-F6): a locked set-up value set again above the answer (Table 9's
+    # blocks): Validate said "Success!", its checks reading that value, then 0 of 6
+    "blocks_changed": ([h.code_above("search_solution", "BLOCKS = 10\n")],
+                       ["your cells changed BLOCKS: they set it to 10, the set-up cell "
+                        "gives"]),
 }
 
 

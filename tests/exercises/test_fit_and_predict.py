@@ -223,6 +223,11 @@ VALIDATE = {
     "zero_without_startup": ([("crossover_solution", CROSSOVER_ZERO_WITHOUT_STARTUP)],
                              ["crossover(ts=0, tw=5e-10, p=1) returned 0.0",
                               "scatter + all-gather is not faster than the binomial tree"]),
+    # twelfth round (B-F6): REPEATS set again above the fit (one round trip per timing):
+    # Validate said "Success!", its check reading that value, then 0 of 4
+    "repeats_changed": ([h.code_above("fit_solution", "REPEATS = 1\n")],
+                        ["your cells changed REPEATS: they set it to 1, the set-up cell "
+                         "gives"]),
 }
 WRITTEN = {"explain_crossover": "m* = (ts/tw) L / (L - 2(p-1)/p)."}
 

@@ -211,6 +211,9 @@ def build_submissions(source):
     built[COPIER] = _copied_solution(source)
     built[TABULATED] = _tabulated(source)
     built[IN_PIECES] = _tabulated_in_pieces(source)
+    # twelfth round (B-F6): SWAPS set again above the answers: Validate said "Success!" (the
+    # set-up cell's simulated_time_of reads it too), then 0 of 9
+    built["swaps_changed"] = h.code_above("full_duplex_solution", "SWAPS = 5\n")(source)
     return built
 
 
@@ -415,6 +418,7 @@ CAUGHT_BY_VALIDATE = {
     "ring_for_even_p": "time_ring_all_ports(p=7, m=3, ts=1, tw=0.5) returned ",
     "runs_the_simulator": "time_ring_all_ports uses the library's `simulated_time_of`",
     "crashes": "time_all_ports(6, 4, 2.0, 0.25) raised IndexError",
+    "swaps_changed": "your cells changed SWAPS: they set it to 5, the set-up cell gives",
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
@@ -428,3 +432,11 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
 test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("forgets_the_swap", "full_duplex_tests", "wrong_result"),
 ])
+
+
+def test_a_set_up_value_changed_by_the_student_is_graded_with_the_set_up_cells(graded):
+    # the graded tests use the set-up cell's SWAPS; Validate now names the change
+    _, results = graded
+    result = results["swaps_changed"]
+    assert result.scores == {**{cell: 0 for cell in CELLS}, "explain_ring": 0,
+                             "explain_ring_rubric": 0}, result.messages()
