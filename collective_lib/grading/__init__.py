@@ -57,8 +57,8 @@ from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
 from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
 from .library import (SIMULATION, TABLE_CONSTANTS, TREE_HELPERS, TREE_PROGRAMS,
-                      forbid_computed_with, forbid_library_calls, forbid_library_execution,
-                      library_programs)
+                      flag_searched_answer, forbid_computed_with, forbid_library_calls,
+                      forbid_library_execution, library_programs)
 from .locks import (SEARCHES, check_lock_exclusion, check_lock_exhaustive,
                     check_lock_progress, check_own_lock, forbid_searched_schedule,
                     replay_schedule)
@@ -85,6 +85,7 @@ __all__ = [
     "scaled_time_limits",
     "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",
     "forbid_library_calls", "forbid_library_execution", "forbid_computed_with", "SIMULATION",
+    "flag_searched_answer",
     "library_programs", "TREE_PROGRAMS", "TREE_HELPERS", "TABLE_CONSTANTS",
     "replay_schedule", "check_own_lock", "check_lock_progress", "check_lock_exclusion",
     "check_lock_exhaustive", "forbid_searched_schedule", "SEARCHES",

@@ -36,8 +36,8 @@ from .review import flag_for_review
 from .standins import is_stand_in
 
 __all__ = ["forbid_library_calls", "forbid_library_execution", "forbid_computed_with",
-           "SIMULATION", "library_programs", "TREE_PROGRAMS", "TREE_HELPERS",
-           "TABLE_CONSTANTS"]
+           "flag_searched_answer", "SIMULATION", "library_programs", "TREE_PROGRAMS",
+           "TREE_HELPERS", "TABLE_CONSTANTS"]
 
 
 # -- what a student could drive to run a collective -------------------------------------------
@@ -462,6 +462,64 @@ def forbid_computed_with(name: str, cells, names: Iterable[str], *, asks: str) -
         flag_for_review(f"{name}: its cells reach objects by computed names "
                         f"({', '.join(computed)})")
     return sources
+
+
+def flag_searched_answer(function: Callable, cells=None, *, asks: str) -> list:
+    """Flag for a human a function that a task asks to derive, when it searches instead.
+
+    A search may well give the right answers on every case a test can try in time
+    (a bisection finds a switch point far beyond what a loop over every size reaches),
+    so it keeps its score; but the task asked for a formula, and the grader reads it.
+    What the function does is read from the source of the student's cells: its
+    definition and the student's definitions it reaches loop, call themselves or draw
+    at random (:func:`~.static.repetitions`). ``cells`` is where that source comes from,
+    as for :func:`forbid_computed_with`; by default the stand-in ``function`` itself
+    (under ``nbgrader autograde``), or the cells the IPython kernel ran.
+
+    Parameters
+    ----------
+    function : callable
+        The student's function (or its stand-in).
+    cells : stand-in, list of str or None
+        Where the student's cells are read; None for ``function``'s own.
+    asks : str
+        What the task asks for instead, ending the reason the grader reads.
+
+    Returns
+    -------
+    list of str
+        What repeats in the definition (``"a while loop"``...); empty for a formula.
+
+    Examples
+    --------
+    >>> from collective_lib.grading import take_review_flags
+    >>> def first(p):
+    ...     return 0
+    >>> flag_searched_answer(first, ["def first(p):\\n    return 2 * p - 1\\n"], asks="")
+    []
+    >>> cells = ["def first(p):\\n    m = 1\\n    while m * m < p:\\n        m += 1\\n"
+    ...          "    return m\\n"]
+    >>> flag_searched_answer(first, cells, asks="derive it")
+    ['a while loop']
+    >>> take_review_flags()
+    ['first: its definition uses a while loop; derive it']
+    """
+    if cells is None:
+        cells = function
+    if is_stand_in(cells):
+        try:
+            sources = cells.student_sources()
+        except Exception:              # no stand-in to read: the name's own cell fails
+            return []
+    elif isinstance(cells, (list, tuple)):
+        sources = [str(cell) for cell in cells]
+    else:                              # the student's own objects, in their notebook
+        sources = _history()
+    name = name_of(function)
+    found = static.repetitions(sources, name)
+    if found:
+        flag_for_review(f"{name}: its definition uses {' and '.join(found)}; {asks}")
+    return found
 
 
 # -- did the library's code run? --------------------------------------------------------------

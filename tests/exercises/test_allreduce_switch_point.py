@@ -184,6 +184,31 @@ WITHOUT_M_MAX = _search("range(p, m_max)")              # m_max itself is never 
 # (this student's among them) where no graded case had its answer at m = p itself.
 FROM_P_PLUS_ONE = _search("range(p + 1, m_max + 1)")
 
+# Twelfth round (B-F5): the closed forms written, then blocks searched by doubling and
+# bisection and m bisected in the winning block: every graded case (4 of 4), unflagged,
+# though the task says "Derive it; do not search".
+DERIVE_BY_BISECTION = '''
+log_p = p.bit_length() - 1
+def t_ring(m):
+    return 2 * (p - 1) * (ts + tw * (-(-m // p)))
+def t_rd(m):
+    return log_p * (ts + tw * m)
+if p == 2:
+    return None
+hi = 1
+while not t_ring(hi * p) < t_rd(hi * p):
+    hi *= 2
+lo = hi // 2
+while hi - lo > 1:
+    mid = (lo + hi) // 2
+    lo, hi = (lo, mid) if t_ring(mid * p) < t_rd(mid * p) else (mid, hi)
+a, b = (hi - 1) * p, hi * p
+while b - a > 1:
+    mid = (a + b) // 2
+    a, b = (a, mid) if t_ring(mid) < t_rd(mid) else (mid, b)
+return b
+'''
+
 #: ``{student: changes}``: one bug per graded cell; the cells are independent.
 WRONG = {
     "off_by_one": [("derive_solution", OFF_BY_ONE), ("simulate_solution", WITHOUT_THE_BOUND)],
@@ -195,6 +220,7 @@ WRONG = {
     "from_one": [("simulate_solution", FROM_ONE)],
     "without_m_max": [("simulate_solution", WITHOUT_M_MAX)],
     "from_p_plus_one": [("simulate_solution", FROM_P_PLUS_ONE)],
+    "bisects": [("derive_solution", DERIVE_BY_BISECTION)],
 }
 
 
@@ -426,3 +452,21 @@ def _every_machine(declared):
             declared[name] for name in ("ts_inside", "tw_inside", "ts_between", "tw_between"))):
         yield TwoLevelModel(inside=CostModel(ts=ts_in, tw=tw_in),
                             between=CostModel(ts=ts_out, tw=tw_out))
+
+
+def test_a_searched_switch_point_keeps_its_points_and_is_flagged_for_the_grader(graded):
+    # the task asks for a derivation; a search may be right everywhere, so a human reads it
+    course, results = graded
+    h.assert_full_marks(results["bisects"])
+    from nbgrader.api import Gradebook          # slow to import: only here
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        flagged = gb.find_grade("derive_tests", ASSIGNMENT, ASSIGNMENT, "bisects")
+        comment = gb.find_comment("derive_solution", ASSIGNMENT, ASSIGNMENT,
+                                  "bisects").auto_comment
+        honest = gb.find_grade("derive_tests", ASSIGNMENT, ASSIGNMENT, "solution")
+        other_part = gb.find_grade("simulate_tests", ASSIGNMENT, ASSIGNMENT, "bisects")
+    assert flagged.needs_manual_grade and not honest.needs_manual_grade
+    assert not other_part.needs_manual_grade           # part (ii) asks for a search
+    assert ("Flagged for review: switch_point: its definition uses a while loop; part (i) "
+            "asks for the switch point derived from the closed forms, not searched"
+            in comment), comment

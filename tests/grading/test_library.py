@@ -524,3 +524,53 @@ def test_a_forbidden_helper_of_the_notebook_is_refused_by_its_name():
          "def predicted(p):\n    return simulated_time_of(p)\n", namespace)
     with pytest.raises(AssertionError, match="uses the library's `simulated_time_of`"):
         forbid_library_calls(namespace["predicted"], ["simulated_time_of"])
+
+
+# Twelfth round (B-F5): allreduce_switch_point asks for a switch point derived, not searched;
+# a bisection over blocks and sizes gave every graded case (4 of 4), unflagged.
+_BISECTION = '''
+def switch_point(p, ts, tw):
+    log_p = p.bit_length() - 1
+    def wins(m):
+        return 2 * (p - 1) * (ts + tw * (-(-m // p))) < log_p * (ts + tw * m)
+    hi = 1
+    while not wins(hi * p):
+        hi *= 2
+    lo, hi = (hi // 2) * p, hi * p
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if wins(mid) else (mid, hi)
+    return hi
+'''
+
+_RECURSION = '''
+def gallop(p, ts, tw, c):
+    return c if ts < c * tw * p else gallop(p, ts, tw, 2 * c)
+def switch_point(p, ts, tw):
+    return gallop(p, ts, tw, 1) * p
+'''
+
+_FORMULA = '''
+def switch_point(p, ts, tw):
+    log_p = p.bit_length() - 1
+    slope = (log_p * p - 2 * (p - 1)) * tw
+    if slope <= 0:
+        return None
+    c = math.floor((2 * (p - 1) - log_p) * ts / slope) + 1
+    x = (2 * (p - 1) * (ts + tw * c) - log_p * ts) / (log_p * tw)
+    return max((c - 1) * p + 1, math.floor(x) + 1)
+'''
+
+
+@pytest.mark.parametrize("cells, found", [
+    ([_BISECTION], ["a while loop"]),
+    (["import math", _RECURSION], ["gallop, which calls itself"]),
+    (["import math", _FORMULA], []),
+])
+def test_a_search_where_a_derivation_is_asked_for_is_flagged_for_review(cells, found):
+    from collective_lib.grading import flag_searched_answer, take_review_flags
+    take_review_flags()
+    standin = _RecordedStandIn("switch_point", cells)
+    assert flag_searched_answer(standin, asks="derive it") == found
+    assert take_review_flags() == (
+        [f"switch_point: its definition uses {found[0]}; derive it"] if found else [])
