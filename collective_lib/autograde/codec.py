@@ -6,7 +6,11 @@ exchange length-prefixed JSON messages over pipes. Values are encoded by
 nothing a student's process sends can run code in the checker: no pickle, no
 student objects, only numbers, strings, containers, numeric numpy arrays, the
 operation records a program yields, and references to the checker's own
-callables (``{"$cb": i}``), which the student's side can only call back.
+callables (``{"$cb": i}``), which the student's side can only call back. An instance
+of a subclass of a builtin type (a ``namedtuple``, a ``defaultdict``, an ``IntEnum``)
+crosses as its base type, read by the base type's own methods, so whatever its class
+overrides (``__eq__``, ``__iter__``, ``__len__``) never runs in the checker; a
+``Fraction`` or a ``Decimal`` crosses as the nearest float.
 
 What a student's process sends is checked as it is rebuilt: an operation record
 must keep the rules of its kind (:func:`collective_lib.ops.check_operation`, a
@@ -26,7 +30,8 @@ Examples
 ...     encode(Sneaky())
 ... except Undecodable as err:
 ...     print(err)
-values of type Sneaky cannot be graded (use numbers, strings, lists, tuples, sets, dicts or numpy arrays)
+values of type Sneaky cannot be graded:
+use numbers, strings, lists, tuples, sets, dicts or numpy arrays
 """
 from __future__ import annotations
 
@@ -37,6 +42,8 @@ import re
 import select
 import struct
 import time
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
@@ -91,8 +98,26 @@ def _too_many(max_items: int) -> Undecodable:
 def encode(value: Any, callbacks: list | None = None, *, max_items: int = MAX_ITEMS) -> Any:
     """``value`` as JSON-ready data; callables go into ``callbacks`` as ``{"$cb": i}``.
 
-    Raises :class:`Undecodable` for what is not data, and for a value of more
-    than ``max_items`` items (what :func:`decode` would refuse).
+    An instance of a subclass of a builtin type (a ``namedtuple``, a ``defaultdict``,
+    an ``IntEnum``, a ``str`` subclass) is sent as its base type, its data read by
+    the base type's own methods, never by the subclass's; of an operation record's
+    subclass, as the record. A ``fractions.Fraction`` or ``decimal.Decimal`` is
+    sent as the nearest float. So :func:`decode` rebuilds exact builtin types and
+    no method of the value's class runs on the other side:
+
+    >>> from collections import defaultdict, namedtuple
+    >>> Item = namedtuple("Item", "src msg")
+    >>> table = defaultdict(list)
+    >>> table[1].append(Item(0, [5]))
+    >>> decode(encode(table))
+    {1: [(0, [5])]}
+    >>> from fractions import Fraction
+    >>> decode(encode([Fraction(7, 2), Fraction(1, 3)]))
+    [3.5, 0.3333333333333333]
+
+    Raises :class:`Undecodable` for what is not data, for a number too large for a
+    float, and for a value of more than ``max_items`` items (what :func:`decode`
+    would refuse).
     """
     left = max_items
 
@@ -110,33 +135,95 @@ def encode(value: Any, callbacks: list | None = None, *, max_items: int = MAX_IT
             return value if abs(value) < 2 ** 53 else {"$i": str(value)}
         if kind is float:
             return value if math.isfinite(value) else {"$f": repr(value)}
+        base = kind if kind in _DATA_TYPES else _data_type(kind)
+        if base is np.generic and value.dtype.kind not in "biufc" and isinstance(value, str):
+            base = str                                  # numpy's str_
+        if base is not kind and base in _SCALARS:       # read as the base type reads it
+            left += 1                                   # one item, as the exact type is
+            return encoded(_SCALARS[base](value), depth)
+        if base is None and isinstance(value, (Fraction, Decimal)):
+            left += 1
+            return encoded(_nearest_float(value), depth)
         depth += 1
-        if kind in _CHECK:
-            return {"$r": kind.__name__, "v": [encoded(item, depth) for item in value]}
-        if kind is list:
-            return [encoded(item, depth) for item in value]
-        if kind is tuple:
-            return {"$t": [encoded(item, depth) for item in value]}
-        if kind is set or kind is frozenset:
-            return {"$s" if kind is set else "$fs": [encoded(item, depth) for item in value]}
-        if kind is dict:
-            return {"$d": [[encoded(k, depth), encoded(v, depth)] for k, v in value.items()]}
-        if kind is complex:
-            return {"$c": [repr(value.real), repr(value.imag)]}
-        if kind is np.ndarray and value.dtype.kind in "biufc":
-            if value.size > left:
+        if base in _CHECK:
+            return {"$r": base.__name__, "v": [encoded(item, depth)
+                                                for item in tuple.__iter__(value)]}
+        if base is list:
+            return [encoded(item, depth) for item in list.__iter__(value)]
+        if base is tuple:
+            return {"$t": [encoded(item, depth) for item in tuple.__iter__(value)]}
+        if base is set or base is frozenset:
+            return {"$s" if base is set else "$fs": [encoded(item, depth)
+                                                     for item in base.__iter__(value)]}
+        if base is dict:
+            return {"$d": [[encoded(k, depth), encoded(v, depth)]
+                           for k, v in dict.items(value)]}
+        if base is complex:
+            return {"$c": [repr(complex.real.__get__(value)), repr(complex.imag.__get__(value))]}
+        if base is np.ndarray:
+            array = np.ndarray.view(value, np.ndarray)
+            if array.dtype.kind not in "biufc":
+                raise Undecodable(f"numpy arrays of dtype {array.dtype} cannot be graded "
+                                  "(use arrays of numbers, or lists)")
+            if array.size > left:
                 raise _too_many(max_items)
-            return {"$nd": [value.dtype.str, list(value.shape),
-                            encoded(value.ravel().tolist(), depth)]}
-        if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+            return {"$nd": [array.dtype.str, list(array.shape),
+                            encoded(array.ravel().tolist(), depth)]}
+        if base is np.generic and value.dtype.kind in "biufc":
             return {"$ng": [value.dtype.str, encoded(value.item(), depth)]}
         if callbacks is not None and callable(value):
             callbacks.append(value)
             return {"$cb": len(callbacks) - 1}
-        raise Undecodable(f"values of type {kind.__name__} cannot be graded (use numbers, "
-                          "strings, lists, tuples, sets, dicts or numpy arrays)")
+        raise Undecodable(f"values of type {kind.__name__} cannot be graded:\nuse numbers, "
+                          "strings, lists, tuples, sets, dicts or numpy arrays")
 
     return encoded(value, 0)
+
+
+# What a value crosses as, by type: a builtin, an operation record or numpy's array or
+# scalar; an instance of a subclass of one of them crosses as that one (_data_type).
+_DATA_TYPES = frozenset({int, float, complex, str, list, tuple, set, frozenset, dict,
+                         np.ndarray, np.generic, *_CHECK})
+# The scalar types, each with its own method that gives a subclass's value as an exact
+# instance of the type itself (int(x) or str(x) would call the subclass's __int__, __str__).
+_SCALARS = {int: int.__index__, float: float.__float__, str: str.__str__}
+
+
+def _data_type(kind: type) -> type | None:
+    """The first of ``_DATA_TYPES`` among the classes ``kind`` derives from (a record
+    before ``tuple``), or ``None``; from its real ``__mro__``, whatever its metaclass says."""
+    return next((cls for cls in _MRO.__get__(kind) if cls in _DATA_TYPES), None)
+
+
+_MRO = type.__dict__["__mro__"]
+
+
+def _nearest_float(number: Fraction | Decimal) -> float:
+    """A ``Fraction`` or a ``Decimal`` (or an instance of a subclass) as the nearest float,
+    read from its own fields; refused if it is finite but too large for a float.
+
+    A float is what the tasks ask for, and what the checks format (``f"{x:g}"`` fails on
+    a ``Fraction`` before Python 3.12) and take for ``numbers.Real`` (a ``Decimal`` is not).
+    """
+    if isinstance(number, Fraction):
+        numerator, denominator = Fraction.numerator.fget(number), Fraction.denominator.fget(number)
+        if not (type(numerator) is int and type(denominator) is int and denominator > 0):
+            raise Undecodable(f"a {type(number).__name__} whose numerator and denominator "
+                              "are not integers cannot be graded")
+        try:
+            return numerator / denominator              # rounded once, as float() rounds
+        except OverflowError:
+            size = round((numerator.bit_length() - denominator.bit_length()) * math.log10(2))
+            raise Undecodable(f"a Fraction of about 10**{size}, too large for a float, "
+                              "cannot be graded") from None
+    text = Decimal.__str__(number)
+    if Decimal.is_nan(number):                          # "sNaN" is no float's text
+        return math.nan
+    nearest = float(text)
+    if math.isinf(nearest) and Decimal.is_finite(number):
+        raise Undecodable(f"the Decimal {text[:40]} is too large for a float and cannot be "
+                          "graded")
+    return nearest
 
 
 def decode(data: Any, callback: Callable[[int], Any] | None = None, *,
