@@ -34,6 +34,7 @@ import json
 import os
 import signal
 import socket
+import symtable
 import sys
 import threading
 
@@ -42,8 +43,8 @@ from ..grading.static import definitions
 from .remote import CELLS_S, Host, Sandbox, StartFailed
 from .variants import use_student
 
-__all__ = ["check_notebook", "loaded_names", "defined_names", "visible_imports", "main",
-           "TIME_SCALE"]
+__all__ = ["check_notebook", "loaded_names", "global_reads", "defined_names",
+           "visible_imports", "main", "TIME_SCALE"]
 
 #: Factor on every real-time budget of the checks and on the time the student's cells get in
 #: each new process (``TrustedVerdict.time_scale``): each step of a student's code crosses
@@ -69,6 +70,30 @@ def defined_names(source: str) -> set:
         elif isinstance(node, ast.alias):
             names.add((node.asname or node.name).split(".")[0])
     return names
+
+
+def global_reads(source: str) -> set:
+    """Names a cell reads from its globals and never assigns at its top level: read at
+    the top level, or in a function or class body where they are not local (a
+    function's parameters are not among them).
+
+    >>> sorted(global_reads("def f(p, rng):\\n    return rng(p) + table\\nq = 1\\nf(q, w)"))
+    ['table', 'w']
+    """
+    try:
+        top = symtable.symtable(source, "<cell>", "exec")
+    except (SyntaxError, ValueError):         # ValueError: a null byte in the source
+        return set()
+    names = {sym.get_name() for sym in top.get_symbols()
+             if sym.is_referenced() and not (sym.is_assigned() or sym.is_imported())}
+    inner = list(top.get_children())
+    while inner:
+        table = inner.pop()
+        inner.extend(table.get_children())
+        names |= {sym.get_name() for sym in table.get_symbols()
+                  if sym.is_global() and sym.is_referenced() and not sym.is_assigned()}
+    return names - {sym.get_name() for sym in top.get_symbols()
+                    if sym.is_assigned() or sym.is_imported()}
 
 
 def loaded_names(source: str) -> set:
@@ -264,7 +289,7 @@ def _grade(cell: dict, namespace: dict, sandbox: Sandbox, timeout_s: float,
     try:
         with _deadline(timeout_s):
             try:
-                namespace.update(sandbox.bind(sorted(wanted)))
+                namespace.update(sandbox.bind(sorted(wanted), global_reads(cell["source"])))
             except Exception as error:         # whatever the student's process sent
                 output, err = "", error
             else:

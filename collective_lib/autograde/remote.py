@@ -36,6 +36,7 @@ import threading
 import time
 from typing import Any
 
+from ..grading.failures import CheckFailed
 from ..grading.isolation import PEProcessError
 from ..grading.standins import StandIn
 from .codec import Undecodable, decode, encode, receive_message, send_message
@@ -524,23 +525,35 @@ class Sandbox:
         self.live, self.shared = [], None
         self.forbidden = frozenset()
 
-    def bind(self, names: list) -> dict:
-        """Stand-ins for ``names`` as the student's cells left them."""
+    def bind(self, names: list, required: frozenset | set = frozenset()) -> dict:
+        """Stand-ins for ``names`` as the student's cells left them.
+
+        A name the student's cells do not define becomes a :class:`Missing`,
+        which fails at its first use. So does a value that cannot cross to the
+        checker (:mod:`.codec`), unless the cell reads it (its name in
+        ``required``): then the cell fails here, with the codec's reason, as a
+        ``"wrong_form"`` :class:`~collective_lib.grading.CheckFailed`. A check
+        that asked ``isinstance(table, dict)`` of a :class:`Missing` would blame
+        the value's type instead; a name the cell also assigns may never be read.
+        """
         found = {}
         for name in names:
             try:
                 reply = self.process().request({"kind": "describe", "path": [name]})
             except StartFailed as failure:
                 reply = {"err": str(failure)}
+            if "err" not in reply and reply.get("kind") == "data":
+                try:
+                    found[name] = decode(reply["value"])
+                    continue
+                except Undecodable as err:
+                    reply = {"err": str(err), "type": "Undecodable"}
             if "err" in reply:
+                if reply.get("type") == "Undecodable" and name in required:
+                    raise CheckFailed(f"{name}: {reply['err']}", kind="wrong_form")
                 found[name] = Missing(f"{name}: {reply['err']}")
             elif reply.get("kind") not in _KINDS:     # written to the pipe by the student
                 found[name] = Missing(f"{name}: the process that ran your cells {_FORGED}")
-            elif reply["kind"] == "data":
-                try:
-                    found[name] = decode(reply["value"])
-                except Undecodable as err:
-                    found[name] = Missing(f"{name}: {err}")
             else:
                 found[name] = Remote(self, [name], reply["kind"], name)
         self.bound.update({n: v for n, v in found.items() if not isinstance(v, Missing)})

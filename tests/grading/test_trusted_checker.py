@@ -211,6 +211,37 @@ def test_a_module_a_test_cell_imports_is_bound_below_it_as_in_the_notebook():
     assert "your cells raised" not in verdicts["t3"]["message"]
 
 
+TABLE_TEST = ("from collective_lib.grading import CheckFailed\n"
+              "if not isinstance(sends, dict):\n"
+              "    raise CheckFailed('sends must be a dict', kind='wrong_form')\n")
+
+
+def test_a_value_the_cell_reads_that_cannot_cross_fails_with_the_codecs_reason():
+    # a table holding a range: before, a stand-in that is no dict, "sends must be a dict"
+    verdict = _verdicts("sends = {1: range(3)}\n", TABLE_TEST)["t0"]
+    assert not verdict["passed"] and verdict["kind"] == "wrong_form"
+    assert verdict["message"] == ("sends: values of type range cannot be graded:\n"
+                                  "use numbers, strings, lists, tuples, sets, dicts or numpy "
+                                  "arrays")
+
+
+def test_a_value_that_cannot_cross_fails_no_cell_that_only_shadows_its_name():
+    student = "import random\nrng = random.Random(5)\nsends = {1: [2]}\np = iter([1])\n"
+    shadowing = ("def _inputs(p, rng):\n    return [rng.random() for _ in range(p)]\n"
+                 "assert len(_inputs(3, __import__('random').Random(1))) == 3\n"
+                 "p = 4\nassert p == 4 and sends == {1: [2]}\n")
+    verdicts = _verdicts(student, shadowing, TABLE_TEST)
+    assert verdicts["t0"]["passed"], verdicts["t0"]["message"]
+    assert verdicts["t1"]["passed"], verdicts["t1"]["message"]
+
+
+def test_a_table_of_a_subclass_of_dict_is_graded_as_the_dict():
+    student = ("from collections import defaultdict\nsends = defaultdict(list)\n"
+               "for step in (1, 2):\n    sends[step].append(f'x{step}')\n")
+    verdict = _verdicts(student, TABLE_TEST + "assert sends == {1: ['x1'], 2: ['x2']}\n")["t0"]
+    assert verdict["passed"], verdict["message"]
+
+
 def test_a_cell_that_raises_a_base_exception_fails_alone():
     # SystemExit (or an interruption a guard let escape) ends its cell, never the checker:
     # the cells after it are graded all the same
