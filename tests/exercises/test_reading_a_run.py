@@ -195,6 +195,16 @@ def _tabulated_in_pieces(source):
     return notebook
 
 
+# Right, in exact arithmetic: a Fraction. 0/2 in the twelfth round, "raised Undecodable:
+# values of type Fraction cannot be graded (use numbers, ...)", after Validate's "Success!".
+FRACTION_TIMES = '''
+from fractions import Fraction
+T = Fraction(ts) + Fraction(tw) * m
+Tc = Fraction(ts) + COPIES * Fraction(tw) * m
+return (p - 1) * T + SWAPS * Tc
+'''
+
+
 def build_submissions(source):
     built = h.submissions(source, {
         "forgets_the_swap": ("full_duplex_solution", FORGETS_THE_SWAP),
@@ -206,6 +216,7 @@ def build_submissions(source):
         "crashes": ("all_ports_solution", CRASHES),
         "huge_string": ("full_duplex_solution", HUGE_STRING),
         "spins": ("half_duplex_solution", SPINS),
+        "fraction_times": ("full_duplex_solution", FRACTION_TIMES),
     })
     built.update({student: source for student in SOLUTION_IDS})
     built[COPIER] = _copied_solution(source)
@@ -300,6 +311,11 @@ def test_a_long_string_is_one_value_and_no_process_died(graded):
     # a student audit: the commas inside the string were counted as JSON values
     text = graded[1]["huge_string"].messages("full_duplex_tests")
     assert "died" not in text and "out of memory" not in text, text[:2000]
+
+
+def test_an_exact_fraction_gets_full_marks(graded):
+    # a Fraction crosses to the checker as the nearest float, the number the task asks for
+    h.assert_full_marks(graded[1]["fraction_times"])
 
 
 def test_the_solution_gets_full_marks_in_another_variant(graded):

@@ -251,6 +251,30 @@ return functools.reduce(op, [data[me]] + ([] if received is None else [received]
 '''
 
 
+# Right tables, sends_8 filled by a loop into a defaultdict: 0/2 in the twelfth round,
+# "the sends table for p = 8 must be a dict with the steps 1, ..., 7 as keys", after
+# Validate's "Success!" (the codec refused the defaultdict, and the check took the stand-in
+# it left for a value that is no dict).
+TABLES_DEFAULTDICT = '''
+sends_4 = {
+    1: ["x0[1]", "x1[2]", "x2[3]", "x3[0]"],
+    2: ["x0[2] + x1[2]", "x1[3] + x2[3]", "x2[0] + x3[0]", "x3[1] + x0[1]"],
+    3: ["x0[3] + x1[3] + x2[3]", "x1[0] + x2[0] + x3[0]", "x2[1] + x3[1] + x0[1]",
+        "x3[2] + x0[2] + x1[2]"],
+}
+results_4 = ["x0[0] + x1[0] + x2[0] + x3[0]", "x1[1] + x2[1] + x3[1] + x0[1]",
+             "x2[2] + x3[2] + x0[2] + x1[2]", "x3[3] + x0[3] + x1[3] + x2[3]"]
+
+from collections import defaultdict
+sends_8 = defaultdict(list)
+for step in range(1, 8):
+    for node in range(8):
+        dst = (node + step) % 8
+        sends_8[step].append(" + ".join(f"x{(node + s) % 8}[{dst}]" for s in range(step)))
+results_8 = [" + ".join(f"x{(node + s) % 8}[{node}]" for s in range(8)) for node in range(8)]
+'''
+
+
 def build_submissions(source):
     def program(code, tables=None):
         # The table cells and the program cells are graded independently, so one submission
@@ -278,6 +302,7 @@ def build_submissions(source):
         "right_for_two": program(RING_RIGHT_FOR_TWO),
         "send_then_recv": program(RING_SEND_THEN_RECV),
         "functools_from_the_test_cell": program(RING_FUNCTOOLS_FROM_THE_TEST_CELL),
+        "defaultdict_tables": ("tables_solution", TABLES_DEFAULTDICT),
     })
 
 
@@ -349,6 +374,13 @@ def test_solution_gets_full_marks(graded):
         graded, ASSIGNMENT,
         {"tables_p4_tests", "tables_p8_tests", "program_tests", "time_tests"}, 12,
         by_hand={"mesh_answer": 2})
+
+
+def test_a_table_filled_into_a_defaultdict_gets_full_marks(graded):
+    # a defaultdict crosses to the checker as the dict it is
+    _, results = graded
+    result = results["defaultdict_tables"]
+    assert result.scores == FULL, result.messages()
 
 
 def test_the_reference_answer_stays_in_source(graded):
