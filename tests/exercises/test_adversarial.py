@@ -165,9 +165,14 @@ def test_tricks_earn_nothing(attacked, student):
                                           results[student].messages())
 
 
-def test_values_that_claim_equality_are_refused_with_a_reason(attacked):
+def test_values_that_claim_equality_are_graded_as_the_plain_values_they_hold(attacked):
+    # an int subclass crosses as its int (until the twelfth round it was refused, "cannot be
+    # graded"): its __eq__ never runs in the checker, so the comparison fails, naming the
+    # plain values
     _, results, _ = attacked
-    assert "cannot be graded" in results["always_equal"].messages("gray_tests")
+    text = h.flat(results["always_equal"].messages("gray_tests"))
+    assert ("the 3-bit codes should be ['000', '001', '011', '010', '110', '111', '101', "
+            "'100'], got ['000', '000', '000', '000', '000', '000', '000', '000']") in text, text
 
 
 def test_the_hidden_tests_and_gradebook_stay_unread(attacked):
