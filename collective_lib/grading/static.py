@@ -182,6 +182,15 @@ def _walk_reachable(sources: list, name: str, every: bool = False):
     (with ``every``, of every statement that gives each its value: :func:`every_binding`)."""
     defined = every_binding(sources) if every else {
         key: [node] for key, node in definitions(sources).items()}
+    for statement in _statements_reached(defined, name, lambda statement: [
+            node.id for node in ast.walk(statement)
+            if isinstance(node, ast.Name) and node.id in defined]):
+        yield from ast.walk(statement)
+
+
+def _statements_reached(defined: dict, name: str, reads):
+    """The statements of ``defined`` (``{name: the statements that bind it}``) of ``name``
+    and of every name they read, ``reads(statement)``, each name's once, depth first."""
     todo, seen = [name.split(".")[0]], set()
     while todo:
         current = todo.pop()
@@ -189,10 +198,8 @@ def _walk_reachable(sources: list, name: str, every: bool = False):
             continue
         seen.add(current)
         for statement in defined[current]:
-            for node in ast.walk(statement):
-                yield node
-                if isinstance(node, ast.Name) and node.id in defined:
-                    todo.append(node.id)
+            yield statement
+            todo.extend(reads(statement))
 
 
 def _import_aliases(sources: list) -> dict:
@@ -319,15 +326,9 @@ def _walk_data_reached(sources: list, name: str):
     a function's own parameters and locals (a loop over test cases at the top of a cell
     binds ``p`` too)."""
     defined = every_binding(sources)
-    todo, seen = [name.split(".")[0]], set()
-    while todo:
-        current = todo.pop()
-        if current in seen or current not in defined:
-            continue
-        seen.add(current)
-        for statement in defined[current]:
-            yield from ast.walk(statement)
-            todo.extend(sorted(_free_names(statement) & defined.keys(), reverse=True))
+    for statement in _statements_reached(defined, name, lambda statement: sorted(
+            _free_names(statement) & defined.keys(), reverse=True)):
+        yield from ast.walk(statement)
 
 
 def _free_names(statement) -> set:
