@@ -4,8 +4,9 @@ and the texts of a lock that lets two in, keeps a PE waiting or livelocks (inter
 with them)."""
 from __future__ import annotations
 
-__all__ = ["TRACE_LINES", "trace_excerpt", "schedule_text", "no_progress_text", "inside_text",
-           "exclusion_text", "MEMORY_OPERATIONS", "no_operation_hint", "livelock_text"]
+__all__ = ["TRACE_LINES", "trace_excerpt", "schedule_text", "no_progress_text", "too_slow_text",
+           "inside_text", "exclusion_text", "MEMORY_OPERATIONS", "no_operation_hint",
+           "livelock_text"]
 
 
 #: Lines of a trace shown in a message (the last ones before the failure).
@@ -38,6 +39,20 @@ def no_progress_text(what: str, detail: str) -> str:
             "\nHint: does release() really free the lock (so that a waiting acquire() can "
             "succeed)? Does acquire() return as soon as it has the lock? A PE that waits "
             "should keep polling, e.g. `while not (yield cas(...)): yield pause(1)`.")
+
+
+def too_slow_text(what: str, budget: int, factor: int, detail: str) -> str:
+    """A timed run stopped after ``budget`` operations (``factor`` times what a correct
+    lock needs at most) while its PEs still wrote to shared memory: no PE is seen
+    waiting forever, but none may wait that long."""
+    lines = ["  " + line.strip() for line in detail.splitlines()
+             if line.strip().startswith("PE ")]
+    return (f"{what} did not finish within {budget:,} operations, {factor} times what a "
+            "correct lock needs at most here, although the PEs kept writing to shared "
+            "memory: a livelock, or PEs that wait far too long.\n" + "\n".join(lines) +
+            "\nHint: does a failed try change memory (fetch_add, a write) so that the "
+            "others fail too? Does release() let a waiting PE in at once? A PE that waits "
+            "should only poll, e.g. `while not (yield cas(...)): yield pause(1)`.")
 
 
 def inside_text(trace, index) -> str:

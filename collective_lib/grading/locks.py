@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import OperationLimitError
 from ._advice import explain_exception, format_value, in_library, quiet, wrapped
 from ._lock_messages import (exclusion_text, inside_text, livelock_text, no_operation_hint,
-                             no_progress_text, schedule_text, trace_excerpt)
+                             no_progress_text, schedule_text, too_slow_text, trace_excerpt)
 from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit
 from .isolation import isolated
@@ -37,11 +37,31 @@ _HELD_STEPS = 1000
 #: Lines of its trace shown before the waiting PE entered (after the holder's entry).
 _HELD_TAIL = 8
 
-# Operations a student's lock may take in one run when each of its steps crosses to a
-# sandboxed process (trusted grading): 14 times what a correct lock needs in the
-# course's largest check (p = 8, 3 rounds, hold 7: 356), and few enough that a lock
-# that never lets a PE in is stopped within seconds, not minutes.
+# Operations a student's lock may take in one run of random interleavings (one PE's step
+# at a time, whatever it costs) when each of its steps crosses to a sandboxed process
+# (trusted grading): few enough that a lock that never lets a PE in is stopped within
+# seconds, not minutes.
 _REMOTE_LOCK_OPS = 5_000
+
+#: Time units a critical section of ``lock_demo`` takes, handing the lock on included,
+#: besides its ``hold``: the estimate :func:`_lock_ops_needed` builds on.
+_SECTION_TIME = 60
+#: How many times :func:`_lock_ops_needed` a timed run may take before it is stopped.
+_TIMED_OPS_FACTOR = 3
+
+
+def _lock_ops_needed(p: int, rounds: int, hold: float = 0) -> int:
+    """Operations a correct lock needs at most in a timed run of ``lock_demo``.
+
+    A waiting PE that polls its own cached copy performs one operation per unit of
+    time (a cache hit costs 1), and each PE waits while the others go through their
+    ``p * rounds`` critical sections of about 60 units plus ``hold``: at most
+    ``p * p * rounds * (60 + hold)``. Correct locks of every design the course has met
+    stay within 0.84 of it (Anderson's array lock, whose PEs each poll a flag of their
+    own, needs the most: 9,618 of 11,520 with p = 8 and 3 rounds; a ticket lock 3,998;
+    test-and-test-and-set with back-off 374). :func:`check_lock_progress` stops a run
+    after three times this many."""
+    return int(p * p * rounds * (_SECTION_TIME + hold))
 
 
 def _failure(text: str, kind: str) -> CheckFailed:
@@ -302,6 +322,11 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
     object lives in a process of its own, so PEs that coordinate through
     Python globals instead of the shared memory fail with a message that says so.
 
+    A run is stopped after three times the operations a correct lock needs at most
+    (:func:`_lock_ops_needed`, ``p * p * rounds * (60 + hold)``; at most ``max_ops``): a
+    PE waits forever when nobody wrote to shared memory in the last half of them, and
+    otherwise the PEs livelock or wait far too long, which the message says.
+
     >>> from collective_lib.algorithms.sync import cas_spin_lock
     >>> check_lock_progress(cas_spin_lock, [1, 2, 3])
     """
@@ -312,10 +337,10 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
             "loop in acquire() or release() that never yields an operation (such as "
             "`while True: pass`)?")):
         for p in ps:
+            budget = min(max_ops, _TIMED_OPS_FACTOR * _lock_ops_needed(p, rounds, hold))
             if not is_stand_in(lock):
-                _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion)
+                _check_lock_run(lock, name, p, rounds, hold, budget, exclusion)
                 continue
-            budget = min(max_ops, _REMOTE_LOCK_OPS)
             with isolated(lock) as apart:
                 try:
                     _check_lock_run(apart, name, p, rounds, hold, budget)
@@ -347,7 +372,10 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
             run = simulate_shared(lock_demo, p, lock=lock, rounds=rounds, hold=hold,
                                   max_ops=max_ops)
     except OperationLimitError as exc:
-        raise _failure(no_progress_text(f"{what},", str(exc)), "no_progress") from None
+        if getattr(exc, "since_write", max_ops) >= max_ops // 2:    # nothing changed
+            raise _failure(no_progress_text(f"{what},", str(exc)), "no_progress") from None
+        raise _failure(too_slow_text(what, max_ops, _TIMED_OPS_FACTOR, str(exc)),
+                       "no_progress") from None
     except WallClockLimitExceeded:
         raise
     except Exception as exc:

@@ -51,6 +51,7 @@ class Machine:
         self.prev = [None] * p          # (cell, value seen or _WROTE, operation)
         self.spun_at = [None] * p       # memory version at a PE's latest spin
         self.version = 0                # how many times memory changed
+        self.written_at = 0             # operations done when a PE last wrote to memory
         self.schedule = []
 
     def unknown(self, pe, cell):
@@ -84,6 +85,7 @@ class Machine:
         self.streak[pe] = 0
         self.spun_at[pe] = None
         self.version += 1
+        self.written_at = len(self.schedule)
 
     def _cost(self, pe, cell, writes, now):
         line = self.line[cell]
@@ -210,9 +212,11 @@ class Machine:
         if pending and len(spinning) == len(pending):
             hint = ("\nevery PE that has not returned keeps re-reading an unchanged value: "
                     "a livelock or deadlock (did a PE skip a barrier or keep a lock?)")
-        return OperationLimitError(
+        error = OperationLimitError(
             f"the PEs performed more than max_ops={max_ops} operations ({where}) and "
             f"{len(pending)} PE(s) have not returned:\n" + "\n".join(lines) + hint)
+        error.since_write = len(self.schedule) - self.written_at   # ops since memory changed
+        return error
 
     def run_record(self, results, finish, now, p, model, mode, seed, complete):
         return SharedRun(results=results, time=now, finish_times=finish,

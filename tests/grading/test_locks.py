@@ -237,6 +237,40 @@ class UndoesFailedTry(GoodLock):
         yield fetch_add(self.cell, -1)
 
 
+class ArrayLock(GoodLock):
+    """Correct (Anderson's array lock, a student audit): each PE takes a slot with
+    fetch_add and polls a flag of its own, once per unit of time; it needs the most
+    operations of the correct designs (9,618 with p = 8 and 3 rounds)."""
+
+    def __init__(self, me, p):
+        self.p, self.slot = p, None
+
+    @staticmethod
+    def memory(p):
+        return {"tail": 0, **{f"flag{i}": int(i == 0) for i in range(p)}}
+
+    def acquire(self):
+        self.slot = (yield fetch_add("tail", 1)) % self.p
+        while (yield read(f"flag{self.slot}")) == 0:
+            yield pause(1)
+        yield write(f"flag{self.slot}", 0)
+
+    def release(self):
+        yield write(f"flag{(self.slot + 1) % self.p}", 1)
+
+
+class CountsItsTries(GoodLock):
+    """Never lets go, and every waiting PE counts its tries in the lock's cell: memory
+    changes at every poll, yet nobody gets in."""
+
+    def acquire(self):
+        while (yield fetch_add(self.cell, 1)) != 0:
+            yield pause(1)
+
+    def release(self):
+        yield pause(1)
+
+
 class LetsNobodyIn(GoodLock):
     """Never lets a PE in: it keeps every PE apart, trivially (a student audit)."""
 
@@ -375,6 +409,33 @@ def test_a_livelocking_fetch_add_lock_is_caught_and_the_message_stays_short():
     assert len(message(excinfo)) < 3000          # not the whole 20000-step schedule
     with pytest.raises(AssertionError):
         check_lock_progress(UndoesWrongly, [2, 3])
+
+
+def test_the_timed_runs_stop_at_three_times_what_a_correct_lock_needs():
+    # a student audit: a fixed budget of 5,000 operations a run (under the grader) told
+    # Anderson's array lock, which needs 7,118 with p = 7 and 3 rounds, that some PEs wait
+    # forever; the budget is now three times p * p * rounds * (60 + hold)
+    check_lock_progress(ArrayLock, range(1, 9), rounds=3)
+    check_lock_progress(ArrayLock, [2, 5, 8], rounds=2, hold=7)
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_progress(ArrayLock, [7], rounds=3, max_ops=7_000)
+    assert "did not finish within 7,000 operations" in message(excinfo)
+    # the PEs keep writing to memory: the message does not say that a PE waits forever
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_progress(CountsItsTries, [2, 3], rounds=2)
+    assert failure_kind(excinfo.value) == "no_progress"
+    text = message(excinfo)
+    assert text.startswith("CountsItsTries with p=2 PEs, 2 rounds each did not finish "
+                           "within 1,440 operations, 3 times what a correct lock needs at "
+                           "most here, although the PEs kept writing to shared memory")
+    assert "never finished" not in text and "PE 1: next operation FetchAdd" in text
+    first, *rest = str(excinfo.value).split("\n")
+    assert len(f"AssertionError: {first}") <= 83 and all(len(line) <= 83 for line in rest)
+    # nobody writes: some PEs wait forever, and it is found within the run's budget
+    with pytest.raises(AssertionError) as excinfo:
+        check_lock_progress(NeverReleases, [1], rounds=2)
+    assert "never finished: some PEs wait forever" in message(excinfo)
+    assert re.search(r"seeing 1 \(1[0-9]{2} times in a row\)", message(excinfo))
 
 
 @pytest.mark.parametrize("check", [

@@ -130,6 +130,41 @@ def test_pes_sharing_globals_are_caught_only_apart():
     assert board["kind"] == "shared_state"      # the check's kind crosses in the verdict
 
 
+ANDERSON = """
+from collective_lib.shared_memory import fetch_add, pause, read, write
+class ArrayLock:
+    # Anderson's array lock: each PE takes a slot with fetch_add and polls a flag of its own
+    def __init__(self, me, p):
+        self.p, self.slot = p, None
+    @staticmethod
+    def memory(p):
+        return {"tail": 0, **{f"flag{i}": int(i == 0) for i in range(p)}}
+    def acquire(self):
+        self.slot = (yield fetch_add("tail", 1)) % self.p
+        while (yield read(f"flag{self.slot}")) == 0:
+            yield pause(1)
+        yield write(f"flag{self.slot}", 0)
+    def release(self):
+        yield write(f"flag{(self.slot + 1) % self.p}", 1)
+"""
+
+
+def test_a_correct_lock_whose_pes_poll_often_finishes_the_timed_runs():
+    # a student audit: with p = 7 and 3 rounds it needs 7,118 operations, and each of them
+    # crosses to a PE's own process; a fixed budget of 5,000 told it that some PEs wait
+    # forever (broken_lock's timed cell, 0/2)
+    test = ("from collective_lib.grading import check_lock_progress\n"
+            "check_lock_progress(ArrayLock, [7], rounds=3, time_limit_s=60, "
+            "exclusion=False)\n")
+    verdict = _verdicts(ANDERSON, test)["t0"]
+    assert verdict["passed"], verdict["message"]
+    # one that never lets go is stopped at three times what a correct lock needs at most
+    never = _verdicts(ANDERSON.replace('yield write(f"flag{(self.slot + 1) % self.p}", 1)',
+                                       "yield pause(1)"), test.replace("[7]", "[2]"))["t0"]
+    assert not never["passed"] and never["kind"] == "no_progress"
+    assert "never finished: some PEs wait forever" in " ".join(never["message"].split())
+
+
 def test_a_program_that_ends_or_fails_at_its_first_step_is_graded_like_any_other():
     # the first step comes back with the call itself (one exchange saved per PE)
     early = ("from collective_lib import sendrecv\n"
