@@ -412,10 +412,11 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
 
     Random interleavings seldom leave one PE alone for long, so for every p one
     PE then takes the lock and keeps it, and the others try 1000 steps each:
-    none may enter (a lock that gives up waiting after some tries fails here). With two
-    PEs it then lets go, and every interleaving of the next steps and random
-    interleavings of two more rounds must keep the PEs apart (a lock that takes the lock
-    without an atomic step after some tries fails there).
+    none may enter (a lock that gives up waiting after some tries fails here). It then
+    lets go, and every interleaving of the next steps and random interleavings of more
+    rounds (five each with two PEs) must keep the PEs apart (a lock that takes the lock without an atomic
+    step after some tries, or the third time it finds the lock free after a long wait,
+    fails there).
 
     >>> from collective_lib.algorithms.sync import broken_lock, cas_spin_lock
     >>> check_lock_exclusion(cas_spin_lock, [2, 3], seeds=range(20))
@@ -491,16 +492,20 @@ def _after_hold(me, p, data, lock, objects, rounds):
         yield from mine.release()
 
 
-#: After the long hold of two PEs the holder lets go, and each PE does two rounds from
-#: there: every interleaving of the next _AFTER_HOLD_STEPS steps (as far as
-#: _AFTER_HOLD_STATES states allow) and _AFTER_HOLD_SEEDS random interleavings of whole
-#: runs must keep the PEs apart. Each of them replays the waiting PE's lock object through
-#: its whole wait (a student's object, in a sandboxed process, cannot be copied), so they
-#: are few: one flaw shows after a few steps, and two PEs are where the waiter waited
-#: longest.
+#: After the long hold the holder lets go, and each PE does rounds from there, about
+#: _AFTER_HOLD_ACQUIRES in all (five each with two PEs, two each with five): every
+#: interleaving of the next _AFTER_HOLD_STEPS steps (as far as _AFTER_HOLD_STATES states
+#: allow) and _AFTER_HOLD_SEEDS random interleavings of whole runs must keep the PEs apart.
+#: Each of them replays the waiting PEs' lock objects through their whole wait (a student's
+#: object, in a sandboxed process, cannot be copied), so they are few: one flaw shows after
+#: a few steps. The rounds are the bound of the check: with two PEs the one that waited
+#: long acquires the lock five more times, so a lock that cheats only from the sixth time
+#: after a long wait (counting the times it finds the lock free, say) passes.
 _AFTER_HOLD_STEPS = 10
 _AFTER_HOLD_STATES = 300
 _AFTER_HOLD_SEEDS = 10
+_AFTER_HOLD_ACQUIRES = 10
+_ROUND_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS,
@@ -508,9 +513,10 @@ def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS,
     """One PE holds the lock; the others, taking turns, try ``steps`` steps each and must
     never enter: no interleaving search parks a PE that long, and random interleavings
     seldom leave one PE so long alone (a lock that counts its tries and then enters
-    anyway passes both). With two PEs the holder then lets go, and the interleavings
-    from there must keep the PEs apart too (a lock that counts its tries and then takes
-    the lock without an atomic step lets two in only once the lock is free). Returns
+    anyway passes both). The holder then lets go, and the interleavings of more rounds
+    from there (five each with two PEs) must keep the PEs apart too (a lock that
+    counts its tries, or the times it found the lock free, and then takes the lock without
+    an atomic step lets two in only once the lock is free). Returns
     what was checked, for a message to say (None if nobody took the lock).
     ``recorded`` is ``lock`` as a :class:`~collective_lib.shared_memory.RecordedLock`
     (made here if None)."""
@@ -537,8 +543,6 @@ def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS,
         holder = run.trace[first].pe
         others = "the other" if p == 2 else "the others"
         held = f"PE {holder} held the lock while {others} tried {steps} steps"
-        if p != 2:
-            return held
         return held + ", and then " + _check_after_hold(recorded, what, p, steps, run,
                                                          objects, holder)
     index = run.trace.index(bad)
@@ -563,7 +567,9 @@ def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
     ``objects`` the PEs' lock objects where it left them."""
     from ..shared_memory import (exclusion_violation, explore_interleavings, find_violation,
                                  mutual_exclusion)
-    after = dict(lock=recorded, objects=objects, rounds=2,
+    count = max(2, -(-_AFTER_HOLD_ACQUIRES // p))       # ten acquires in all, two each
+    rounds = _ROUND_WORDS.get(count, str(count))
+    after = dict(lock=recorded, objects=objects, rounds=count,
                  memory={**held.memory, "counter": 0})
     depth = f"every interleaving of the next {_AFTER_HOLD_STEPS} steps"
     try:
@@ -576,7 +582,7 @@ def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
                 found, depth = None, f"every interleaving of the next {exc.covered} steps"
             origin = "the shortest interleaving that breaks it"
             if found is None:
-                budget = 400 * p
+                budget = 200 * p * count
                 found = find_violation(_after_hold, p, mutual_exclusion,
                                        seeds=range(_AFTER_HOLD_SEEDS), max_ops=budget,
                                        progress=False, **after)
@@ -588,13 +594,13 @@ def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
                        "exception") from None
     others = "the other" if p == 2 else "the others"
     if found is None:
-        return f"{depth} and {_AFTER_HOLD_SEEDS} random interleavings of two rounds"
+        return f"{depth} and {_AFTER_HOLD_SEEDS} random interleavings of {rounds} rounds"
     bad = exclusion_violation(found.run.trace)
     index = found.run.trace.index(bad)
     raise _failure(
         f"{what}:\nPE {holder} took the lock and stayed in the critical section while "
         f"{others} kept trying ({steps} steps each, taking turns). None entered, but "
-        f"then PE {holder} went on (it left and released the lock), every PE did two "
+        f"then PE {holder} went on (it left and released the lock), every PE did {rounds} "
         f"rounds from there, and under {origin}, PE {bad.pe} enters the critical section "
         f"while {inside_text(found.run.trace, index)}. Its steps after the long wait, "
         f"counted from 0 again:\nschedule {schedule_text(found.schedule)}\n"
@@ -640,9 +646,9 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     The search skips a PE that repeats the same poll (it assumes the PE would go on
     doing the same), and stops at ``max_steps``: a lock that counts its tries and then
     does something else would pass it. So, as in :func:`check_lock_exclusion`, one PE
-    then keeps the lock while the others try 1000 steps each, and none may enter; with
-    two PEs it then lets go, and the interleavings from there must keep the PEs apart
-    too. PEs whose waiting changes memory never look parked, so
+    then keeps the lock while the others try 1000 steps each, and none may enter; it
+    then lets go, and the interleavings of five more rounds each from there must keep the
+    PEs apart too. PEs whose waiting changes memory never look parked, so
     :func:`~collective_lib.shared_memory.find_livelock` looks for steps they can repeat
     forever without anyone entering.
 
@@ -658,7 +664,7 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     that polls an unchanged cell again would go on doing so until memory changes
     (the search skips such polls). Also, PE 0 held the lock while the other tried
     1000 steps, and then every interleaving of the next 10 steps and 10 random
-    interleavings of two rounds kept the PEs apart.
+    interleavings of five rounds kept the PEs apart.
     >>> print(check_lock_exhaustive(broken_lock, rounds=1, exclusion=False))
     every interleaving lets both finish, if a PE that polls an
     unchanged cell again would go on doing so until memory changes (the search skips
@@ -722,8 +728,7 @@ def _exhaustive_text(p, exclusion, progress, max_steps, max_runs, covered, stats
                       [f"and {both} finish" if exclusion else f"lets {both} finish"] *
                       progress)
     if covered is not None:
-        held = (", one PE holding the lock for long" + " and then letting go" * (p == 2)
-                ) * bool(after)
+        held = ", one PE holding the lock for long and then letting go" * bool(after)
         return wrapped(
             f"too many interleavings to check them all (more than {max_runs} states), so "
             f"these were checked: every interleaving of the first {covered} steps, "

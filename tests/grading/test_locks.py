@@ -164,6 +164,54 @@ def falls_back(cut_off):
     return FallsBack
 
 
+class OnlyWithThree(GoodLock):
+    """A CAS lock that, with three PEs or more and after 100 failed tries, waits until the
+    cell reads 0 and then writes 1, not atomically (a student audit): the step after the
+    long hold, which lets go, ran with two PEs only, so 8/8."""
+
+    def __init__(self, me, p):
+        super().__init__(me, p)
+        self.p = p
+
+    def acquire(self):
+        tries = 0
+        while not (yield cas(self.cell, 0, 1)):
+            tries += 1
+            if self.p >= 3 and tries > 100:
+                while (yield read(self.cell)) != 0:
+                    yield pause(1)
+                yield write(self.cell, 1)
+                return
+            yield pause(1)
+
+
+class SeenFreeThree(GoodLock):
+    """After 30 failed CAS in its life a PE only reads until the lock is free; the third
+    time it finds it free it writes 1 instead of a CAS (a student audit): after the long
+    hold each PE did two rounds, so the third sighting never came, and 8/8."""
+
+    def __init__(self, me, p):
+        super().__init__(me, p)
+        self.fails, self.seen_free = 0, 0
+
+    def acquire(self):
+        while True:
+            if self.fails < 30:
+                if (yield cas(self.cell, 0, 1)):
+                    return
+                self.fails += 1
+                yield pause(1)
+                continue
+            while (yield read(self.cell)) != 0:
+                yield pause(1)
+            self.seen_free += 1
+            if self.seen_free >= 3:
+                yield write(self.cell, 1)
+                return
+            if (yield cas(self.cell, 0, 1)):
+                return
+
+
 class TwoFlaws(GoodLock):
     """release() frees the lock for PE 1 only (a PE waits forever), and a PE that arrives
     a second time with nobody else having arrived takes the lock without a CAS (two PEs
@@ -584,6 +632,34 @@ def test_a_lock_that_takes_the_lock_another_way_after_long_waits_loses_exclusion
     assert "Does acquire() take the lock another way after some number of tries?" in text
     first, *rest = str(excinfo.value).split("\n")
     assert len(f"AssertionError: {first}") <= 83 and all(len(line) <= 83 for line in rest)
+
+
+@pytest.mark.parametrize("lock, check", [
+    (OnlyWithThree, lambda lock: check_lock_exclusion(lock, [3], seeds=range(20),
+                                                      progress=False)),
+    (OnlyWithThree, lambda lock: check_lock_exclusion(lock, [5], seeds=range(5), rounds=3,
+                                                      progress=False)),
+    (SeenFreeThree, lambda lock: check_lock_exclusion(lock, [2], seeds=range(20),
+                                                      progress=False)),
+    (SeenFreeThree, lambda lock: check_lock_exhaustive(lock, 2, rounds=2)),
+])
+def test_the_long_hold_lets_go_for_every_p_and_gives_five_rounds_each_to_two(lock, check):
+    # a student audit: 8/8 on part 2 for both, the step after the long hold running with
+    # two PEs only and for two rounds each
+    with pytest.raises(AssertionError) as excinfo:
+        check(lock)
+    assert failure_kind(excinfo.value) == "lock_exclusion"
+    text = message(excinfo)
+    assert "then PE 0 went on (it left and released the lock)" in text
+    p = int(re.search(r"with p=(\d) PEs", text).group(1))
+    rounds = {2: "five", 3: "four", 5: "two"}[p]
+    assert f"every PE did {rounds} rounds from there" in text
+    assert re.search(r"PE \d enters the critical section while PE \d is inside", text)
+    assert "write lock := 1" in text
+    first, *rest = str(excinfo.value).split("\n")
+    assert len(f"AssertionError: {first}") <= 83 and all(len(line) <= 83 for line in rest)
+    # with two PEs OnlyWithThree is a plain CAS lock
+    check_lock_exclusion(OnlyWithThree, [2], seeds=range(20), progress=False)
 
 
 def test_the_search_of_every_interleaving_says_what_it_assumed():
