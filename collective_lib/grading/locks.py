@@ -414,9 +414,9 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
     PE then takes the lock and keeps it, and the others try 1000 steps each:
     none may enter (a lock that gives up waiting after some tries fails here). It then
     lets go, and every interleaving of the next steps and random interleavings of more
-    rounds (five each with two PEs) must keep the PEs apart (a lock that takes the lock without an atomic
-    step after some tries, or the third time it finds the lock free after a long wait,
-    fails there).
+    rounds (five each with two PEs) must keep the PEs apart (a lock that takes the lock
+    without an atomic step after some tries, or the third time it finds the lock free
+    after a long wait, fails there).
 
     >>> from collective_lib.algorithms.sync import broken_lock, cas_spin_lock
     >>> check_lock_exclusion(cas_spin_lock, [2, 3], seeds=range(20))
@@ -495,7 +495,8 @@ def _after_hold(me, p, data, lock, objects, rounds):
 #: After the long hold the holder lets go, and each PE does rounds from there, about
 #: _AFTER_HOLD_ACQUIRES in all (five each with two PEs, two each with five): every
 #: interleaving of the next _AFTER_HOLD_STEPS steps (as far as _AFTER_HOLD_STATES states
-#: allow) and _AFTER_HOLD_SEEDS random interleavings of whole runs must keep the PEs apart.
+#: allow) and _AFTER_HOLD_SEEDS random interleavings of whole runs (a third as many with
+#: three PEs or more, whose replays cost more) must keep the PEs apart.
 #: Each of them replays the waiting PEs' lock objects through their whole wait (a student's
 #: object, in a sandboxed process, cannot be copied), so they are few: one flaw shows after
 #: a few steps. The rounds are the bound of the check: with two PEs the one that waited
@@ -506,6 +507,11 @@ _AFTER_HOLD_STATES = 300
 _AFTER_HOLD_SEEDS = 10
 _AFTER_HOLD_ACQUIRES = 10
 _ROUND_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def _after_hold_seeds(p: int) -> int:
+    """How many random interleavings :func:`_check_after_hold` tries with ``p`` PEs."""
+    return _AFTER_HOLD_SEEDS if p <= 2 else -(-_AFTER_HOLD_SEEDS // 3)
 
 
 def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS,
@@ -584,7 +590,7 @@ def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
             if found is None:
                 budget = 200 * p * count
                 found = find_violation(_after_hold, p, mutual_exclusion,
-                                       seeds=range(_AFTER_HOLD_SEEDS), max_ops=budget,
+                                       seeds=range(_after_hold_seeds(p)), max_ops=budget,
                                        progress=False, **after)
                 origin = f"the random interleaving of seed {getattr(found, 'seed', None)}"
     except (WallClockLimitExceeded, OperationLimitError):
@@ -594,7 +600,8 @@ def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
                        "exception") from None
     others = "the other" if p == 2 else "the others"
     if found is None:
-        return f"{depth} and {_AFTER_HOLD_SEEDS} random interleavings of {rounds} rounds"
+        return (f"{depth} and {_after_hold_seeds(p)} random interleavings of {rounds} "
+                "rounds")
     bad = exclusion_violation(found.run.trace)
     index = found.run.trace.index(bad)
     raise _failure(
