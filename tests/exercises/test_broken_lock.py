@@ -227,6 +227,51 @@ TWO_FLAWS_RELEASE = """
 yield cas(self.cell, self.me, 0)             # mixes up the cell's value and the PE's number
 """
 
+# Anderson's array lock (a student audit): each PE takes a slot with fetch_add and polls a flag
+# of its own once per unit of time, 7,118 operations with p = 7 and 3 rounds. Timed 0/2, told
+# that some PEs wait forever: the timed runs stopped every run at 5,000 operations.
+ANDERSON_ACQUIRE = """
+self.slot = (yield fetch_add("tail", 1)) % self.p
+while (yield read(f"flag{self.slot}")) == 0:
+    yield pause(1)
+yield write(f"flag{self.slot}", 0)
+"""
+ANDERSON_RELEASE = """
+yield write(f"flag{(self.slot + 1) % self.p}", 1)
+"""
+# Two locks past the long hold's horizon (a student audit), 8/8 on part 2: one writes 1
+# without a CAS after 100 failed tries, but only with three PEs or more (the hold let go with
+# two PEs only); one writes 1 the third time it finds the lock free after 30 failed CAS in
+# its life (after the hold each PE did two rounds, so the third time never came).
+ONLY_WITH_THREE_ACQUIRE = """
+tries = 0
+while not (yield cas(self.cell, 0, 1)):
+    tries += 1
+    if self.p >= 3 and tries > 100:          # waited long: test, then set
+        while (yield read(self.cell)) != 0:
+            yield pause(1)
+        yield write(self.cell, 1)
+        return
+    yield pause(1)
+"""
+SEEN_FREE_THREE_ACQUIRE = """
+while True:
+    if getattr(self, "fails", 0) < 30:
+        if (yield cas(self.cell, 0, 1)):
+            return
+        self.fails = getattr(self, "fails", 0) + 1
+        yield pause(1)
+        continue
+    while (yield read(self.cell)) != 0:      # waited long: only read until it is free
+        yield pause(1)
+    self.seen_free = getattr(self, "seen_free", 0) + 1
+    if self.seen_free >= 3:                  # the third time: no need for a CAS
+        yield write(self.cell, 1)
+        return
+    if (yield cas(self.cell, 0, 1)):
+        return
+"""
+
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -282,6 +327,9 @@ def build_submissions(source: Path) -> dict:
                       ("schedule_two_lost_solution", LOOKED_AT_TWO_LOST)],
         "falls_back": lock(FALLS_BACK_ACQUIRE),
         "two_flaws": lock(TWO_FLAWS_ACQUIRE, TWO_FLAWS_RELEASE),
+        "anderson": lock(ANDERSON_ACQUIRE, ANDERSON_RELEASE),
+        "only_with_three": lock(ONLY_WITH_THREE_ACQUIRE),
+        "seen_free_three": lock(SEEN_FREE_THREE_ACQUIRE),
     })
     # the ticket lock declares the cell it serves from (memory is outside the answer)
     ticket = h.find_cell(built["ticket"], "fixed_lock_solution")
@@ -292,6 +340,11 @@ def build_submissions(source: Path) -> dict:
     assert two_flaws.source.count("return {cell: 0}") == 1
     two_flaws.source = two_flaws.source.replace("return {cell: 0}",
                                                 'return {cell: 0, "arrivals": 0}')
+    anderson = h.find_cell(built["anderson"], "fixed_lock_solution")
+    assert anderson.source.count("return {cell: 0}") == 1
+    anderson.source = anderson.source.replace(
+        "return {cell: 0}",
+        'return {cell: 0, "tail": 0, **{f"flag{i}": int(i == 0) for i in range(p)}}')
     return built
 
 
@@ -531,6 +584,25 @@ def test_a_flaw_only_the_search_finds_is_charged_after_one_charged_above(graded)
     assert "p = 2, 1 round(s) each, judging only exclusion: every interleaving" in shown
 
 
+@pytest.mark.parametrize("student, p, rounds", [("only_with_three", 3, "four"),
+                                               ("seen_free_three", 2, "five")])
+def test_locks_that_cheat_past_the_long_holds_horizon_lose_the_exclusion_points(
+        graded, student, p, rounds):
+    _, results = graded
+    result = results[student]
+    # both scored 8/8 on part 2: the long hold let go with two PEs only, and each PE then
+    # did two rounds; now it lets go for every p, and two PEs do five rounds each
+    assert result.scores == {**FULL, "random_tests": 0}, result.scores
+    random = h.flat(result.messages("random_tests"))
+    assert f"FixedLock with p={p} PEs: PE 0 took the lock and stayed" in random
+    assert (f"then PE 0 went on (it left and released the lock), every PE did {rounds} "
+            "rounds from there") in random
+    assert "Does acquire() take the lock another way after some number of tries?" in random
+    if p == 2:        # the cell of two PEs finds it too, and says a cell above charges it
+        assert ("an interleaving breaks the lock in a way that a cell above already "
+                "charges") in h.flat(_shown(result, "exhaustive_tests"))
+
+
 def test_a_forgotten_yield_is_named_in_the_message(graded):
     _, results = graded
     result = results["forgets_yield"]
@@ -544,7 +616,7 @@ def test_a_forgotten_yield_is_named_in_the_message(graded):
 
 @pytest.mark.parametrize("student", ["cas_spin", "ttas_backoff", "ticket", "fetch_add",
                                      "cas_no_pause", "ttas_fetch_add", "cas_exponential",
-                                     "cas_linear"])
+                                     "cas_linear", "anderson"])
 def test_honest_locks_of_other_designs_keep_full_marks(graded, student):
     _, results = graded
     h.assert_full_marks(results[student])
@@ -626,7 +698,8 @@ def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     ("own_search", "both_inside_tests"), ("own_search", "two_lost_tests"),
     ("lets_nobody_in", "random_tests"), ("lets_nobody_in", "exhaustive_tests"),
     ("undoes_failed_try", "exhaustive_tests"), ("falls_back", "random_tests"),
-    ("two_flaws", "exhaustive_tests"),
+    ("two_flaws", "exhaustive_tests"), ("only_with_three", "random_tests"),
+    ("seen_free_three", "random_tests"),
     ("no_overlap", "both_inside_tests"), ("incomplete", "two_lost_tests"),
     ("wrong_schedules", "two_lost_tests"),
 ])
@@ -693,6 +766,9 @@ CAUGHT_BY_VALIDATE = {
                    "schedule_two_lost is found by a search of your own"],
     "lets_nobody_in": ["FixedLock with p=1 PE, 2 rounds each, never finished",
                        "FixedLock lets no PE into the critical section"],
+    # the visible cell's p = 2 shows it (only_with_three cheats with three PEs or more only)
+    "seen_free_three": ["FixedLock with p=2 PEs: PE 0 took the lock and stayed",
+                        "every PE did five rounds from there"],
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
