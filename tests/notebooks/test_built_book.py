@@ -548,8 +548,11 @@ def sharpness_problems(site: Path, image) -> list[str]:
 
     name = Path(urlsplit(image.get("src", "")).path).name
     pixels = Image.open(site / "_images" / name).size
-    style = dict(re.findall(r"(width|height):\s*([\d.]+)px", image.get("style", "")))
-    shown = tuple(int(float(style.get(side, 0))) for side in ("width", "height"))
+    # its width in pixels and its shape, "aspect-ratio: width / height" (_ext/page_styles.py)
+    ratio = re.search(r"aspect-ratio:\s*([\d.]+)\s*/\s*([\d.]+)", image.get("style", ""))
+    width = re.search(r"(?<![-\w])width:\s*([\d.]+)px", image.get("style", ""))
+    shown = (0, 0) if not (ratio and width) else (
+        int(float(width[1])), int(float(width[1]) * float(ratio[2]) / float(ratio[1])))
     problems = _not_sharp(name, pixels, shown)
     link = image.find_parent("a")
     if link is None or Path(urlsplit(link.get("href", "")).path).name != name:
