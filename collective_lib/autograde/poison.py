@@ -88,7 +88,7 @@ from ..grading.forbidden import FORBIDDEN, fingerprint, library_definitions
 
 _PACKAGE = __name__.split(".")[0]
 
-__all__ = ["poison"]
+__all__ = ["poison", "prepare"]
 
 # Code of at least _DISTINCTIVE_BYTES (20 code units, instructions and their caches) is
 # compared by its fingerprint, bytecode and global names; smaller code looks alike
@@ -420,67 +420,111 @@ def poison(names, own_sources=()) -> None:
     having the same bytecode as a library function (a short canonical lock or Gray
     code is often written the library's way).
     """
-    names = sorted({str(n) for n in names})
+    names = tuple(sorted({str(n) for n in names}))
     if not names:
         return
-    targets, elsewhere = _targets(set(names))
-    handed_out = _inherited_by_others({id(obj) for obj, _ in targets})
-    victims: dict = {}                      # id -> (function, name)
-    for obj, name in targets:
-        try:
-            functions = _functions(obj)
-        except Exception:               # an odd object: its functions stay as they are
-            continue
-        for func in functions:
-            if _in_package(func) and id(func) not in handed_out:
-                victims.setdefault(id(func), (func, name))
-    codes: dict = {}
-    for func, name in victims.values():
-        codes.setdefault(func.__code__, name)
-    natives = {}
-    for module_name, attr in _NATIVE_FUNCTIONS:
-        original = getattr(sys.modules.get(module_name), attr, None)
-        if original is not None:
-            natives[id(original)] = (module_name, attr, original)
-    # One pass of the garbage collector's view: other functions with the same code (made
-    # by a factory, or copied), suspended runs of it, and whatever holds a native function.
-    wanted = list(codes) + [original for _, _, original in natives.values()]
-    for holder in gc.get_referrers(*wanted) if wanted else ():
-        if isinstance(holder, types.FunctionType) and holder.__code__ in codes:
-            victims.setdefault(id(holder), (holder, codes[holder.__code__]))
-        elif isinstance(holder, types.GeneratorType) and holder.gi_code in codes:
-            holder.close()
-        elif isinstance(holder, dict):
-            for key, value in list(holder.items()):
-                if id(value) in natives and value is natives[id(value)][2]:
-                    module_name, attr, _ = natives[id(value)]
-                    holder[key] = _refusal(names, f"{module_name}.{attr}")
+    plan = _PREPARED.get(names) or _Plan(names)
+    for generator in plan.suspended:
+        generator.close()
+    for holder, key, module_name, attr in plan.holders:
+        holder[key] = _refusal(list(names), f"{module_name}.{attr}")
+    own = _own_code(own_sources)
+    own_bytecode = {c for c, _ in own}
     prints: dict = {}
     long: dict = {}
-    files: dict = {}
-    own = _own_code(own_sources)
-    for code, name in codes.items():
+    for code, name in plan.codes.items():
         if len(code.co_code) >= _DISTINCTIVE_BYTES and fingerprint(code) not in own:
             prints.setdefault(fingerprint(code), name)
-        if len(code.co_code) >= _LONG_BYTES and code.co_code not in {c for c, _ in own}:
+        if len(code.co_code) >= _LONG_BYTES and code.co_code not in own_bytecode:
             long.setdefault(code.co_code, name)
-        _protect(files, code.co_filename, name)
-    for name, modules in elsewhere.items():
-        for module in modules:
-            found = sys.modules.get(module)
-            _protect(files, getattr(found, "__file__", None) or os.path.join(
-                os.path.dirname(LIBRARY_DIR), *module.split(".")) + ".py", name)
-    raisers: dict = {}
-    for func, name in victims.values():
-        free = len(func.__code__.co_freevars)
-        if (name, free) not in raisers:
-            raisers[name, free] = _raiser(name, free)
-        func.__code__ = raisers[name, free]
+    for func, name in plan.victims.values():
+        func.__code__ = plan.raisers[name, len(func.__code__.co_freevars)]
     # Once this returns nothing keeps the original code objects (the hook keeps their
-    # fingerprints): no walk of the garbage collector's objects finds one to copy.
+    # fingerprints): no walk of the garbage collector's objects finds one to copy. The
+    # plans the host prepared hold them too.
+    plan.codes.clear()
+    _PREPARED.clear()
     _forget_results()
     _no_new_processes()
-    sys.addaudithook(_hook(prints, long, files, _who(names)))
+    sys.addaudithook(_hook(prints, long, plan.files, _who(list(names))))
+
+
+class _Plan:
+    """What :func:`poison` of ``names`` changes in this process: every step that only looks.
+
+    ``victims`` (id -> (function, name)): the functions whose code is replaced by
+    ``raisers[name, free variables]``; ``codes``: their original code objects;
+    ``suspended``: generators running such code; ``holders``: ``(dict, key, module,
+    attribute)`` where a native function that starts processes is held; ``files``:
+    the identities of the source and compiled files to refuse.
+    """
+
+    def __init__(self, names: tuple):
+        targets, elsewhere = _targets(set(names))
+        handed_out = _inherited_by_others({id(obj) for obj, _ in targets})
+        self.victims: dict = {}
+        for obj, name in targets:
+            try:
+                functions = _functions(obj)
+            except Exception:               # an odd object: its functions stay as they are
+                continue
+            for func in functions:
+                if _in_package(func) and id(func) not in handed_out:
+                    self.victims.setdefault(id(func), (func, name))
+        self.codes: dict = {}
+        for func, name in self.victims.values():
+            self.codes.setdefault(func.__code__, name)
+        natives = {}
+        for module_name, attr in _NATIVE_FUNCTIONS:
+            original = getattr(sys.modules.get(module_name), attr, None)
+            if original is not None:
+                natives[id(original)] = (module_name, attr, original)
+        # One pass of the garbage collector's view: other functions with the same code (made
+        # by a factory, or copied), suspended runs of it, and whatever holds a native
+        # function.
+        self.suspended, self.holders = [], []
+        wanted = list(self.codes) + [original for _, _, original in natives.values()]
+        for holder in gc.get_referrers(*wanted) if wanted else ():
+            if isinstance(holder, types.FunctionType) and holder.__code__ in self.codes:
+                self.victims.setdefault(id(holder), (holder, self.codes[holder.__code__]))
+            elif isinstance(holder, types.GeneratorType) and holder.gi_code in self.codes:
+                self.suspended.append(holder)
+            elif isinstance(holder, dict):
+                self.holders.extend(
+                    (holder, key, *natives[id(value)][:2]) for key, value in list(holder.items())
+                    if id(value) in natives and value is natives[id(value)][2])
+        self.files: dict = {}
+        for code, name in self.codes.items():
+            _protect(self.files, code.co_filename, name)
+        for name, modules in elsewhere.items():
+            for module in modules:
+                found = sys.modules.get(module)
+                _protect(self.files, getattr(found, "__file__", None) or os.path.join(
+                    os.path.dirname(LIBRARY_DIR), *module.split(".")) + ".py", name)
+        self.raisers: dict = {}
+        for func, name in self.victims.values():
+            free = len(func.__code__.co_freevars)
+            if (name, free) not in self.raisers:
+                self.raisers[name, free] = _raiser(name, free)
+
+
+# What prepare() looked up in the host before it forked this process: the same objects here.
+_PREPARED: dict = {}        # sorted names -> _Plan
+
+
+def prepare(names) -> None:
+    """Look up now what :func:`poison` of ``names`` will change, for the processes forked
+    from this one after it (some 30 ms that each of them no longer spends).
+
+    Only for a process that never runs a student's code (the student host, which
+    forks every student process and runs nothing between a fork and the poisoning
+    but the sandbox's own set-up): what it finds are its own pristine objects, and a
+    forked process holds the very same ones. The changes themselves are made by
+    :func:`poison` in the forked process.
+    """
+    key = tuple(sorted({str(n) for n in names}))
+    if key and key not in _PREPARED:
+        _PREPARED[key] = _Plan(key)
 
 
 def _own_code(sources) -> set:

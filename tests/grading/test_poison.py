@@ -51,15 +51,21 @@ def _read_all(fd) -> bytes:
         data += chunk
 
 
-def _poisoned_child(routes: dict, names=NAMES, before=None) -> dict:
+def _poisoned_child(routes: dict, names=NAMES, before=None, prepared=False) -> dict:
     """``{route: [outcome, text]}``: each of ``routes`` run in a forked child poisoned with
     ``names``; outcome "ok" (text: the value's repr) or the exception's type name.
 
     ``before()`` runs in the child before the poisoning; what it returns is given to
     every route (what a program could have kept from before, in a test only).
+    ``prepared``: this process looks up the poisoning before the fork, as the student
+    host does (:func:`poison.prepare`).
     """
     read, write = os.pipe()
+    if prepared:
+        poison.prepare(names)
     pid = os.fork()
+    if pid and prepared:
+        poison._PREPARED.clear()
     if pid == 0:                                        # the child: never returns
         try:
             os.close(read)
@@ -145,11 +151,12 @@ LOOKUPS = {
 }
 
 
-def test_every_computed_lookup_reaches_a_function_that_raises():
+@pytest.mark.parametrize("prepared", [False, True], ids=["looked_up_here", "prepared_by_host"])
+def test_every_computed_lookup_reaches_a_function_that_raises(prepared):
     def before():
         return {"entry": catalog()["binomial_broadcast"], "alias": gray_module.gray}
 
-    result = _poisoned_child(LOOKUPS, before=before)
+    result = _poisoned_child(LOOKUPS, before=before, prepared=prepared)
     assert set(result) == set(LOOKUPS)
     _assert_forbidden(result, {"getattr": "gray", "operator.attrgetter": "gray",
                                "sys._getframe().f_globals": "gray", "gc.get_objects": "gray",
@@ -310,13 +317,14 @@ REBUILDS = {
 }
 
 
-def test_every_way_to_re_create_the_code_is_refused():
+@pytest.mark.parametrize("prepared", [False, True], ids=["looked_up_here", "prepared_by_host"])
+def test_every_way_to_re_create_the_code_is_refused(prepared):
     def before():
         return {"source": inspect.getsource(gray_module.gray_inverse),
                 "marshalled": marshal.dumps(gray_module.gray_inverse.__code__),
                 "code": gray_module.gray_inverse.__code__}
 
-    result = _poisoned_child(REBUILDS, before=before)
+    result = _poisoned_child(REBUILDS, before=before, prepared=prepared)
     assert set(result) == set(REBUILDS)
     for label in ("a copy compiled under another name", "a function made from a compiled copy",
                   "marshal", "the original code (types.FunctionType)",
@@ -326,6 +334,39 @@ def test_every_way_to_re_create_the_code_is_refused():
         "a copy compiled under another name", "a function made from a compiled copy",
         "marshal", "the original code (types.FunctionType)")})
     assert result["the guard's defaults replaced"][1].endswith("this process's guard cannot change")
+
+
+def _original_code_holders(kept):
+    """The types of the objects that hold the library's code of gray_inverse, whatever
+    reaches them from the garbage collector's objects (a dict of code objects alone is
+    not one of those, but what holds it is)."""
+    holders, seen, todo = set(), set(), [(obj, None) for obj in gc.get_objects()]
+    while todo:
+        obj, holder = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, types.CodeType) and obj.co_name == "gray_inverse" \
+                and obj.co_filename == gray_module.__file__:
+            holders.add(type(holder).__name__)
+        todo.extend((held, obj) for held in gc.get_referents(obj))
+    return sorted(holders)
+
+
+def test_a_prepared_poisoning_leaves_no_plan_and_no_original_code_behind():
+    """The host's plans hold the original code objects: a poisoned process drops them all
+    (also a plan for other names), so no walk of its objects finds one to copy."""
+    poison.prepare(["gray_inverse"])                # another cell's names, also gone
+    try:
+        result = _poisoned_child({
+            "plans left": lambda kept: len(poison._PREPARED),
+            "original code reachable": _original_code_holders,
+            "gray_inverse": lambda kept: gray_module.gray_inverse(5)}, prepared=True)
+    finally:
+        poison._PREPARED.clear()
+    assert result["plans left"] == ["ok", "0"]
+    assert result["original code reachable"] == ["ok", "[]"]
+    _assert_forbidden({"gray_inverse": result["gray_inverse"]}, {"gray_inverse": "gray_inverse"})
 
 
 def test_the_source_is_nowhere_to_be_read():

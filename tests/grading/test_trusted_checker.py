@@ -9,6 +9,7 @@ sandboxed processes (this suite runs as root, as the grader does).
 import inspect
 import os
 import signal
+import types
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from traitlets.config import Config
 from collective_lib import ops, sendrecv
 from collective_lib.algorithms.alltoall import all_to_all_bc_ring
 from collective_lib.autograde import sandbox
+from collective_lib.autograde import student as student_side
 from collective_lib.autograde.checker import TIME_SCALE, check_notebook
 from collective_lib.autograde.codec import Undecodable, decode, encode
 from collective_lib.autograde.remote import CELLS_S
@@ -225,6 +227,45 @@ def test_missing_names_and_crashing_cells_are_explained():
     assert "g is not defined" in verdict["message"]
     assert "ZeroDivisionError" in verdict["message"]
     assert verdict["kind"] == "missing_name"
+
+
+def test_ipython_syntax_in_the_students_cells_runs_in_every_process_of_theirs():
+    # the host transforms the cells' %magic lines once for all the processes it forks
+    # (student._transform_once); each process still runs them, and a cell IPython cannot
+    # run fails there as before
+    job = _job("%time x = 6 * 7\ndef answer():\n    return x\n",
+               "assert answer() == 42, answer()", "assert y == 43, y")
+    job["cells"].insert(2, {"role": "student", "id": "more",
+                            "source": "%%capture captured\nprint('hidden')\ny = x + 1\n"})
+    with sandbox.SandboxUser(61500, 8) if ROOT else _nothing() as user:
+        if ROOT:
+            job["uid"] = user.uid
+        verdicts = check_notebook(job)
+    assert verdicts["t0"]["passed"] and verdicts["t1"]["passed"], verdicts
+    broken = _verdicts("%%nosuchmagic\nz = 1\n", "assert z == 1")["t0"]
+    assert not broken["passed"] and "z is not defined" in broken["message"], broken
+
+
+def test_the_host_transforms_an_honest_notebooks_cells_once_and_a_huge_ones_never():
+    seen = []
+
+    def transform(cell):
+        seen.append(cell)
+        return cell.upper()
+
+    def shell_with(cells):
+        shell = types.SimpleNamespace(
+            input_transformer_manager=types.SimpleNamespace(transform_cell=transform))
+        student_side._transform_once(shell, cells)
+        return shell.input_transformer_manager.transform_cell
+
+    forked = shell_with(["a = 1", "%time b = 2"])
+    assert seen == ["a = 1", "%time b = 2"]
+    assert [forked("a = 1"), forked("%time b = 2"), forked("c")] == ["A = 1", "%TIME B = 2", "C"]
+    assert seen[2:] == ["c"]                             # only a cell it had not seen
+    seen.clear()
+    huge = ["x = 1\n" * (student_side._TRANSFORMED_HERE_BYTES // 6 + 1)]
+    assert shell_with(huge) is transform and seen == []  # left to the forked processes
 
 
 def test_a_module_a_test_cell_imports_is_bound_below_it_as_in_the_notebook():
