@@ -68,47 +68,109 @@ def _parse(source: str):
 
 
 def definitions(sources: list) -> dict:
-    """``{name: node}`` of the top-level functions, classes and assignments, last one wins."""
+    """``{name: node}`` of the top-level functions, classes and assignments, last one wins.
+
+    A function or class defined in a block at the top (an ``if``, ``try``, ``with`` or
+    loop) and a ``lambda`` assigned to a name there count too; a name memoized by
+    rebinding (``f = functools.lru_cache(maxsize=None)(f)``) keeps the function it wraps.
+
+    >>> found = definitions(["if True:\\n    def f(): pass\\n", "f = functools.cache(f)"])
+    >>> type(found["f"]).__name__
+    'FunctionDef'
+    """
     found = {}
-    for source in sources:
-        tree = _parse(source)
-        if tree is None:
+    for statement, nested in _statements(sources):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[statement.name] = statement
+        elif nested and not _assigns_a_lambda(statement):
             continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                found[node.name] = node
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name):
-                            found[name.id] = node
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [
+                statement.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name) and not (
+                            name.id in found and _memoizes(statement, name.id)):
+                        found[name.id] = statement
     return found
 
 
 def own_definitions(sources: list) -> set:
-    """The names whose last top-level binding in the cells is a ``def``, a ``class`` or the
+    """The names whose last binding in the cells is a ``def``, a ``class`` or the
     assignment of a ``lambda`` to the name alone (an import or another assignment after it
-    makes the name another's).
+    makes the name another's), at the top or in a block there (:func:`definitions`); a
+    memoizing rebinding (``f = functools.lru_cache()(f)``) keeps the name the student's. A
+    name also imported in a block is never the student's: which branch runs is unknown.
 
     >>> sorted(own_definitions(["def f(): pass", "from m import g", "def g(): pass",
     ...                         "class C: pass", "def h(): pass", "h = g",
     ...                         "k = lambda i: i - (i & -i)"]))
     ['C', 'f', 'g', 'k']
+    >>> sorted(own_definitions(["if True:\\n    def a(): pass\\n", "def b(): pass",
+    ...                         "b = functools.lru_cache(maxsize=None)(b)",
+    ...                         "try:\\n    from m import c\\nexcept ImportError:\\n"
+    ...                         "    def c(): pass\\n"]))
+    ['a', 'b']
     """
-    last = {}
+    last, imported_in_a_block = {}, set()
+    for statement, nested in _statements(sources):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names = {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
+            last.update(dict.fromkeys(names, False))
+            if nested:
+                imported_in_a_block |= names
+            continue
+        for bound in _bound_names(statement):
+            if last.get(bound) and _memoizes(statement, bound):
+                continue
+            last[bound] = _plainly_defines(statement, bound) and (isinstance(
+                statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                or _assigns_a_lambda(statement))
+    return {name for name, defined in last.items()
+            if defined and name not in imported_in_a_block}
+
+
+def _statements(sources: list):
+    """``(statement, nested)`` for every statement at the top of the cells and, in their
+    order, every statement in a block there (``if``/``else``, ``try``, ``with``, a loop;
+    not in a function or class), with ``nested`` True; a block's own statement comes
+    first."""
+    blocks = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
     for source in sources:
         tree = _parse(source)
-        for statement in tree.body if tree is not None else ():
-            if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                last.update({(alias.asname or alias.name).split(".")[0]: False
-                             for alias in statement.names})
-                continue
-            for bound in _bound_names(statement):
-                last[bound] = _plainly_defines(statement, bound) and (isinstance(
-                    statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                    or _assigns_a_lambda(statement))
-    return {name for name, defined in last.items() if defined}
+        todo = [(statement, False) for statement in reversed(tree.body)] if tree else []
+        while todo:
+            statement, nested = todo.pop()
+            yield statement, nested
+            if isinstance(statement, blocks) or type(statement).__name__ == "TryStar":
+                inner = [*statement.body, *getattr(statement, "orelse", ()),
+                         *(line for handler in getattr(statement, "handlers", ())
+                           for line in handler.body),
+                         *getattr(statement, "finalbody", ())]
+                todo.extend((line, True) for line in reversed(inner))
+
+
+def _memoizes(statement, name: str) -> bool:
+    """Whether ``statement`` is ``name = <functools' cache or lru_cache>(name)`` (the
+    cache called with constant options first, or not): the name stays the function it
+    wraps."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == name and isinstance(statement.value, ast.Call)):
+        return False
+    call = statement.value
+    wrapper = call.func
+    if isinstance(wrapper, ast.Call):           # lru_cache(maxsize=None)(name)
+        if not all(isinstance(node, ast.Constant) for node in
+                   [*wrapper.args, *(keyword.value for keyword in wrapper.keywords)]):
+            return False
+        wrapper = wrapper.func
+    spelled = (wrapper.id if isinstance(wrapper, ast.Name) else
+               f"{wrapper.value.id}.{wrapper.attr}" if isinstance(wrapper, ast.Attribute)
+               and isinstance(wrapper.value, ast.Name) else "")
+    return (spelled in {"cache", "lru_cache", "functools.cache", "functools.lru_cache"}
+            and not call.keywords and len(call.args) == 1
+            and isinstance(call.args[0], ast.Name) and call.args[0].id == name)
 
 
 def _assigns_a_lambda(statement) -> bool:

@@ -9,6 +9,7 @@ the code), by forbid_library_execution.
 import functools
 import re
 import sys
+import textwrap
 
 import pytest
 
@@ -407,7 +408,11 @@ def smallest_first(me, p, data, root=0):
     "import functools\n\n" + OWN_PARENT + "\n@functools.lru_cache(maxsize=None)"
     + OWN_CHILDREN,
     "binomial_parent = lambda i: i - (i & -i) if i else None\n" + OWN_CHILDREN,
-], ids=["defs", "lru_cache", "lambda"])
+    # the twelfth round's fixers: in a block at the top, and memoized by rebinding
+    "if True:\n" + textwrap.indent(OWN_PARENT + OWN_CHILDREN, "    "),
+    "import functools\n\n" + OWN_PARENT + OWN_CHILDREN
+    + "binomial_children = functools.lru_cache(maxsize=None)(binomial_children)\n",
+], ids=["defs", "lru_cache", "lambda", "in_a_block", "memoized_by_rebinding"])
 def test_helpers_of_ones_own_in_a_notebooks_cells_are_no_use_of_the_librarys(helpers):
     forbidden = ["binomial_children", "binomial_parent"]
     forbid_library_calls(_defined_in_cells(helpers, OWN_PROGRAM_WITH_PARENT), forbidden)
@@ -426,7 +431,17 @@ def test_helpers_of_ones_own_in_a_notebooks_cells_are_no_use_of_the_librarys(hel
     "import functools\nfrom collective_lib import trees\n\n" + OWN_PARENT
     + "\n@functools.lru_cache(maxsize=None)\ndef binomial_children(i, p):\n"
     "    return trees.binomial_children(i, p)\n",
-], ids=["lambda", "library_memoized", "own_memoized_wrapper"])
+    # one's own helper in a block, calling the library's
+    "from collective_lib import trees\n\n" + OWN_PARENT + "if True:\n"
+    "    def binomial_children(i, p):\n        return trees.binomial_children(i, p)\n",
+    # one's own helper, or else the library's: which one runs is not known
+    OWN_PARENT + "try:\n    from collective_lib.trees import binomial_children\n"
+    "except ImportError:\n" + textwrap.indent(OWN_CHILDREN, "    "),
+    # one's own helper rebound to what a wrapper that is no cache gives
+    "from collective_lib import trees\n\n" + OWN_PARENT + OWN_CHILDREN
+    + "binomial_children = (lambda f: trees.binomial_children)(binomial_children)\n",
+], ids=["lambda", "library_memoized", "own_memoized_wrapper", "block_wrapper",
+        "own_or_the_librarys", "rebound_by_no_cache"])
 def test_the_librarys_helper_behind_a_lambda_or_a_cache_is_still_refused(helpers):
     forbidden = ["binomial_children", "binomial_parent"]
     with pytest.raises(AssertionError, match="uses the library's `binomial_"):
