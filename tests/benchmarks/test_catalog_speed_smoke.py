@@ -73,7 +73,10 @@ def _columns(row: str) -> list:
 
 def test_programs_adds_their_times_and_the_ratio_at_the_replay_s_speed(bench, capsys):
     row = bench.measure(catalog()["d_cycles_broadcast"], 16, repeat=1, programs=True)
-    assert row["agree"] and 0 < row["prog sim"] < row["sim"] and 0 < row["prog limit"]
+    # "prog sim" is timed in a simulation of its own, not in the one "sim" times: of two
+    # runs of 2 ms, the part measured in one may well exceed the whole measured in the
+    # other on a loaded machine (it did, 2.8 ms against 2.3), so no timing is compared here
+    assert row["agree"] and 0 < row["prog sim"] and 0 < row["sim"] and 0 < row["prog limit"]
     assert 0 < row["prog held"]
     assert bench.main(["--seconds", "0.0005", "--repeat", "1", "--only", "d_cycles",
                        "--programs"]) == 0
