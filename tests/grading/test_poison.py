@@ -339,17 +339,20 @@ def test_every_way_to_re_create_the_code_is_refused(prepared):
 def _original_code_holders(kept):
     """The types of the objects that hold the library's code of gray_inverse, whatever
     reaches them from the garbage collector's objects (a dict of code objects alone is
-    not one of those, but what holds it is)."""
-    holders, seen, todo = set(), set(), [(obj, None) for obj in gc.get_objects()]
-    while todo:
-        obj, holder = todo.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, types.CodeType) and obj.co_name == "gray_inverse" \
-                and obj.co_filename == gray_module.__file__:
-            holders.add(type(holder).__name__)
-        todo.extend((held, obj) for held in gc.get_referents(obj))
+    not one of those, but what holds it is). Level by level: the referents of a whole
+    level are listed at once."""
+    def original(obj):
+        return (type(obj) is types.CodeType and obj.co_name == "gray_inverse"
+                and obj.co_filename == gray_module.__file__)
+
+    level, seen, holders = gc.get_objects(), set(), set()
+    while level:
+        seen.update(map(id, level))
+        below = gc.get_referents(*level)
+        if any(map(original, below)):
+            holders.update(type(obj).__name__ for obj in level
+                           if any(map(original, gc.get_referents(obj))))
+        level = list({id(obj): obj for obj in below if id(obj) not in seen}.values())
     return sorted(holders)
 
 
