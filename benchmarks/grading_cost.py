@@ -13,6 +13,10 @@ course and prints where the time goes:
   student's function), with both on one CPU, as grading places them, and on
   two: waking a process on another CPU of a virtual machine costs some
   ten times more than on the same one;
+* the start of a student process (forked by the student host, its cells run), with
+  nothing forbidden and with the library's programs forbidden, and the poisoning
+  alone, looked up in the forked process and prepared before the fork, as the host
+  does (``poison.prepare``);
 * the start-up of each kind of process, each in a new interpreter: nbgrader
   (importing ``nbgrader.apps``) and the part of it that is ``jsonschema`` (which
   imports ``rfc3987_syntax``, whose grammar is built at import time), the
@@ -205,6 +209,55 @@ def round_trips(calls: int = 5000) -> list:
     return rows
 
 
+def process_starts(starts: int = 20) -> list:
+    """Rows for the start of a student process (ms): forked by the host with the cells of a
+    notebook, with nothing forbidden and with every program of the catalog and the tree
+    helpers forbidden (as the scatter and broadcast exercises forbid them); then the
+    poisoning alone in a process forked from this one, looked up there and prepared here
+    before the fork (``poison.prepare``, what the host does), side by side."""
+    from collective_lib.autograde import poison, student
+    from collective_lib.autograde.remote import Host
+    from collective_lib.grading import TREE_HELPERS, library_programs
+
+    forbidden = sorted({*library_programs(), *TREE_HELPERS})
+    cells = ["import math\nfrom collective_lib import recv, send\n",
+             "def gray(i):\n    return i ^ (i >> 1)\n"]
+    rows = []
+    host = Host(cells, [], None, {}, cpu=sorted(os.sched_getaffinity(0))[0])
+    try:
+        host.fork().kill()                                   # the host is ready
+        for what, names in (("nothing forbidden", []), ("the library's programs forbidden",
+                                                        forbidden)):
+            wall = time.perf_counter()
+            for _ in range(starts):
+                host.fork(names).kill()
+            rows.append((f"a student process's start, {what} (ms)",
+                         (time.perf_counter() - wall) / starts * 1e3, None))
+    finally:
+        host.close()
+    student._preload()
+    for what, prepared in (("looked up in the forked process", False),
+                           ("prepared before the fork", True)):
+        if prepared:
+            poison.prepare(forbidden)
+        took = []
+        for _ in range(starts):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:                     # the child: poison, report, leave
+                start = time.perf_counter()
+                poison.poison(forbidden)
+                os.write(write, f"{time.perf_counter() - start}".encode())
+                os._exit(0)
+            os.close(write)
+            took.append(float(os.read(read, 64)))
+            os.close(read)
+            os.waitpid(pid, 0)
+        poison._PREPARED.clear()
+        rows.append((f"poisoning alone, {what} (ms)", sum(took) / starts * 1e3, None))
+    return rows
+
+
 def _print(rows: list) -> None:
     for what, wall, cpu in rows:
         wall_s = "" if wall is None else f"{wall:8.2f}"
@@ -232,6 +285,7 @@ def main(argv=None) -> int:
         print(f"{'phase':66s} {'wall s':>8s} {'CPU s':>8s}")
         _print(start_up())
         _print(round_trips())
+        _print(process_starts())
         for student, notebook in submissions.items():
             target = course / "submitted" / student / args.assignment
             target.mkdir(parents=True)

@@ -9,3 +9,13 @@ def test_one_call_of_a_student_s_function_is_timed_on_each_cpu_placement(bench):
     assert rows[0][0] == "one call of a student's function, its process on the checker's CPU (us)"
     assert all(wall > 0 and cpu >= 0 for _, wall, cpu in rows)
     assert len(rows) in (1, 2)             # a second row where the checker may use another CPU
+
+
+def test_a_student_process_s_start_is_timed_with_and_without_poisoning(bench):
+    rows = bench.process_starts(starts=2)
+    assert [what for what, _, _ in rows] == [
+        "a student process's start, nothing forbidden (ms)",
+        "a student process's start, the library's programs forbidden (ms)",
+        "poisoning alone, looked up in the forked process (ms)",
+        "poisoning alone, prepared before the fork (ms)"]
+    assert all(wall > 0 for _, wall, _ in rows)
