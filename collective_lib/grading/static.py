@@ -74,11 +74,12 @@ def definitions(sources: list) -> dict:
     loop) and a ``lambda`` assigned to a name there count too; a name memoized by
     rebinding (``f = functools.lru_cache(maxsize=None)(f)``) keeps the function it wraps.
 
-    >>> found = definitions(["if True:\\n    def f(): pass\\n", "f = functools.cache(f)"])
+    >>> found = definitions(["import functools", "if True:\\n    def f(): pass\\n",
+    ...                      "f = functools.cache(f)"])
     >>> type(found["f"]).__name__
     'FunctionDef'
     """
-    found = {}
+    found, caches = {}, _functools_caches(sources)
     for statement, nested in _statements(sources):
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found[statement.name] = statement
@@ -90,7 +91,7 @@ def definitions(sources: list) -> dict:
             for target in targets:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name) and not (
-                            name.id in found and _memoizes(statement, name.id)):
+                            name.id in found and _memoizes(statement, name.id, caches)):
                         found[name.id] = statement
     return found
 
@@ -106,13 +107,14 @@ def own_definitions(sources: list) -> set:
     ...                         "class C: pass", "def h(): pass", "h = g",
     ...                         "k = lambda i: i - (i & -i)"]))
     ['C', 'f', 'g', 'k']
-    >>> sorted(own_definitions(["if True:\\n    def a(): pass\\n", "def b(): pass",
+    >>> sorted(own_definitions(["import functools", "if True:\\n    def a(): pass\\n",
+    ...                         "def b(): pass",
     ...                         "b = functools.lru_cache(maxsize=None)(b)",
     ...                         "try:\\n    from m import c\\nexcept ImportError:\\n"
     ...                         "    def c(): pass\\n"]))
     ['a', 'b']
     """
-    last, imported_in_a_block = {}, set()
+    last, imported_in_a_block, caches = {}, set(), _functools_caches(sources)
     for statement, nested in _statements(sources):
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
             names = {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
@@ -121,7 +123,7 @@ def own_definitions(sources: list) -> set:
                 imported_in_a_block |= names
             continue
         for bound in _bound_names(statement):
-            if last.get(bound) and _memoizes(statement, bound):
+            if last.get(bound) and _memoizes(statement, bound, caches):
                 continue
             last[bound] = _plainly_defines(statement, bound) and (isinstance(
                 statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -150,10 +152,37 @@ def _statements(sources: list):
                 todo.extend((line, True) for line in reversed(inner))
 
 
-def _memoizes(statement, name: str) -> bool:
+def _functools_caches(sources: list) -> set:
+    """The spellings of functools' caches the cells may use: ``functools.cache`` and
+    ``functools.lru_cache`` after ``import functools``, ``cache`` and ``lru_cache`` after
+    ``from functools import ...``; none whose name the cells also bind otherwise (a
+    function of the student's called ``cache``)."""
+    imported, bound = set(), set()
+    for statement, _ in _statements(sources):
+        if isinstance(statement, ast.Import):
+            imported |= {"functools" for alias in statement.names
+                         if alias.name == "functools" and alias.asname is None}
+        elif isinstance(statement, ast.ImportFrom) and statement.module == "functools":
+            imported |= {alias.name for alias in statement.names
+                         if alias.name in ("cache", "lru_cache") and alias.asname is None}
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in statement.names
+                      if not (alias.name in ("functools", "cache", "lru_cache")
+                              and alias.asname is None)}
+        else:                           # assigned or defined anywhere in the statement
+            bound |= {node.id if isinstance(node, ast.Name) else node.name
+                      for node in ast.walk(statement)
+                      if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))
+                      or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    usable = imported - bound
+    return ({f"functools.{name}" for name in ("cache", "lru_cache")}
+            if "functools" in usable else set()) | (usable & {"cache", "lru_cache"})
+
+
+def _memoizes(statement, name: str, caches: set) -> bool:
     """Whether ``statement`` is ``name = <functools' cache or lru_cache>(name)`` (the
-    cache called with constant options first, or not): the name stays the function it
-    wraps."""
+    cache called with constant options first, or not; spelled as the cells imported it,
+    ``caches``: :func:`_functools_caches`): the name stays the function it wraps."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)
             and statement.targets[0].id == name and isinstance(statement.value, ast.Call)):
@@ -168,8 +197,7 @@ def _memoizes(statement, name: str) -> bool:
     spelled = (wrapper.id if isinstance(wrapper, ast.Name) else
                f"{wrapper.value.id}.{wrapper.attr}" if isinstance(wrapper, ast.Attribute)
                and isinstance(wrapper.value, ast.Name) else "")
-    return (spelled in {"cache", "lru_cache", "functools.cache", "functools.lru_cache"}
-            and not call.keywords and len(call.args) == 1
+    return (spelled in caches and not call.keywords and len(call.args) == 1
             and isinstance(call.args[0], ast.Name) and call.args[0].id == name)
 
 

@@ -440,8 +440,16 @@ def test_helpers_of_ones_own_in_a_notebooks_cells_are_no_use_of_the_librarys(hel
     # one's own helper rebound to what a wrapper that is no cache gives
     "from collective_lib import trees\n\n" + OWN_PARENT + OWN_CHILDREN
     + "binomial_children = (lambda f: trees.binomial_children)(binomial_children)\n",
+    # ... by a function of one's own named as functools' cache
+    "from collective_lib import trees\n\n" + OWN_PARENT + OWN_CHILDREN
+    + "def cache(f):\n    return trees.binomial_children\n\n"
+    + "binomial_children = cache(binomial_children)\n",
+    # ... by a module of one's own named functools
+    "import types\nfrom collective_lib import trees\n\n" + OWN_PARENT + OWN_CHILDREN
+    + "functools = types.SimpleNamespace(cache=lambda f: trees.binomial_children)\n"
+    + "binomial_children = functools.cache(binomial_children)\n",
 ], ids=["lambda", "library_memoized", "own_memoized_wrapper", "block_wrapper",
-        "own_or_the_librarys", "rebound_by_no_cache"])
+        "own_or_the_librarys", "rebound_by_no_cache", "own_cache", "own_functools"])
 def test_the_librarys_helper_behind_a_lambda_or_a_cache_is_still_refused(helpers):
     forbidden = ["binomial_children", "binomial_parent"]
     with pytest.raises(AssertionError, match="uses the library's `binomial_"):
