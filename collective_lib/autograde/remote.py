@@ -117,17 +117,15 @@ class HostTemplate:
         return self.process.poll() is None
 
     def close(self) -> None:
-        """Stop the template (hosts it forked live on until their checkers let go)."""
+        """Stop the template (hosts it forked live on until their checkers let go). The
+        template removes its directory as it ends, even when this process ends first."""
         self.sock.close()
         try:
             self.process.wait(10)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        try:
             os.rmdir(self.cwd)
-        except OSError:
-            pass
 
 
 def _pidfd(pid: int) -> int | None:

@@ -109,3 +109,27 @@ def test_an_answer_the_checker_refuses_is_reported_with_its_reason():
     finally:
         student.kill()
         student.wait()
+
+
+def test_the_host_template_removes_its_directory_when_its_checker_ends_abruptly():
+    """A pytest-xdist worker or a killed grading run ends by ``os._exit``: no atexit
+    handler closes the template, which still removes the directory it runs in."""
+    script = ("import os; from collective_lib.autograde.remote import HostTemplate; "
+              "t = HostTemplate(); print(t.cwd, t.process.pid, flush=True); os._exit(0)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split()
+    cwd, pid = out[0], int(out[1])
+    deadline = time.monotonic() + 10
+    while (os.path.isdir(cwd) or not _ended(pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.isdir(cwd), f"the template's directory {cwd} was left behind"
+    assert _ended(pid), f"the template (pid {pid}) outlived its checker"
+
+
+def _ended(pid: int) -> bool:
+    """Whether process ``pid`` is gone or a zombie (its new parent may not reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
