@@ -119,6 +119,10 @@ def encode(value: Any, callbacks: list | None = None, *, max_items: int = MAX_IT
     float, and for a value of more than ``max_items`` items (what :func:`decode`
     would refuse).
     """
+    kind = type(value)
+    if max_items > 0 and (value is None or kind is bool or kind is str or
+                          kind is int and -2 ** 53 < value < 2 ** 53):
+        return value            # a plain scalar (most values a lock or a PE is sent) as is
     left = max_items
 
     def encoded(value: Any, depth: int) -> Any:
@@ -241,6 +245,10 @@ def decode(data: Any, callback: Callable[[int], Any] | None = None, *,
     ...
     collective_lib.autograde.codec.Undecodable: Send with words=nan: a message size must be a non-negative integer
     """
+    kind = type(data)
+    if max_items > 0 and (data is None or kind is bool or kind is int or kind is float or
+                          kind is str):
+        return data             # a plain scalar, as the walk below would give it back
     left = max_items
 
     def decoded(data: Any, depth: int) -> Any:
