@@ -667,28 +667,54 @@ class Remote(StandIn):
 
 
 class _RemoteReplayer:
-    """:class:`~collective_lib.shared_memory.Replayer`'s methods, answered by a student process."""
+    """:class:`~collective_lib.shared_memory.Replayer`'s methods, answered by a student process.
+
+    ``start`` sends the class's path, the arguments and the history; the student's side
+    answers with a handle for the object it made, and each ``step`` sends only that
+    handle and the step (a search of every interleaving asks some 40,000 steps) to the
+    process that holds the object, even where the stand-in would start a new one for each
+    call (each PE apart). A handle names nothing here but the student's object: whatever
+    it is, the checker still takes only the event and the value it decodes.
+    """
 
     def __init__(self, standin: Remote):
         self.standin = standin
+        self.replays: dict = {}         # tuple(args) -> (process, handle) of their object
 
     def start(self, args, history) -> tuple:
         proc = self.standin._target()
-        return self._event(proc, {"kind": "replay", "path": self.standin.path,
-                                  "args": proc.encode(list(args)),
-                                  "history": [[k, proc.encode(v)] for k, v in history]})
+        # the last object of these arguments goes once this start succeeds; should it fail,
+        # RecordedLock still steps that one
+        old = self.replays.get(tuple(args))
+        reply = self._reply(proc, {
+            "kind": "replay", "path": self.standin.path, "args": proc.encode(list(args)),
+            "history": [[k, proc.encode(v)] for k, v in history],
+            "replaces": old[1] if old is not None and old[0] is proc else None})
+        handle = reply.get("replay")
+        if type(handle) is not int:         # written to the pipe by the student's code
+            proc.kill()
+            raise _student_error({"err": _FORGED, "type": "RuntimeError"})
+        self.replays[tuple(args)] = (proc, handle)
+        return self._event(reply)
 
     def step(self, args, step) -> tuple:
-        proc = self.standin._target()
-        return self._event(proc, {"kind": "replay_step", "path": self.standin.path,
-                                  "args": proc.encode(list(args)),
-                                  "step": [step[0], proc.encode(step[1])]})
+        try:
+            proc, handle = self.replays[tuple(args)]
+        except KeyError:
+            raise RuntimeError(f"no replay of {self.standin.__name__}{tuple(args)} was "
+                               "started: start() one before its steps") from None
+        return self._event(self._reply(proc, {"kind": "replay_step", "replay": handle,
+                                              "step": [step[0], proc.encode(step[1])]}))
 
-    def _event(self, proc, request) -> tuple:
+    def _reply(self, proc, request) -> dict:
         self.standin.sandbox.sync(proc)
         reply = proc.request(request)
         if "err" in reply:
             raise _student_error(reply)
+        return reply
+
+    @staticmethod
+    def _event(reply) -> tuple:
         return reply["event"], decode(reply["value"])
 
 

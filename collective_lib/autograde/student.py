@@ -187,7 +187,8 @@ class _Server:
         self.own = {}                   # of those, a function forwarded -> a copy of it
         self.undo = {}                  # of those, a function forwarded -> its undo
         self.handles = {}               # id -> generator or instance the checker refers to
-        self.replayers = {}             # class path -> Replayer (lock checks)
+        self.replays = {}               # handle -> (Replayer, args): a lock replayed
+        self.replayed = 0               # the handles given so far
 
     def encode(self, value):
         return encode(value)
@@ -292,18 +293,10 @@ class _Server:
             if gen is not None:
                 gen.close()
             return {"ret": None}
-        if kind in ("replay", "replay_step"):     # a lock's next event (see RecordedLock)
-            from collective_lib.shared_memory import Replayer
-            key = json.dumps(request["path"])
-            replayer = self.replayers.setdefault(key, Replayer(self.resolve(request["path"])))
-            args = tuple(decode(request["args"], self.callback))
-            if kind == "replay":
-                kind_, value = replayer.start(args, [(k, decode(v, self.callback))
-                                                     for k, v in request["history"]])
-            else:
-                step = request["step"]
-                kind_, value = replayer.step(args, (step[0], decode(step[1], self.callback)))
-            return {"event": kind_, "value": self.encode(value)}
+        if kind == "replay":                        # a lock's next event (see RecordedLock)
+            return self.replay(request)
+        if kind == "replay_step":
+            return self.replay_step(request)
         if kind == "set":
             name = request["name"]
             original = self.originals.setdefault(name, self.ns.get(name, _ABSENT))
@@ -321,6 +314,36 @@ class _Server:
                     self.ns[name] = original
             return {"ret": None}
         raise ValueError(f"unknown request {kind!r}")
+
+    def replay(self, request: dict) -> dict:
+        """A fresh instance of the class at ``path``, made with ``args``, plays ``history``
+        (:class:`~collective_lib.shared_memory.Replayer`); the reply gives its event and
+        a handle by which the checker's steps name it from then on. The replay the
+        checker ``replaces`` (its last with these arguments) is dropped."""
+        from collective_lib.shared_memory import Replayer
+        # a Replayer of its own: no other replay (another check's) moves this object on
+        replayer = Replayer(self.resolve(request["path"]))
+        args = tuple(decode(request["args"], self.callback))
+        history = [(k, decode(v, self.callback)) for k, v in request["history"]]
+        reply = self.event(*replayer.start(args, history))
+        # only a replay that started (and can be sent) replaces the last: should this one
+        # fail, the checker goes on with that
+        self.replays.pop(request.get("replaces"), None)
+        self.replayed += 1
+        self.replays[self.replayed] = (replayer, args)
+        return {"replay": self.replayed, **reply}
+
+    def replay_step(self, request: dict) -> dict:
+        """One more step of the replay ``request["replay"]``."""
+        handle = request["replay"]
+        if type(handle) is not int or handle not in self.replays:
+            raise ValueError(f"no lock replay {handle!r} was started in this process")
+        replayer, args = self.replays[handle]
+        kind, value = request["step"]
+        return self.event(*replayer.step(args, (kind, decode(value, self.callback))))
+
+    def event(self, kind: str, value) -> dict:
+        return {"event": kind, "value": self.encode(value)}
 
     def forward(self, name: str, original, value) -> None:
         """Forward every call of the student's function ``original`` to the checker's

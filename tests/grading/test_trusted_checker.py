@@ -7,6 +7,7 @@ sandboxed processes (this suite runs as root, as the grader does).
 """
 
 import inspect
+import json
 import os
 import signal
 import types
@@ -165,6 +166,84 @@ def test_a_correct_lock_whose_pes_poll_often_finishes_the_timed_runs():
                                        "yield pause(1)"), test.replace("[7]", "[2]"))["t0"]
     assert not never["passed"] and never["kind"] == "no_progress"
     assert "never finished: some PEs wait forever" in " ".join(never["message"].split())
+
+
+class _InProcess:
+    """A student process's side answered here (no sandbox): each request crosses as JSON, to
+    the handler a student process runs, and every request is kept."""
+
+    def __init__(self, namespace):
+        self.server = student_side._Server(-1, -1, namespace, "")
+        self.requests, self.killed = [], False
+
+    def encode(self, value):
+        return encode(value)
+
+    def request(self, message):
+        message = json.loads(json.dumps(message))
+        self.requests.append(message)
+        try:
+            return json.loads(json.dumps(self.server.handle(message)))
+        except Exception as err:                # as student._Server.answer sends it
+            return student_side._error(err)
+
+    def kill(self):
+        self.killed = True
+
+
+def _replayed_here(source, name):
+    """A stand-in's replayer of the class ``name`` defined by ``source``, its student side
+    answered in this process."""
+    from collective_lib.autograde.remote import _RemoteReplayer
+    namespace = {}
+    exec(source, namespace)
+    proc = _InProcess(namespace)
+    standin = types.SimpleNamespace(path=[name], __name__=name, _target=lambda: proc,
+                                    sandbox=types.SimpleNamespace(sync=lambda proc: None))
+    return _RemoteReplayer(standin), proc
+
+
+CAS_LOCK = "from collective_lib.algorithms.sync import cas_spin_lock as CasLock\n"
+
+
+def test_a_replayed_locks_steps_name_its_object_by_a_handle_and_decide_as_in_process():
+    # a search asks some 40,000 steps of a student's lock: each sent its class's path and
+    # arguments again, and the student's side looked both up again
+    from collective_lib.algorithms.sync import lock_demo
+    from collective_lib.shared_memory import (RecordedLock, explore_interleavings,
+                                              mutual_exclusion)
+    replayer, proc = _replayed_here(CAS_LOCK, "CasLock")
+    namespace = {}
+    exec(CAS_LOCK, namespace)
+    here, there = RecordedLock(namespace["CasLock"]), RecordedLock(namespace["CasLock"],
+                                                                   replayer)
+    stats_here, stats_there = {}, {}
+    for recorded, stats in ((here, stats_here), (there, stats_there)):
+        assert explore_interleavings(lock_demo, 2, mutual_exclusion, lock=recorded,
+                                     rounds=2, max_steps=12, stats=stats) is None
+    assert stats_here == stats_there and here.asked == there.asked
+    steps = [r for r in proc.requests if r["kind"] == "replay_step"]
+    starts = [r for r in proc.requests if r["kind"] == "replay"]
+    assert steps and starts and len(steps) + len(starts) == there.asked
+    assert all(set(r) == {"kind", "replay", "step"} for r in steps)
+    # one object per PE in the student's process: a new start drops the one it replaces
+    assert len(proc.server.replays) == 2
+
+
+def test_an_unknown_replay_is_refused_on_either_side_and_a_forged_handle_stops_the_process():
+    replayer, proc = _replayed_here(CAS_LOCK, "CasLock")
+    with pytest.raises(RuntimeError, match=r"no replay of CasLock\(0, 2\) was started"):
+        replayer.step((0, 2), ("send", True))
+    assert not proc.requests                    # refused before anything was sent
+    with pytest.raises(ValueError, match="no lock replay 7 was started in this process"):
+        proc.server.handle({"kind": "replay_step", "replay": 7, "step": ["send", True]})
+    assert replayer.start((0, 2), [("call", "acquire")])[0] == "op"
+    # a reply whose handle is no int (the student's code wrote it) stops the process
+    forged, proc = _replayed_here(CAS_LOCK, "CasLock")
+    proc.server.replay = lambda request: {"replay": "0", "event": "op", "value": None}
+    with pytest.raises(RuntimeError, match="not its answer"):
+        forged.start((0, 2), [("call", "acquire")])
+    assert proc.killed
 
 
 def test_a_program_that_ends_or_fails_at_its_first_step_is_graded_like_any_other():
