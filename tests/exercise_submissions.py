@@ -10,7 +10,7 @@ another test module.
 from __future__ import annotations
 
 __all__ = ["SPINS", "YIELDS_FOREVER", "SHARES_WHEN_IT_CAN", "validated_fixture", "validate_tests",
-           "visible_kind_test"]
+           "visible_kind_test", "message_width_test"]
 
 SPINS = '''
 while True:                           # never yields, never returns
@@ -91,7 +91,7 @@ def validate_tests(messages: dict) -> tuple:
             validate_tests(MESSAGES)
     """
     import pytest
-    from nbgrader_harness import flat
+    from messages import flat
 
     def test_validate_passes_the_solution(validated):
         assert validated["solution"].passed, validated["solution"].text
@@ -104,8 +104,30 @@ def validate_tests(messages: dict) -> tuple:
         wanted = messages[student]
         for message in [wanted] if isinstance(wanted, str) else wanted:
             assert flat(message) in flat(result.text), (message, result.text)
+        # a student who set no width of their own reads every line of it whole
+        assert not result.cut_lines, result.cut_lines
 
     return test_validate_passes_the_solution, test_validate_reports_each_named_bug
+
+
+def message_width_test():
+    """The test that no graded cell's error, in any submission of a module's ``graded``
+    fixture, has a line that ``nbgrader validate`` would cut at its default width: the
+    same checks run when a student presses Validate. Use as::
+
+        test_no_line_of_a_message_is_cut_by_validate = message_width_test()
+    """
+    import nbgrader_harness as h
+
+    def test_no_line_of_a_message_is_cut_by_validate(graded):
+        _, results = graded
+        cut = {(student, grade_id): lines
+               for student, result in results.items()
+               for grade_id, text in h.graded_errors(result).items()
+               if (lines := h.cut_by_validate(text))}
+        assert not cut, cut
+
+    return test_no_line_of_a_message_is_cut_by_validate
 
 
 def visible_kind_test(cases):

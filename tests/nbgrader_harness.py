@@ -38,6 +38,7 @@ import pytest
 from nbformat import NotebookNode
 
 from collective_lib.autograde.checker import TIME_SCALE
+from messages import flat
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = REPO_ROOT / "exercises"
@@ -156,8 +157,9 @@ class GradeResult:
     def messages(self, grade_id: str | None = None) -> str:
         """Error text (exception name, message, traceback) the grader recorded.
 
-        For one cell if ``grade_id`` is given, else for the whole notebook.
-        ANSI colour codes are stripped, so tests can search the text.
+        For one cell if ``grade_id`` is given, else for the whole notebook. ANSI colour
+        codes are stripped and every run of white space is one blank (:func:`flat`), so
+        tests can search the words, wherever the message broke its lines.
         """
         cells = [self.cell(grade_id)] if grade_id else self.notebook.cells
         parts = []
@@ -168,7 +170,7 @@ class GradeResult:
                     parts.extend(out.get("traceback", []))
                 elif out.get("output_type") == "stream" and out.get("name") == "stderr":
                     parts.append(out.get("text", ""))
-        return _ANSI.sub("", "\n".join(parts))
+        return flat(_ANSI.sub("", "\n".join(parts)))
 
 
 def autograde(
@@ -413,11 +415,29 @@ def autograde_many(course_dir: os.PathLike | str, assignment: str, submissions: 
     return results
 
 
-def flat(text: str) -> str:
-    """``text`` with every run of white space made one blank: messages break their lines
-    (so that Validate, which cuts lines at 90 characters, shows them whole), and Validate
-    indents them."""
-    return " ".join(text.split())
+def cut_by_validate(text: str) -> list[str]:
+    """The lines of an error that ``nbgrader validate`` cuts (with its default width and
+    indentation, as a student who set neither sees them): each is shown indented, and
+    a line longer than the width less three is cut there and ends in "..."."""
+    from nbgrader.validator import Validator
+    width, indent = Validator.width.default_value, Validator.indent.default_value
+    return [line for line in _ANSI.sub("", text).split("\n")
+            if len(indent + line) > width - 3]
+
+
+def graded_errors(result: GradeResult) -> dict:
+    """``{grade_id: text}``: the error each failed graded cell of ``result`` shows, as
+    Validate would quote it (the traceback's lines)."""
+    errors = {}
+    for cell in result.notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
+            text = "\n".join("\n".join(out.get("traceback", []))
+                             for out in cell.get("outputs", [])
+                             if out.get("output_type") == "error")
+            if text:
+                errors[grade_id] = text
+    return errors
 
 
 def released_text(course_dir: os.PathLike | str, assignment: str) -> str:
@@ -602,6 +622,15 @@ class ValidateResult:
     def errors(self) -> list[str]:
         """The error of each failed cell as the report quotes it (what *Validate* shows)."""
         return _ERROR_SECTION.findall(self.text)
+
+    @property
+    def cut_lines(self) -> list[str]:
+        """The lines of :attr:`errors` that Validate cut at its default width (each ends
+        in "..." at exactly that width)."""
+        from nbgrader.validator import Validator
+        width = Validator.width.default_value
+        return [line for error in self.errors for line in error.split("\n")
+                if len(line) == width and line.endswith("...")]
 
 
 # nbgrader's report of a failed cell: "The error was:", a blank line, the error

@@ -23,27 +23,68 @@ __all__ = ["quiet", "name_of", "explain_exception", "format_value", "same_value"
 #: "AssertionError: ".
 _WIDTH, _FIRST_WIDTH = 80, 64
 
+#: Longest code span a message quotes (a student's line of code): it must fit on a line
+#: of its own, below an indented line.
+_CODE_WIDTH = _WIDTH - 8
+
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+
+# A line that ends a sentence, or opens what follows (a list, a trace, a schedule): the
+# next line starts anew. Any other line breaks a sentence by hand: what does not fit
+# joins the next line (when it is indented as this one).
+_ENDS = (".", "!", "?", ":", ")")
+
 
 def wrapped(text: str) -> str:
-    """``text`` with every line longer than the message's width broken at blanks, the
-    rest of a line indented as it was (traces and schedules are left as they are when
-    they fit). A code span is never broken, nor a run of words joined by ``"\0"``,
-    which becomes a blank."""
-    # a code span (`while not (yield cas(...))`) is never broken: its blanks are held
-    text = re.sub(r"`[^`\n]*`", lambda span: span.group().replace(" ", "\0"), text)
-    lines = []
-    for number, line in enumerate(text.split("\n")):
+    r"""``text`` with every line fitting the width Validate shows (:data:`_WIDTH`).
+
+    A line that is too long is broken at blanks, the rest of it indented as it was;
+    where the line breaks a sentence by hand, what does not fit joins the next line, so
+    a message written with its own breaks reads as one paragraph. Lines that fit
+    (traces, schedules) are left as they are. A code span is never broken (one longer
+    than :data:`_CODE_WIDTH` is cut), nor a run of words joined by ``"\0"``, which
+    becomes a blank. Text that fits is returned unchanged: wrapping twice changes nothing.
+
+    >>> print(wrapped("the time is measured on the runs that finish with messages "
+    ...               "that carry\nthe whole vector"))
+    the time is measured on the runs that finish with messages that
+    carry the whole vector
+    """
+    text = _CODE_SPAN.sub(_held_span, text)
+    lines, carry = [], ""
+    source = text.split("\n")
+    for number, line in enumerate(source):
+        indent = _indent(line)
+        if carry:
+            line, carry = f"{indent}{carry} {line.lstrip()}", ""
         # the first line leaves room for "AssertionError: " (a blank per character)
         room = " " * (_WIDTH - _FIRST_WIDTH) if number == 0 else ""
         if len(room + line) <= _WIDTH:
             lines.append(line)
             continue
-        indent = line[:len(line) - len(line.lstrip())]
         parts = textwrap.wrap(line, _WIDTH, initial_indent=room,
                               subsequent_indent=indent + "  " * bool(indent),
-                              break_long_words=False, break_on_hyphens=False) or [line]
-        lines += [parts[0][len(room):], *parts[1:]]
+                              break_on_hyphens=False) or [line]
+        parts[0] = parts[0][len(room):]
+        following = source[number + 1] if number + 1 < len(source) else ""
+        if (len(parts) > 1 and following.strip() and not line.endswith(_ENDS)
+                and _indent(following) == indent):
+            carry = " ".join(part.strip() for part in parts[1:])
+            parts = parts[:1]
+        lines += parts
     return "\n".join(lines).replace("\0", " ")
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _held_span(span: re.Match) -> str:
+    r"""A code span with its blanks held (``"\0"``), cut to :data:`_CODE_WIDTH`."""
+    code = span.group()
+    if len(code) > _CODE_WIDTH:
+        code = code[:_CODE_WIDTH - 4] + "...`"
+    return code.replace(" ", "\0")
 
 
 @contextlib.contextmanager

@@ -22,6 +22,8 @@ wrong_result - PE 3 returned 7, but 9 was expected
 """
 from __future__ import annotations
 
+from ._advice import wrapped
+
 __all__ = ["KINDS", "CheckFailed", "failure_kind"]
 
 #: The kinds of failure and what each means, in the order a report lists ties.
@@ -62,14 +64,16 @@ KINDS = {
 class CheckFailed(AssertionError):
     """A failed check: an :class:`AssertionError` with a ``kind`` from :data:`KINDS`.
 
-    A subclass may fix its kind as a class attribute
-    (:class:`~.guards.WallClockLimitExceeded` is ``"time_limit"``).
+    Its message is wrapped to the width Validate shows whole (:func:`~._advice.wrapped`),
+    so a check writes it as it reads best and no line of it is cut. A subclass may fix
+    its kind as a class attribute (:class:`~.guards.WallClockLimitExceeded` is
+    ``"time_limit"``).
     """
 
     kind = "other"
 
     def __init__(self, message: str = "", kind: str | None = None):
-        super().__init__(message)
+        super().__init__(wrapped(message))
         if kind is not None:
             if kind not in KINDS:
                 raise ValueError(f"unknown kind of failure {kind!r}; the kinds are "
@@ -78,6 +82,12 @@ class CheckFailed(AssertionError):
 
     def __reduce__(self):
         return (type(self), (str(self), self.kind))
+
+    def _render_traceback_(self) -> list:
+        """What IPython shows of a failed check (in the notebook, and in Validate's
+        report): its message alone, as the autograded notebook shows it. The frames of
+        the test cell say less than the message, and Validate would cut their lines."""
+        return [f"AssertionError: {self}"]
 
 
 # A student's notebook (IPython, nbgrader validate) names an exception by its class's

@@ -23,7 +23,8 @@ import types
 
 from ..errors import LIBRARY_DIR
 
-__all__ = ["FORBIDDEN", "forbidden_name", "library_definitions", "fingerprint"]
+__all__ = ["FORBIDDEN", "forbidden_name", "forbidden_detail", "library_definitions",
+           "fingerprint"]
 
 # What a poisoned function or a refusal says, followed by a forbidden name in backticks.
 FORBIDDEN = "this exercise does not allow the library's"
@@ -43,6 +44,20 @@ def forbidden_name(text: str) -> str | None:
         return None
     match = re.search(re.escape(FORBIDDEN) + r" `([^`]+)`", text)
     return match.group(1) if match else None
+
+
+def forbidden_detail(text: str) -> str | None:
+    r"""What a message of this module says after :data:`FORBIDDEN`, in one line, or None:
+    the lines of the refusal, which wrapping may have broken, up to the first indented
+    line (a note or the student's line that follows it).
+
+    >>> forbidden_detail(f"f(3) raised RuntimeError: {FORBIDDEN} `gray`, which was\n"
+    ...                  "called here\n  at line 2 of f: `return gray(i)`")
+    '`gray`, which was called here'
+    """
+    words = r"\s+".join(map(re.escape, FORBIDDEN.split()))
+    match = re.search(words + r"\s(.*?)(?=\n\s|\Z)", text, re.S)
+    return " ".join(match.group(1).split()) if match else None
 
 
 def library_definitions(names) -> dict:

@@ -28,8 +28,8 @@ from typing import Callable, Iterable
 
 from ..model import CostModel
 from . import static
-from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
-from ._advice import in_library, name_of, wrapped
+from .forbidden import fingerprint, forbidden_detail, forbidden_name, library_definitions
+from ._advice import in_library, name_of
 from .failures import CheckFailed
 from .programs import run_program
 from .review import flag_for_review
@@ -306,9 +306,9 @@ def _uses_library(top: str, name: str, names: set, reason: str,
     """The failure of a student's ``top`` that uses the library's ``name``, in lines that
     Validate shows whole (a long function name pushed the forbidden one off the first)."""
     place = " (in\0" + where.replace(" ", "\0") + ")" if where is not None else ""
-    return CheckFailed(wrapped(
+    return CheckFailed(
         f"{top} uses the library's `{name}`{place}; {reason}. "
-        f"Not allowed here: {_not_allowed(names)}."), "uses_library")
+        f"Not allowed here: {_not_allowed(names)}.", "uses_library")
 
 
 def _not_allowed(names: set) -> str:
@@ -454,9 +454,9 @@ def forbid_computed_with(name: str, cells, names: Iterable[str], *, asks: str) -
     used = static.used_names(sources, name, every=True)
     found = sorted(used & names)
     if found:
-        raise CheckFailed(wrapped(
+        raise CheckFailed(
             f"{name} is computed with the library's `{found[0]}`; {asks}.\nNot allowed "
-            f"here: {', '.join(f'`{n}`' for n in sorted(names))}."), "uses_library")
+            f"here: {', '.join(f'`{n}`' for n in sorted(names))}.", "uses_library")
     computed = sorted(used & _COMPUTED)
     if computed:
         flag_for_review(f"{name}: its cells reach objects by computed names "
@@ -642,7 +642,7 @@ def _forbid_by_poison(standin, labels, p, inputs, model, network, reason, time_l
             if report_failures:
                 raise
             return
-        detail = text.split(FORBIDDEN, 1)[1].split("\n")[0]
+        detail = forbidden_detail(text)
         if "which was called here" in detail:
             raise CheckFailed(f"{name} runs the library's `{label}` (it called it when "
                               f"{name} was simulated on p={p}); {reason}.",

@@ -64,11 +64,6 @@ def _lock_ops_needed(p: int, rounds: int, hold: float = 0) -> int:
     return int(p * p * rounds * (_SECTION_TIME + hold))
 
 
-def _failure(text: str, kind: str) -> CheckFailed:
-    """A failure of this module's checks, its message wrapped to Validate's width."""
-    return CheckFailed(wrapped(text), kind)
-
-
 def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your schedule",
                     max_steps: int = 1000, time_limit_s: float = 10.0, **params):
     """Replay a student's interleaving of a shared-memory program, step by step.
@@ -124,19 +119,19 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
     if isinstance(schedule, np.ndarray):
         schedule = schedule.tolist()
     if not isinstance(schedule, (list, tuple)):
-        raise _failure(f"{what} must be a list of PE numbers such as [0, 1, 1, 0], "
+        raise CheckFailed(f"{what} must be a list of PE numbers such as [0, 1, 1, 0], "
                           f"got {format_value(schedule)} ({type(schedule).__name__})",
                           "wrong_form")
     if len(schedule) > max_steps:
-        raise _failure(f"{what} has {len(schedule)} steps; no more than {max_steps} "
+        raise CheckFailed(f"{what} has {len(schedule)} steps; no more than {max_steps} "
                        "are needed here. Keep only the steps that matter.", "wrong_form")
     ranks = "PE 0" if p == 1 else "PEs (0 and 1)" if p == 2 else f"PEs (0 .. {p - 1})"
     for step, pe in enumerate(schedule):
         if isinstance(pe, (bool, np.bool_)) or not isinstance(pe, (int, np.integer)):
-            raise _failure(f"{what} must list PE numbers (ints), but step {step} is "
+            raise CheckFailed(f"{what} must list PE numbers (ints), but step {step} is "
                               f"{format_value(pe)} ({type(pe).__name__})", "wrong_form")
         if not 0 <= pe < p:
-            raise _failure(f"{what} names PE {pe} at step {step}, but there are only "
+            raise CheckFailed(f"{what} names PE {pe} at step {step}, but there are only "
                               f"{p} {ranks}", "wrong_form")
     schedule = [int(pe) for pe in schedule]
 
@@ -152,17 +147,17 @@ def replay_schedule(program: Callable, p: int, schedule, *, what: str = "your sc
     except ValueError as exc:
         found = re.search(r"names PE (\d+) at step (\d+), but PE \d+ has returned", str(exc))
         if not found:
-            raise _failure(explain_exception(exc, f"replaying {what}"),
+            raise CheckFailed(explain_exception(exc, f"replaying {what}"),
                            "exception") from None
         pe, step = int(found.group(1)), int(found.group(2))
         with quiet():
             before = replay(schedule[:step])
-        raise _failure(
+        raise CheckFailed(
             f"{what} names PE {pe} at step {step}, but PE {pe} has already returned: it has no "
             f"operation left. The run up to that step:\n{trace_excerpt(before.trace)}",
             "wrong_form") from None
     except Exception as exc:
-        raise _failure(explain_exception(exc, f"replaying {what}"),
+        raise CheckFailed(explain_exception(exc, f"replaying {what}"),
                        "exception") from None
 
 
@@ -213,7 +208,7 @@ def forbid_searched_schedule(name: str, cells=None, searches: Iterable[str] = SE
     runs = [run for run in _RUNS_THE_LOCK if run in used]
     repeated = static.repetitions(sources, name)
     if runs and repeated:
-        raise _failure(
+        raise CheckFailed(
             f"{name} is found by a search of your own: the statements that give it its "
             f"value run the lock (`{runs[0]}`) and use {' and '.join(repeated)}. Part 1 asks "
             "for a schedule found by reasoning: try_schedule may show what a schedule you "
@@ -251,24 +246,24 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     name = _lock_name(lock)
     if is_stand_in(lock):                    # graded in a sandbox: its source is checked
         if getattr(lock, "kind", None) != "class":
-            raise _failure(f"{name} must be a class (with acquire and release methods)",
+            raise CheckFailed(f"{name} must be a class (with acquire and release methods)",
                               "wrong_form")
         forbid_library_calls(lock, forbidden,
                              reason="this exercise asks for your own lock, built from read, "
                                     "write, cas, fetch_add and pause")
     elif not isinstance(lock, type):
-        raise _failure(f"{name} must be a class (with acquire and release methods), "
+        raise CheckFailed(f"{name} must be a class (with acquire and release methods), "
                           f"got {format_value(lock)}", "wrong_form")
     for base in ([] if is_stand_in(lock) else lock.__mro__[1:]):
         if base.__module__.split(".")[0] == "collective_lib":
-            raise _failure(f"{name} inherits from the library's {base.__name__}; "
+            raise CheckFailed(f"{name} inherits from the library's {base.__name__}; "
                               "write acquire() and release() yourself.", "uses_library")
     for method in ("acquire", "release"):
         func = getattr(lock, method, None)
         if not callable(func):
-            raise _failure(f"{name} has no method {method}()", "wrong_form")
+            raise CheckFailed(f"{name} has no method {method}()", "wrong_form")
         if in_library(func):
-            raise _failure(f"{name}.{method} is the library's own "
+            raise CheckFailed(f"{name}.{method} is the library's own "
                               f"{getattr(func, '__qualname__', method)}; write it yourself.",
                               "uses_library")
         forbid_library_calls(func, forbidden,
@@ -283,14 +278,14 @@ def check_own_lock(lock, forbidden: Iterable[str] = ("cas_spin_lock", "ttas_back
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise _failure(explain_exception(exc, f"{name}(0, 2) and its methods"),
+        raise CheckFailed(explain_exception(exc, f"{name}(0, 2) and its methods"),
                           "exception") from None
     if not isinstance(cells, dict):
-        raise _failure(f"{name}.memory(p) must return a dict {{cell: initial value}}, "
+        raise CheckFailed(f"{name}.memory(p) must return a dict {{cell: initial value}}, "
                           f"got {format_value(cells)}", "wrong_form")
     for method, gen in gens.items():
         if not inspect.isgenerator(gen):
-            raise _failure(
+            raise CheckFailed(
                 f"{name}.{method}() must be a generator: it yields its memory operations "
                 f"(e.g. `ok = yield cas(self.cell, 0, 1)`), but it returned "
                 f"{format_value(gen)}. Does it contain a `yield`?", "wrong_form")
@@ -332,7 +327,7 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
     """
     __tracebackhide__ = True   # IPython: show the message, not these frames
     name = _lock_name(lock)
-    with wall_clock_limit(time_limit_s, wrapped(
+    with wall_clock_limit(time_limit_s, (
             f"{name} did not finish within {time_limit_s:g} s of real time. Is there a "
             "loop in acquire() or release() that never yields an operation (such as "
             "`while True: pass`)?")):
@@ -355,7 +350,7 @@ def check_lock_progress(lock, ps: Iterable[int], *, rounds: int = 2, hold: float
                 # wrong in one process too: this cell judges only its own property
                 _check_lock_run(lock, name, p, rounds, hold, budget, exclusion)
                 continue
-            raise _failure(
+            raise CheckFailed(
                 f"{_lock_run_text(name, p, rounds)}: the lock works only while all PEs "
                 f"share one Python process; with each PE's {name} in its own process: "
                 f"{apart_failure}\nA PE knows only the shared memory cells and its own "
@@ -373,19 +368,19 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
                                   max_ops=max_ops)
     except OperationLimitError as exc:
         if getattr(exc, "since_write", max_ops) >= max_ops // 2:    # nothing changed
-            raise _failure(no_progress_text(f"{what},", str(exc)), "no_progress") from None
-        raise _failure(too_slow_text(what, max_ops, _TIMED_OPS_FACTOR, str(exc)),
+            raise CheckFailed(no_progress_text(f"{what},", str(exc)), "no_progress") from None
+        raise CheckFailed(too_slow_text(what, max_ops, _TIMED_OPS_FACTOR, str(exc)),
                        "no_progress") from None
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise _failure(explain_exception(exc, what), "exception") from None
+        raise CheckFailed(explain_exception(exc, what), "exception") from None
     if not exclusion:
         return
     bad = exclusion_violation(run.trace)
     if bad is not None:
         index = run.trace.index(bad)
-        raise _failure(
+        raise CheckFailed(
             f"{what}:\nPE {bad.pe} entered the critical section at time {bad.time:g} "
             f"while {inside_text(run.trace, index)}.\n"
             f"{trace_excerpt(run.trace, index)}"
@@ -393,7 +388,7 @@ def _check_lock_run(lock, name, p, rounds, hold, max_ops, exclusion=True) -> Non
                if no_operation_hint(run.trace, index) else ""), "lock_exclusion")
     counter = run.memory.get("counter")
     if counter != p * rounds:
-        raise _failure(f"{what}: the shared counter ended at {counter!r} instead "
+        raise CheckFailed(f"{what}: the shared counter ended at {counter!r} instead "
                           f"of {p * rounds}: increments were lost.", "lock_exclusion")
 
 
@@ -435,7 +430,7 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
     name = _lock_name(lock)
     if not progress:            # judged alone, exclusion counts only if PEs get through
         _check_someone_enters(lock, name, time_limit_s)
-    with wall_clock_limit(time_limit_s, wrapped(
+    with wall_clock_limit(time_limit_s, (
             f"checking {name} on random interleavings took more than "
             f"{time_limit_s:g} s of real time. Is there a loop in acquire() or "
             "release() that never yields an operation?")):
@@ -452,15 +447,15 @@ def check_lock_exclusion(lock, ps: Iterable[int], *, seeds=range(100), rounds: i
             except WallClockLimitExceeded:
                 raise
             except Exception as exc:
-                raise _failure(explain_exception(exc, what), "exception") from None
+                raise CheckFailed(explain_exception(exc, what), "exception") from None
             if found is None:
                 _check_lock_held(lock, name, p, recorded=recorded)
                 continue
             if found.reason.startswith("no progress"):
-                raise _failure(no_progress_text(
+                raise CheckFailed(no_progress_text(
                     f"{what}, under the interleaving of seed {found.seed},", found.reason),
                     "no_progress")
-            raise _failure(exclusion_text(
+            raise CheckFailed(exclusion_text(
                 what, f"the interleaving of seed {found.seed}", found,
                 exclusion_violation), "lock_exclusion")
 
@@ -539,7 +534,7 @@ def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS,
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise _failure(explain_exception(exc, f"{what}, one PE holding the lock"),
+        raise CheckFailed(explain_exception(exc, f"{what}, one PE holding the lock"),
                           "exception") from None
     bad = exclusion_violation(run.trace)
     first = next((i for i, e in enumerate(run.trace) if e.op == "enter"), None)
@@ -559,7 +554,7 @@ def _check_lock_held(lock, name: str, p: int, steps: int = _HELD_STEPS,
     if tail > first + 1:
         shown += f"\n     ...  ({tail - first - 1} entries are left out)"
     shown += "\n" + format_trace(run.trace, tail, index + 1).split("\n", 1)[1]
-    raise _failure(
+    raise CheckFailed(
         f"{what}:\nPE {holder} took the lock and stayed in the critical section; the "
         f"others kept trying ({steps} steps each, taking turns), and PE {bad.pe} "
         f"entered after {bad.time} steps while {inside_text(run.trace, index)}.\n"
@@ -596,7 +591,7 @@ def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
     except (WallClockLimitExceeded, OperationLimitError):
         raise
     except Exception as exc:
-        raise _failure(explain_exception(exc, f"{what}, after one PE held the lock"),
+        raise CheckFailed(explain_exception(exc, f"{what}, after one PE held the lock"),
                        "exception") from None
     others = "the other" if p == 2 else "the others"
     if found is None:
@@ -604,7 +599,7 @@ def _check_after_hold(recorded, what, p, steps, held, objects, holder) -> str:
                 "rounds")
     bad = exclusion_violation(found.run.trace)
     index = found.run.trace.index(bad)
-    raise _failure(
+    raise CheckFailed(
         f"{what}:\nPE {holder} took the lock and stayed in the critical section while "
         f"{others} kept trying ({steps} steps each, taking turns). None entered, but "
         f"then PE {holder} went on (it left and released the lock), every PE did {rounds} "
@@ -627,7 +622,7 @@ def _searched(what: str, time_limit_s: float, search: Callable, *args, **kwargs)
     """``search(*args, **kwargs)`` within the time limit, silenced; the lock's exception
     becomes a failure that explains it."""
     try:
-        with quiet(), wall_clock_limit(time_limit_s, wrapped(
+        with quiet(), wall_clock_limit(time_limit_s, (
                 f"checking the interleavings of {what} took more than {time_limit_s:g} s "
                 "of real time. Is there a loop in acquire() or release() that never "
                 "yields an operation?")):
@@ -635,7 +630,7 @@ def _searched(what: str, time_limit_s: float, search: Callable, *args, **kwargs)
     except (WallClockLimitExceeded, OperationLimitError):
         raise
     except Exception as exc:
-        raise _failure(explain_exception(exc, what), "exception") from None
+        raise CheckFailed(explain_exception(exc, what), "exception") from None
 
 
 def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int = 40,
@@ -706,7 +701,7 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
     if found is None:
         after = None
         if exclusion:
-            with quiet(), wall_clock_limit(time_limit_s, wrapped(
+            with quiet(), wall_clock_limit(time_limit_s, (
                     f"checking {what} with one PE holding the lock took more than "
                     f"{time_limit_s:g} s of real time. Is there a loop in acquire() that "
                     "never yields an operation?")):
@@ -714,15 +709,15 @@ def check_lock_exhaustive(lock, p: int = 2, *, rounds: int = 2, max_steps: int =
         return _exhaustive_text(p, exclusion, progress, max_steps, max_runs, covered,
                                 stats, after)
     if found.cycle:
-        raise _failure(livelock_text(what, found), "no_progress")
+        raise CheckFailed(livelock_text(what, found), "no_progress")
     if found.reason.startswith("no progress"):
-        raise _failure(no_progress_text(f"{what}, under {origin},", found.reason),
+        raise CheckFailed(no_progress_text(f"{what}, under {origin},", found.reason),
                        "no_progress")
     if found.reason.startswith("livelock"):
-        raise _failure(no_progress_text(
+        raise CheckFailed(no_progress_text(
             f"{what}, under the interleaving {schedule_text(found.schedule)},",
             found.reason.replace("livelock: ", "").replace("; PE", "\nPE")), "no_progress")
-    raise _failure(exclusion_text(what, origin, found, exclusion_violation),
+    raise CheckFailed(exclusion_text(what, origin, found, exclusion_violation),
                    "lock_exclusion")
 
 
@@ -761,7 +756,7 @@ def _check_someone_enters(lock, name: str, time_limit_s: float = 10.0,
     from ..shared_memory import simulate_shared
     tries = [(1, None), (2, None), (2, 0), (2, 1), (2, 2)]
     try:
-        with quiet(), wall_clock_limit(time_limit_s, wrapped(
+        with quiet(), wall_clock_limit(time_limit_s, (
                 f"checking whether {name} lets a PE in took more than {time_limit_s:g} s "
                 "of real time. Is there a loop in acquire() or release() that never yields "
                 "an operation?")):
@@ -774,9 +769,9 @@ def _check_someone_enters(lock, name: str, time_limit_s: float = 10.0,
     except WallClockLimitExceeded:
         raise
     except Exception as exc:
-        raise _failure(explain_exception(exc, f"{name} with p={p} PE{'s' * (p > 1)}, 1 round "
+        raise CheckFailed(explain_exception(exc, f"{name} with p={p} PE{'s' * (p > 1)}, 1 round "
                                               "each"), "exception") from None
-    raise _failure(
+    raise CheckFailed(
         f"{name} lets no PE into the critical section: with p=1 PE, PE 0 did not get "
         f"through one round in {steps} steps, and with p=2 PEs neither did (round robin "
         f"and {len(tries) - 2} random interleavings, {2 * steps} steps each). Such a lock "

@@ -12,8 +12,6 @@ a notebook the graded tests then fail (under autograde the two are the same).
 """
 from __future__ import annotations
 
-import textwrap
-
 from ._advice import format_value, same_value
 from .failures import CheckFailed
 
@@ -21,8 +19,6 @@ __all__ = ["check_set_up_unchanged"]
 
 #: The longest value a message shows (a longer one is only said to differ).
 _SHOWN = 24
-#: The longest line of the message (Validate shows 67 characters after "AssertionError: ").
-_WIDTH = 67
 
 
 def check_set_up_unchanged(**values: tuple) -> None:
@@ -60,8 +56,7 @@ def check_set_up_unchanged(**values: tuple) -> None:
         differs = (f"they set it to {shown}, the set-up cell gives {expected}"
                    if len(shown) <= _SHOWN and len(expected) <= _SHOWN
                    else "it no longer has the value the set-up cell gives")
-        raise CheckFailed("\n".join(textwrap.wrap(
-            f"your cells changed {name}: {differs}. The "
-            f"graded tests use the set-up cell's value: remove the line of your own that "
-            f"sets {name} and run all cells again.", _WIDTH, break_long_words=False)),
-            "wrong_form")
+        raise CheckFailed(
+            f"your cells changed {name}: {differs}. The graded tests use the set-up "
+            f"cell's value: remove the line of your own that sets {name} and run all "
+            "cells again.", "wrong_form")

@@ -20,9 +20,10 @@ import re
 import pytest
 
 import nbgrader_harness as h
+from messages import flat
 from collective_lib import CostModel, TwoLevel, TwoLevelModel, catalog
 from collective_lib.autograde.variants import variant
-from exercise_submissions import validate_tests, validated_fixture
+from exercise_submissions import message_width_test, validate_tests, validated_fixture
 
 ASSIGNMENT = "allreduce_switch_point"
 CELLS = ("derive_tests", "simulate_tests")
@@ -321,7 +322,7 @@ def test_each_bug_costs_its_cell_with_a_helpful_message(graded, student, scores,
     result = results[student]
     assert {cell: result.scores[cell] for cell in CELLS} == scores, result.messages()
     for cell, message in messages.items():
-        assert message in h.flat(result.messages(cell)), result.messages(cell)
+        assert message in flat(result.messages(cell)), result.messages(cell)
 
 
 @pytest.mark.parametrize("student, cell, kind", [
@@ -339,7 +340,7 @@ def test_a_failed_check_records_its_kind(graded, student, cell, kind):
 
 def test_a_tie_is_named_as_one(graded):
     _, results = graded
-    assert "(a tie: the ring must be strictly faster)" in h.flat(
+    assert "(a tie: the ring must be strictly faster)" in flat(
         results["at_least"].messages("derive_tests"))
 
 
@@ -350,7 +351,7 @@ def test_an_answer_copied_from_another_machine_fails_part_ii(graded):
     result = results[COPIER]
     assert {cell: result.scores[cell] for cell in CELLS} == {
         "derive_tests": 4, "simulate_tests": 0}, result.messages()
-    text = h.flat(result.messages("simulate_tests"))
+    text = flat(result.messages("simulate_tests"))
     found = re.search(r"two_level_switch_point\((\d+), (\d+), (\d+)\) returned (\w+)", text)
     nodes, per_node, m_max = map(int, found.groups()[:3])
     want = _two_level_reference(nodes, per_node, m_max, _machine(COPIER))
@@ -364,7 +365,7 @@ def test_no_message_gives_an_answer_away(graded):
     text = h.released_text(course, ASSIGNMENT)
     assert "885" not in text.replace("switch_point(8, 100, 1)", "")
     for student in ("off_by_one", "no_ceiling", "at_least", "natural_log"):
-        message = h.flat(results[student].messages("derive_tests"))
+        message = flat(results[student].messages("derive_tests"))
         found = re.search(r"switch_point\((\d+), ([\d.e+-]+), ([\d.e+-]+)\) returned "
                           r"(\d+|None)", message)
         p, ts, tw = int(found.group(1)), float(found.group(2)), float(found.group(3))
@@ -378,7 +379,7 @@ def test_no_message_gives_an_answer_away(graded):
 
 def test_the_visible_checks_say_what_they_do_not_check(graded):
     course, _ = graded
-    text = h.flat(h.released_text(course, ASSIGNMENT)).replace('\\n" "', " ")
+    text = flat(h.released_text(course, ASSIGNMENT)).replace('\\n" "', " ")
     assert ("Not checked here (the graded tests check them): that None is right for every m "
             "(only m = 4096 is tried here), that no smaller m wins" in text)
     assert ("Not checked here (the graded tests check them): that None is right for every m "
@@ -470,3 +471,6 @@ def test_a_searched_switch_point_keeps_its_points_and_is_flagged_for_the_grader(
     assert ("Flagged for review: switch_point: its definition uses a while loop; part (i) "
             "asks for the switch point derived from the closed forms, not searched"
             in comment), comment
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

@@ -16,10 +16,12 @@ import nbformat
 import pytest
 
 import nbgrader_harness as h
+from messages import flat
 from collective_lib.algorithms.sync import lock_demo
 from collective_lib.shared_memory import simulate_shared
 from exercise_references import load_reference
-from exercise_submissions import SPINS, validate_tests, validated_fixture, visible_kind_test
+from exercise_submissions import (SPINS, message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 from jupyter_kernels import IpcKernelManager
 
 ASSIGNMENT = "broken_lock"
@@ -437,7 +439,7 @@ def test_still_broken_lock_loses_the_random_cell_only(graded):
     # one bug, one deduction: two PEs inside together is charged by the random interleavings;
     # every interleaving finds it too, and says that a cell above charges it
     assert result.scores == {**FULL, "random_tests": 0}
-    random = h.flat(result.messages("random_tests"))
+    random = flat(result.messages("random_tests"))
     assert "enters the critical section while PE" in random
     assert "schedule [" in random and "write lock := 1" in random
     assert "must be one atomic operation (cas or fetch_add)" in random
@@ -451,10 +453,10 @@ def test_lock_that_never_releases_loses_the_timed_cell_only(graded):
     result = results["never_releases"]
     # one bug, one deduction: a PE waiting forever is charged by the timed runs
     assert result.scores == {**FULL, "timed_tests": 0}
-    timed = h.flat(result.messages("timed_tests"))
+    timed = flat(result.messages("timed_tests"))
     assert "never finished: some PEs wait forever" in timed
     assert "does release() really free the lock" in timed
-    assert "never finished: some PEs wait forever" in h.flat(_shown(result,
+    assert "never finished: some PEs wait forever" in flat(_shown(result,
                                                                 "exhaustive_tests"))
 
 
@@ -466,7 +468,7 @@ def test_one_wrong_schedule_costs_its_cell_only(graded, student, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL, cell: 0}
-    assert message in h.flat(result.messages(cell))
+    assert message in flat(result.messages(cell))
 
 
 def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
@@ -474,10 +476,10 @@ def test_crashing_submission_gets_zero_with_a_helpful_message(graded):
     result = results["crashes"]
     assert result.total == 0
     assert ("schedule_both_inside names PE 7 at step 2, but there are only 2 PEs"
-            in h.flat(result.messages("both_inside_tests")))
+            in flat(result.messages("both_inside_tests")))
     assert "schedule_two_lost is not complete" in result.messages("two_lost_tests")
     for gid in PART2:
-        text = h.flat(result.messages(gid))
+        text = flat(result.messages(gid))
         assert "raised AttributeError" in text and "self.cells" in text, gid
 
 
@@ -486,7 +488,7 @@ def test_a_crash_in_the_words_of_a_check_earns_no_credit_for_it(graded):
     result = results["quotes_the_checks"]
     assert result.scores == {**FULL, "timed_tests": 0, "random_tests": 0,
                              "exhaustive_tests": 0}, result.scores
-    assert "raised RuntimeError" in h.flat(result.messages("exhaustive_tests"))
+    assert "raised RuntimeError" in flat(result.messages("exhaustive_tests"))
 
 
 def test_endless_submission_is_stopped_with_a_helpful_message(graded):
@@ -494,11 +496,11 @@ def test_endless_submission_is_stopped_with_a_helpful_message(graded):
     result = results["endless"]
     assert all(result.scores[g] == result.max_scores[g] for g in PART1)
     assert all(result.scores[g] == 0 for g in PART2)
-    timed = h.flat(result.messages("timed_tests"))
+    timed = flat(result.messages("timed_tests"))
     assert "did not finish within 5 s of real time" in timed
     for gid in ("random_tests", "exhaustive_tests"):
-        assert "took more than 5 s of real time" in h.flat(result.messages(gid)), gid
-        assert "never yields an operation" in h.flat(result.messages(gid))
+        assert "took more than 5 s of real time" in flat(result.messages(gid)), gid
+        assert "never yields an operation" in flat(result.messages(gid))
 
 
 # -- the reference answers (source/broken_lock/_reference.py) -------------------------------
@@ -527,7 +529,7 @@ def test_pes_sharing_a_module_attribute_are_told_so(graded):
     # lock in one process, where the module attribute keeps its value from one replay to
     # the next and the lock breaks (see CAUGHT_BY_VALIDATE below)
     assert board.scores == {**FULL, "timed_tests": 0, "random_tests": 0}
-    assert "PEs must not share Python globals" in h.flat(board.messages("timed_tests"))
+    assert "PEs must not share Python globals" in flat(board.messages("timed_tests"))
     # the visible part of the timed cell says plainly that it cannot see this
     assert "Not checked here: PEs that coordinate through Python globals" in \
         _shown(board, "timed_tests")
@@ -540,11 +542,11 @@ def test_a_lock_that_stops_waiting_loses_the_exclusion_points(graded):
     # which also lets one PE keep the lock while the others try for long; the cell of
     # every interleaving finds it too and says a cell above charges it
     assert result.scores == {**FULL, "random_tests": 0}
-    random = h.flat(result.messages("random_tests"))
+    random = flat(result.messages("random_tests"))
     assert "PE 0 took the lock and stayed in the critical section" in random
     assert "PE 1 entered after 61 steps while PE 0 is inside" in random
     assert "Does acquire() stop trying after some number of tries?" in random
-    exhaustive = h.flat(_shown(result, "exhaustive_tests"))
+    exhaustive = flat(_shown(result, "exhaustive_tests"))
     assert ("an interleaving breaks the lock in a way that a cell above already "
             "charges") in exhaustive
     assert "PE 0 took the lock and stayed in the critical section" in exhaustive
@@ -556,11 +558,11 @@ def test_a_lock_that_takes_the_lock_another_way_after_long_waits_loses_exclusion
     # it scored 8/8 on part 2, and the cell of every interleaving printed a false proof;
     # now the random cell's long hold goes on after the holder lets go
     assert result.scores == {**FULL, "random_tests": 0}, result.scores
-    random = h.flat(result.messages("random_tests"))
+    random = flat(result.messages("random_tests"))
     assert "then PE 0 went on (it left and released the lock)" in random
     assert "PE 1 enters the critical section while PE 0 is inside" in random
     assert "Does acquire() take the lock another way after some number of tries?" in random
-    exhaustive = h.flat(_shown(result, "exhaustive_tests"))
+    exhaustive = flat(_shown(result, "exhaustive_tests"))
     assert ("an interleaving breaks the lock in a way that a cell above already "
             "charges") in exhaustive
     assert "every interleaving keeps the PEs apart" not in exhaustive
@@ -574,12 +576,12 @@ def test_a_flaw_only_the_search_finds_is_charged_after_one_charged_above(graded)
     # its points back for that, and never looked for the two PEs inside together that only
     # it finds
     assert result.scores == {**FULL, "timed_tests": 0, "exhaustive_tests": 0}, result.scores
-    assert "never finished: some PEs wait forever" in h.flat(result.messages("timed_tests"))
-    exhaustive = h.flat(result.messages("exhaustive_tests"))
+    assert "never finished: some PEs wait forever" in flat(result.messages("timed_tests"))
+    exhaustive = flat(result.messages("exhaustive_tests"))
     assert "FixedLock with p=2 PEs, 2 rounds each: under the shortest" in exhaustive
     assert "enters the critical section while PE" in exhaustive
     assert "must be one atomic operation (cas or fetch_add)" in exhaustive
-    shown = h.flat(_shown(result, "exhaustive_tests"))
+    shown = flat(_shown(result, "exhaustive_tests"))
     assert "With 1 round(s) each, an interleaving breaks the lock in a way" in shown
     assert "p = 2, 1 round(s) each, judging only exclusion: every interleaving" in shown
 
@@ -593,21 +595,21 @@ def test_locks_that_cheat_past_the_long_holds_horizon_lose_the_exclusion_points(
     # both scored 8/8 on part 2: the long hold let go with two PEs only, and each PE then
     # did two rounds; now it lets go for every p, and two PEs do five rounds each
     assert result.scores == {**FULL, "random_tests": 0}, result.scores
-    random = h.flat(result.messages("random_tests"))
+    random = flat(result.messages("random_tests"))
     assert f"FixedLock with p={p} PEs: PE 0 took the lock and stayed" in random
     assert (f"then PE 0 went on (it left and released the lock), every PE did {rounds} "
             "rounds from there") in random
     assert "Does acquire() take the lock another way after some number of tries?" in random
     if p == 2:        # the cell of two PEs finds it too, and says a cell above charges it
         assert ("an interleaving breaks the lock in a way that a cell above already "
-                "charges") in h.flat(_shown(result, "exhaustive_tests"))
+                "charges") in flat(_shown(result, "exhaustive_tests"))
 
 
 def test_a_forgotten_yield_is_named_in_the_message(graded):
     _, results = graded
     result = results["forgets_yield"]
     assert result.scores == {**FULL, "random_tests": 0}
-    random = h.flat(result.messages("random_tests"))
+    random = flat(result.messages("random_tests"))
     assert ("acquire() performed no memory operation before PE 1 entered: is a `yield` "
             "missing before cas(...)?") in random
     assert "Its first 0 steps" not in random and "schedule []" in random
@@ -628,7 +630,7 @@ def test_a_search_that_runs_out_of_states_says_what_it_checked(graded):
     _, results = graded
     result = results["fetch_add"]
     h.assert_full_marks(result)
-    shown = h.flat(_shown(result, "exhaustive_tests"))
+    shown = flat(_shown(result, "exhaustive_tests"))
     # every poll changes memory: with one round each, the search stops interleavings at 40
     # steps, and says so
     assert ("p = 2, 1 round(s) each: every interleaving of up to 40 steps keeps the PEs "
@@ -641,7 +643,7 @@ def test_a_livelock_only_the_search_finds_is_named(graded):
     _, results = graded
     result = results["undoes_failed_try"]
     assert result.scores == {**FULL, "exhaustive_tests": 0}, result.scores
-    text = h.flat(result.messages("exhaustive_tests"))
+    text = flat(result.messages("exhaustive_tests"))
     assert "FixedLock with p=2 PEs, 2 rounds each: a livelock." in text
     assert "can repeat forever" in text and "too many interleavings" not in text
 
@@ -652,9 +654,9 @@ def test_a_lock_that_lets_nobody_in_gets_nothing(graded):
     result = results["lets_nobody_in"]
     assert result.scores == {**FULL, "timed_tests": 0, "random_tests": 0,
                              "exhaustive_tests": 0}, result.scores
-    assert "never finished: some PEs wait forever" in h.flat(result.messages("timed_tests"))
+    assert "never finished: some PEs wait forever" in flat(result.messages("timed_tests"))
     for cell in ("random_tests", "exhaustive_tests"):
-        text = h.flat(result.messages(cell))
+        text = flat(result.messages(cell))
         assert "FixedLock lets no PE into the critical section" in text, cell
         assert "keeps the PEs apart only because it lets nobody in" in text, cell
 
@@ -665,7 +667,7 @@ def test_schedules_found_by_a_search_of_ones_own_lose_part_1(graded):
     assert result.scores == {**FULL, "both_inside_tests": 0, "two_lost_tests": 0}
     for cell, name in (("both_inside_tests", "schedule_both_inside"),
                        ("two_lost_tests", "schedule_two_lost")):
-        text = h.flat(result.messages(cell))
+        text = flat(result.messages(cell))
         assert f"{name} is found by a search of your own" in text
         assert "Part 1 asks for a schedule found by reasoning" in text
 
@@ -686,7 +688,7 @@ def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     assert result.scores == {**FULL, "both_inside_tests": 0, "two_lost_tests": 0}
     for cell, name in (("both_inside_tests", "schedule_both_inside"),
                        ("two_lost_tests", "schedule_two_lost")):
-        text = h.flat(result.messages(cell))
+        text = flat(result.messages(cell))
         assert f"{name} is computed with the library's `explore_interleavings`" in text
         assert "this part asks for a schedule you find yourself" in text
 
@@ -789,3 +791,6 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("lets_nobody_in", "random_tests", "no_entry"),
     ("lets_nobody_in", "exhaustive_tests", "no_entry"),
 ])
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

@@ -19,9 +19,11 @@ import pytest
 import numpy as np
 
 import nbgrader_harness as h
+from messages import flat
 from collective_lib.autograde.variants import variant
 from collective_lib.cm200.models import d_cycles_time, one_cycle_time
-from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
+from exercise_submissions import (message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "cycles_crossover"
 
@@ -284,7 +286,7 @@ def test_wrong_submissions_get_partial_marks(graded, student, scores, cell, mess
     _, results = graded
     result = results[student]
     assert result.scores == scores, result.messages()
-    assert message in h.flat(result.messages(cell)), result.messages(cell)
+    assert message in flat(result.messages(cell)), result.messages(cell)
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
@@ -295,7 +297,7 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
     # the library's crossover passes every visible check: the release says so
     course, _ = graded
     assert ("Not checked here (the graded tests check them): that the search is your own work."
-            in h.flat(
+            in flat(
                 h.released_text(course, ASSIGNMENT)).replace('" "', ""))
 
 
@@ -319,7 +321,7 @@ def test_an_answer_copied_from_another_variant_fails_without_the_right_values(gr
     _, results = graded
     result = results[COPIER]
     assert result.scores == {"search_tests": 0, "predict_tests": 0}, result.messages()
-    text = h.flat(result.messages())
+    text = flat(result.messages())
     for found in re.finditer(r"crossover\((\d+), '(\w+)'\) returned", text):
         d, index = int(found.group(1)), found.group(2)
         want = _reference(d, index, _blocks(COPIER))
@@ -337,3 +339,6 @@ def test_a_module_only_a_test_cell_imports_works_as_in_the_notebook(graded):
     # the test cells' visible imports run in the student's processes where the cells stand
     _, results = graded
     h.assert_full_marks(results["math_from_the_test_cell"])
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

@@ -26,9 +26,11 @@ import numpy as np
 import pytest
 
 import nbgrader_harness as h
+from messages import flat
 from collective_lib.autograde.variants import variant
 from collective_lib.mpi import fit_ts_tw
-from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
+from exercise_submissions import (message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "fit_and_predict"
 CELLS = ("fit_tests", "crossover_tests")
@@ -282,7 +284,7 @@ def test_each_slip_costs_only_its_own_cell(graded, student, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, cell: 0}
-    assert message in h.flat(result.messages(cell)), result.messages(cell)
+    assert message in flat(result.messages(cell)), result.messages(cell)
 
 
 def test_a_crossover_found_numerically_gets_full_marks(graded):
@@ -294,7 +296,7 @@ def test_a_crossover_found_numerically_gets_full_marks(graded):
 
 def test_the_task_states_the_precision_of_m_star(graded):
     course, _ = graded
-    released = h.flat(h.released_text(course, ASSIGNMENT))
+    released = flat(h.released_text(course, ASSIGNMENT))
     assert "to within $10^{-6}\\max(1, m^*)$ words" in released
 
 
@@ -307,7 +309,7 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
     # every timing: the release says what the graded tests add
     course, _ = graded
     assert ("Not checked here (the graded tests check them): the exact fit on other timings, and "
-            "that the fit is your own work." in h.flat(h.released_text(course, ASSIGNMENT)).replace(
+            "that the fit is your own work." in flat(h.released_text(course, ASSIGNMENT)).replace(
                 '" "', ""))
 
 
@@ -316,7 +318,7 @@ def test_no_message_answers_a_written_question(graded):
     # and for m* on this machine: no feedback may state them (nor the fit the hidden tests want)
     _, results = graded
     for student, result in results.items():
-        text = h.flat(result.messages())
+        text = flat(result.messages())
         for answer in ("they are equal at m* =", "2(p-1)/p", "log2 p", "per word it pays",
                        "the least-squares fit with relative residuals is ts ="):
             assert answer not in text, (student, answer)
@@ -349,14 +351,14 @@ def test_a_fit_copied_from_another_variant_fails_without_the_right_values(graded
 
 def _failure_message(result, grade_id):
     """What the failed check of cell ``grade_id`` says (its exception's message), flattened."""
-    return h.flat(" ".join(out.get("evalue", "") for out in result.cell(grade_id).get("outputs", [])
+    return flat(" ".join(out.get("evalue", "") for out in result.cell(grade_id).get("outputs", [])
                           if out.get("output_type") == "error"))
 
 
 def test_no_message_states_the_constants_of_the_data(graded):
     _, results = graded
     for student, result in results.items():
-        text = h.flat(result.messages())
+        text = flat(result.messages())
         assert "the data were made with" not in text and "made with ts =" not in text, student
         if student in ("solution", *SOLUTION_IDS):
             continue
@@ -371,3 +373,6 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("fit_not_halved", "fit_tests", "wrong_result"),
     ("crossover_none_for_never", "crossover_tests", "wrong_form"),
 ])
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

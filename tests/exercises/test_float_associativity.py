@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
+from exercise_submissions import (message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "float_associativity"
 
@@ -292,3 +293,6 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
 test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("signed_difference", "difference_tests", "wrong_result"),
 ])
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

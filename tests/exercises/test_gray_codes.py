@@ -15,7 +15,9 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
+from messages import flat
+from exercise_submissions import (message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "gray_codes"
 
@@ -152,7 +154,7 @@ def test_wrong_submissions_get_partial_marks_and_a_message(graded, student, scor
     _, results = graded
     result = results[student]
     assert result.scores == scores, result.messages()
-    assert message in h.flat(result.messages(cell)), result.messages(cell)
+    assert message in flat(result.messages(cell)), result.messages(cell)
 
 
 @pytest.mark.parametrize("student", ["wrong_gray", "spinning_rank"])
@@ -174,7 +176,7 @@ def test_the_visible_checks_say_what_they_do_not_check(graded):
     text = h.released_text(course, ASSIGNMENT)
     for line in ("codes of up to 16 bits, and that gray_of and gray_rank are your own work",
                  "d up to 12, and that fig7_index is your own work, without simulating"):
-        assert "Not checked here (the graded tests check them): " + line in h.flat(text).replace(
+        assert "Not checked here (the graded tests check them): " + line in flat(text).replace(
             '" "', ""), line
 
 
@@ -205,3 +207,6 @@ def test_chapter_6_leaves_the_answers_to_the_assignment():
                    r"G((s + G^{-1}(PA))"):
         assert answer not in prose, answer
     assert "assignment `gray_codes`" in prose
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

@@ -19,7 +19,9 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import SPINS, validate_tests, validated_fixture, visible_kind_test
+from messages import flat
+from exercise_submissions import (SPINS, message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "grid_alltoall"
 
@@ -352,7 +354,7 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
     result = results[student]
     assert result.scores == {**FULL, **scores}
     for message in messages:
-        assert message in h.flat(result.messages(cell)), (message, result.messages(cell))
+        assert message in flat(result.messages(cell)), (message, result.messages(cell))
 
 
 @pytest.mark.parametrize("student", ["namedtuple_items", "defaultdict_bundle"])
@@ -390,3 +392,6 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("forgets_words", "time_tests", "message_size"),
     ("sends_all", "time_tests", "too_slow"),
 ])
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

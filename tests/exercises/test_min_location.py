@@ -13,7 +13,8 @@ import nbformat
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
+from exercise_submissions import (message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "min_location"
 
@@ -399,3 +400,6 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("ignores_algorithm", "runner_tests", "wrong_form"),
     ("every_pair", "runner_tests", "wrong_form"),
 ])
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

@@ -21,7 +21,8 @@ from collective_lib import CostModel
 from collective_lib.algorithms.broadcast import sanders_optimal_k
 from collective_lib.grading import pipelined_broadcast_time
 from collective_lib.trees import tree_height
-from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
+from exercise_submissions import (message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "pipelining_theorem_13_3"
 
@@ -379,3 +380,6 @@ test_a_visible_check_records_its_kind_of_failure = visible_kind_test([
     ("excess_without_3bn", "excess_tests", "wrong_result"),
     ("ratios_with_ln", "ratios_tests", "wrong_result"),
 ])
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

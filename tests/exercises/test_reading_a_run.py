@@ -23,7 +23,8 @@ import pytest
 
 import nbgrader_harness as h
 from collective_lib.autograde.variants import variant
-from exercise_submissions import validate_tests, validated_fixture, visible_kind_test
+from exercise_submissions import (message_width_test, validate_tests, validated_fixture,
+                                  visible_kind_test)
 
 ASSIGNMENT = "reading_a_run"
 
@@ -456,3 +457,6 @@ def test_a_set_up_value_changed_by_the_student_is_graded_with_the_set_up_cells(g
     result = results["swaps_changed"]
     assert result.scores == {**{cell: 0 for cell in CELLS}, "explain_ring": 0,
                              "explain_ring_rubric": 0}, result.messages()
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

@@ -14,10 +14,11 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
+from messages import flat
 from collective_lib import CostModel, catalog, simulate
 from exercise_references import load_reference
-from exercise_submissions import (SPINS, YIELDS_FOREVER, validate_tests, validated_fixture,
-                                  visible_kind_test)
+from exercise_submissions import (SPINS, YIELDS_FOREVER, message_width_test, validate_tests,
+                                  validated_fixture, visible_kind_test)
 
 ASSIGNMENT = "reverse_send_order"
 SOLUTION_CELL = "smallest_first_solution"
@@ -508,7 +509,7 @@ def test_calling_the_library_gets_no_credit(graded):
     _, results = graded
     result = results["calls_library"]
     assert result.scores["correctness_tests"] == 0 and result.scores["time_tests"] == 0
-    assert "uses the library's `binomial_broadcast`" in h.flat(result.messages("correctness_tests"))
+    assert "uses the library's `binomial_broadcast`" in flat(result.messages("correctness_tests"))
 
 
 @pytest.mark.parametrize("student, cell, message", [
@@ -617,3 +618,6 @@ def test_the_librarys_other_programs_get_no_credit(graded, student, name):
         assert (f"binomial_broadcast_smallest_first uses the library's `{name}`; the task "
                 "asks for the tree arithmetic, each PE's parent and children, in your own "
                 "code.") in shown, shown
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

@@ -21,6 +21,7 @@ import nbformat
 import pytest
 
 import nbgrader_harness as h
+from messages import flat
 from collective_lib import CostModel, catalog, simulate
 from collective_lib.networks import Ring
 from collective_lib.collectives import operations
@@ -28,8 +29,8 @@ from collective_lib.recording import record_run
 from collective_lib.spans import Span, span_op
 from collective_lib.viz import values_table
 from exercise_references import load_reference
-from exercise_submissions import (SPINS, YIELDS_FOREVER, validate_tests, validated_fixture,
-                                  visible_kind_test)
+from exercise_submissions import (SPINS, YIELDS_FOREVER, message_width_test, validate_tests,
+                                  validated_fixture, visible_kind_test)
 from traces import trace
 
 ASSIGNMENT = "ring_reduction"
@@ -416,7 +417,7 @@ def test_wrong_tables_lose_only_their_points(graded, student, cell, message):
     result = results[student]
     for gid, points in TABLES_OF[student].items():
         assert result.scores[gid] == points, gid
-    assert message in h.flat(result.messages(cell)), result.messages(cell)
+    assert message in flat(result.messages(cell)), result.messages(cell)
 
 
 @pytest.mark.parametrize("student, scores, cell, messages", [
@@ -472,7 +473,7 @@ def test_wrong_programs_lose_their_points_with_a_helpful_message(graded, student
     result = results[student]
     assert result.scores == {**FULL, **TABLES_OF.get(student, {}), **scores}
     for message in messages:
-        assert message in h.flat(result.messages(cell)), (message, result.messages(cell))
+        assert message in flat(result.messages(cell)), (message, result.messages(cell))
 
 
 def test_the_time_test_says_what_it_measured(graded):
@@ -482,7 +483,7 @@ def test_the_time_test_says_what_it_measured(graded):
     _, results = graded
     assert "yours took 27" in results["direct"].messages("time_tests")
     assert "my_all_to_all_red_ring finished on 0 of the 2 cases with p >= 2: too few to judge " \
-        "the time" in h.flat(results["crashes"].messages("time_tests"))
+        "the time" in flat(results["crashes"].messages("time_tests"))
     assert results["crashes_at_p1"].scores["time_tests"] == 2
     assert "not measured on this p" not in results["crashes_at_p1"].messages("time_tests")
 
@@ -609,3 +610,6 @@ def test_a_module_only_a_test_cell_imports_works_as_in_the_notebook(graded):
     # the test cells' visible imports run in the student's processes where the cells stand
     _, results = graded
     h.assert_full_marks(results["functools_from_the_test_cell"])
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

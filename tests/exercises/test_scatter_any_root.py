@@ -23,8 +23,9 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
-from exercise_submissions import (SHARES_WHEN_IT_CAN, SPINS, YIELDS_FOREVER, validate_tests,
-                                  validated_fixture)
+from messages import flat
+from exercise_submissions import (SHARES_WHEN_IT_CAN, SPINS, YIELDS_FOREVER, message_width_test,
+                                  validate_tests, validated_fixture)
 
 ASSIGNMENT = "scatter_any_root"
 SOLUTION_CELL = "scatter_solution"
@@ -459,7 +460,7 @@ def test_each_bug_costs_exactly_one_cell(graded, student, lost, cell, message):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, **lost}, result.messages()
-    assert message in h.flat(result.messages(cell)), result.messages(cell)
+    assert message in flat(result.messages(cell)), result.messages(cell)
 
 
 def test_the_direct_scatter_loses_the_tree_and_the_time(graded):
@@ -469,7 +470,7 @@ def test_the_direct_scatter_loses_the_tree_and_the_time(graded):
     result = results["direct"]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "tree_tests": 0,
                              "time_tests": 0}, result.messages()
-    assert "more than ceil(log2 p) alpha + (p - 1) n beta (Theorem 13.9)" in h.flat(
+    assert "more than ceil(log2 p) alpha + (p - 1) n beta (Theorem 13.9)" in flat(
         result.messages("time_tests"))
 
 
@@ -485,7 +486,7 @@ def test_a_stub_earns_no_time(graded, student, lost):
     _, results = graded
     result = results[student]
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, **lost}, result.messages()
-    shown = h.flat(result.messages("time_tests"))
+    shown = flat(result.messages("time_tests"))
     assert ("the time is measured on the runs that finish with messages that carry the data, "
             "and halving_scatter did so on 0 of the 42 cases with p >= 2: for p = 8, root 0 "
             "the root sent 0 words of the messages, but the (p - 1) n = 21 words of the other "
@@ -521,7 +522,7 @@ def test_words_hidden_in_a_string_lose_the_time_points(graded):
     assert result.scores == {**FULL_MARKS, **WRITTEN_CELLS, "time_tests": 0}
     assert result.cell("time_tests").metadata["collective_lib"] == {"failure": "message_size"}
     assert ("the size of the message from PE 0 to PE 4 cannot be checked: it holds '[["
-            in h.flat(result.messages("time_tests")))
+            in flat(result.messages("time_tests")))
 
 
 @pytest.mark.parametrize("student", ["shares_globals", "shares_when_it_can"])
@@ -541,7 +542,7 @@ def test_calling_the_library_gets_no_credit(graded):
     _, results = graded
     result = results["calls_library"]
     assert result.total == 0
-    assert "uses the library's `binomial_scatter`" in h.flat(result.messages("correctness_tests"))
+    assert "uses the library's `binomial_scatter`" in flat(result.messages("correctness_tests"))
 
 
 def test_a_scatter_through_the_librarys_tree_broadcast_gets_no_credit(graded):
@@ -553,7 +554,7 @@ def test_a_scatter_through_the_librarys_tree_broadcast_gets_no_credit(graded):
     result = results["library_tree_broadcast"]
     assert result.total == 0, result.scores
     for cell in ("correctness_tests", "tree_tests"):
-        shown = h.flat(result.messages(cell))
+        shown = flat(result.messages(cell))
         assert ("halving_scatter uses the library's `embedded_tree_broadcast`; the task asks "
                 "for the tree arithmetic and the messages in your own code.") in shown, shown
 
@@ -570,7 +571,7 @@ def test_bad_submissions_get_zero_with_a_helpful_message(graded, student, cell, 
     _, results = graded
     result = results[student]
     assert result.total == 0
-    assert message in h.flat(result.messages(cell)), result.messages(cell)
+    assert message in flat(result.messages(cell)), result.messages(cell)
 
 
 test_validate_passes_the_solution, test_validate_reports_each_named_bug = validate_tests(
@@ -580,7 +581,7 @@ test_validate_passes_the_solution, test_validate_reports_each_named_bug = valida
 def test_the_visible_checks_say_what_they_do_not_check(graded):
     # PEs that share globals pass every visible check: the release says so where it runs them
     course, _ = graded
-    released = h.flat(h.released_text(course, ASSIGNMENT)).replace('" "', "")
+    released = flat(h.released_text(course, ASSIGNMENT)).replace('" "', "")
     assert ("Not checked here (the graded tests check them): every p up to 40 (every root up to "
             "p = 16, six" in released and "roots beyond), each PE in its own process" in released)
 
@@ -627,8 +628,11 @@ def test_the_class_report_counts_the_failures_by_cause(graded):
     text = failures_text(ASSIGNMENT, list(cells.values()))
     assert "correctness_tests (4 points): failed in 11 of 23 submissions (48%)" in text
     assert ("e.g. (hides_its_size) halving_scatter for p=8, root=0: the size of the message "
-            "from PE 0 to PE 4 cannot be checked: it holds '[[") in h.flat(text)
+            "from PE 0 to PE 4 cannot be checked: it holds '[[") in flat(text)
     # the kind is kept beside the message in the autograded notebook, and only there
     assert results["spins"].cell("tree_tests").metadata["collective_lib"] == {
         "failure": "time_limit"}
     assert "collective_lib" not in results["solution"].cell("time_tests").metadata
+
+
+test_no_line_of_a_message_is_cut_by_validate = message_width_test()

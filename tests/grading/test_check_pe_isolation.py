@@ -15,6 +15,7 @@ from collective_lib import recv, sendrecv
 from collective_lib.algorithms.reduce import add, combine
 from collective_lib.grading import check_collective_program, check_pe_isolation
 from collective_lib.networks import Ring
+from messages import flat
 
 
 BOARD = {}     # the cheats' notice board
@@ -62,7 +63,7 @@ def test_shared_globals_pass_in_one_process_but_not_here():
                              network_for=Ring, expected_time=lambda p: p - 1)
     with pytest.raises(AssertionError) as err:
         check(board_ring)
-    text = str(err.value)
+    text = flat(err.value)
     assert text.startswith(
         "board_ring for p=3: PE 0 returned a value it never received: with all PEs in one "
         "Python process the results are right, but with each PE in its own process PE 0 "
@@ -75,7 +76,7 @@ def test_shared_globals_pass_in_one_process_but_not_here():
 def test_a_pe_that_raises_only_in_its_own_process_is_named():
     with pytest.raises(AssertionError) as err:
         check(board_ring_strict, [(4, {"op": operator.add})])
-    text = str(err.value)
+    text = flat(err.value)
     assert text.startswith("board_ring_strict for p=4, op=add: PE ")
     assert (" used a value it never received: with all PEs in one Python process the results "
             "are right, but with each PE in its own process PE ") in text
@@ -89,8 +90,8 @@ def test_a_program_wrong_in_any_process_gets_the_usual_message():
     with pytest.raises(AssertionError) as usual_err:
         check_collective_program(rightwards, [3], make_inputs=vectors, expected=reduced,
                                  network_for=Ring, item="word", seed=7, hint="Hint: send to the left.")
-    assert str(isolated_err.value) == str(usual_err.value)
-    assert str(usual_err.value).startswith("wrong result of rightwards for p=3: PE 0 returned")
+    assert flat(isolated_err.value) == flat(usual_err.value)
+    assert flat(usual_err.value).startswith("wrong result of rightwards for p=3: PE 0 returned")
 
 
 def test_a_deadlock_gets_the_usual_message_and_leaves_no_process():
@@ -107,6 +108,7 @@ def test_an_endless_pe_is_stopped_by_the_wall_clock():
         while True:
             pass
 
-    with pytest.raises(AssertionError, match=r"^spins did not finish within 0.5 s of real time "
-                                             r"\(it was running for p=3\)"):
+    with pytest.raises(AssertionError) as err:
         check(spins, time_limit_s=0.5)
+    assert flat(err.value).startswith(
+        "spins did not finish within 0.5 s of real time (it was running for p=3)")

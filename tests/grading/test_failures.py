@@ -251,3 +251,50 @@ def test_an_endless_loop_is_a_time_limit():
     assert failure_kind(excinfo.value) == "time_limit" and str(excinfo.value) == "stopped"
     assert issubclass(OperationLimitExceeded, CheckFailed)
     assert OperationLimitExceeded("x").kind == "operation_limit"
+
+
+# -- every message fits the width Validate shows whole ----------------------------------------
+
+def _lines_fit(text: str) -> bool:
+    """Validate indents an error by four blanks and cuts its lines at 87 characters: the
+    first line also carries "AssertionError: "."""
+    first, *rest = text.split("\n")
+    return len(first) <= 64 and all(len(line) <= 80 for line in rest)
+
+
+LONG = ("wrong result of halving_scatter for p=5, root=4: PE 0 returned [4, 277, 815], but "
+        "[0, 503, 606] was expected (word 0 is 4, but 0 was expected).")
+
+
+def test_a_failed_checks_message_is_wrapped_to_validates_width_keeping_every_word():
+    text = str(CheckFailed(LONG, kind="wrong_result"))
+    assert _lines_fit(text) and "\n" in text, text
+    assert text.split() == LONG.split()
+    assert str(CheckFailed(text)) == text                     # wrapping again changes nothing
+    assert str(pickle.loads(pickle.dumps(CheckFailed(LONG)))) == text
+
+
+def test_a_sentence_broken_by_hand_flows_on_and_a_list_keeps_its_lines():
+    text = str(CheckFailed(
+        "deadlock in ring_receives_first for p=4: at simulated time 0 no PE can go on, but "
+        "four of them\nstill wait:\n  PE 0 waits in recv(3)\n  PE 1 waits in recv(0)\n"
+        "Send before you wait, or send and receive at once with sendrecv."))
+    assert text == (
+        "deadlock in ring_receives_first for p=4: at simulated time 0 no\n"
+        "PE can go on, but four of them still wait:\n"
+        "  PE 0 waits in recv(3)\n  PE 1 waits in recv(0)\n"
+        "Send before you wait, or send and receive at once with sendrecv.")
+
+
+def test_a_long_line_of_the_students_code_is_cut_never_broken():
+    code = "result = yield sendrecv((me + s) % p, data[me + s], (me - s) % p) + [x] * 12345"
+    text = str(CheckFailed(f"f for p=4 raised IndexError: list index out of range\n"
+                           f"  at line 7 of grid_all_to_all: `{code}`"))
+    assert _lines_fit(text), text
+    span = text[text.index("`"):]
+    assert "\n" not in span and span.endswith("...`") and code.startswith(span[1:-4]), span
+
+
+def test_a_word_longer_than_a_line_is_broken_too():
+    text = str(CheckFailed("returned '" + "0" * 150 + "'"))
+    assert _lines_fit(text) and text.replace("\n", "") == "returned '" + "0" * 150 + "'"

@@ -16,6 +16,7 @@ import pytest
 
 import nbgrader_harness as h
 from collective_lib.grading import check_enough_finished
+from messages import flat
 
 ONLY_P1 = {
     "halving_scatter": "(me, p, data, root=0)",
@@ -62,7 +63,7 @@ def test_a_program_that_finishes_only_for_p_1_earns_nothing(assignment, solution
                                                             graded_cell):
     with pytest.raises(AssertionError) as failure:
         _run_cells(assignment, solution_cell, _only_p1(name), graded_cell)
-    text = " ".join(str(failure.value).split())
+    text = " ".join(flat(failure.value).split())
     assert f"the runs that finish, and {name} finished on 0 of the" in text, text
     assert "too few to judge" in text
 
@@ -96,7 +97,7 @@ def test_a_stub_that_finishes_in_time_0_earns_no_time(assignment, solution_cell,
     stub = f"def {name}{ONLY_P1[name]}:\n    {STUBS[name]}\n    yield\n"
     with pytest.raises(AssertionError) as failure:
         _run_cells(assignment, solution_cell, stub, "time_tests")
-    text = " ".join(str(failure.value).split())
+    text = " ".join(flat(failure.value).split())
     assert (f"the runs that finish with messages that carry the data, and {name} did so on 0 "
             f"of the") in text, text
     assert lacked in text, text
@@ -131,10 +132,12 @@ def test_check_enough_finished_says_what_the_messages_lacked():
     with pytest.raises(AssertionError) as failure:
         check_enough_finished(_program, [2], [2, 4, 4], "the time", "the correctness test",
                               short=short)
+    # written with its own breaks, the message is wrapped to Validate's width: a broken
+    # sentence flows on, a line that ends one (or opens a list) keeps its break
     assert str(failure.value) == (
-        "the time is measured on the runs that finish with messages that carry\nthe data, and "
+        "the time is measured on the runs that finish with messages that\ncarry the data, and "
         "_program did so on 1 of the 3 cases with p >= 2:\nfor p = 4 no message left PE 0.\n"
-        "Its results cannot be right then (see the correctness test), so the time it shows "
+        "Its results cannot be right then (see the correctness test), so the time it\nshows "
         "says nothing.")
     assert failure.value.kind == "too_few_finished"
     check_enough_finished(_program, [2, 4], [2, 4, 4], "the time", "the correctness test",

@@ -24,6 +24,7 @@ from collective_lib.ops import Compute, SendRecv
 from collective_lib.networks import Ring
 from exercise_references import load_reference
 from exercise_submissions import SHARES_WHEN_IT_CAN
+from messages import flat
 
 # Grama's Algorithm 4.5: the reference answer of the assignment ring_reduction (not in the library).
 RING_REDUCTION = load_reference("ring_reduction").all_to_all_red_ring
@@ -115,7 +116,7 @@ def test_an_exception_names_the_pe_and_its_line():
         simulate(isolated(crashes_on_pe_3), 5)
     assert err.value.pe == 3
     assert str(err.value).startswith("PE 3 raised KeyError: 0\n  at line ")
-    assert "of crashes_on_pe_3: `return {}[0]`" in str(err.value)
+    assert "of crashes_on_pe_3: `return {}[0]`" in flat(err.value)
     assert "raised by PE 3 of 5 at simulated time 1" in err.value.__notes__
 
 
@@ -152,7 +153,7 @@ def test_an_endless_pe_is_stopped_by_the_time_limit():
         simulate(isolated(spins_on_pe_1, time_limit_s=0.3), 3)
     assert time.monotonic() - start < 5
     assert err.value.pe == 1
-    assert str(err.value) == ("PE 1 did not answer within 0.3 s of real time (an endless "
+    assert flat(err.value) == ("PE 1 did not answer within 0.3 s of real time (an endless "
                               "loop?); its process was stopped")
 
 
@@ -279,11 +280,12 @@ def test_a_program_that_shares_state_only_when_it_can_fails_every_graded_run(eve
                        expected=own_message)
     for p, params in cases:                 # but not under autograde: whichever PE is replayed
         SHARING.pop("LIVE", None)
-        with pytest.raises(CheckFailed, match="behaves otherwise in a process of its own") as err:
+        with pytest.raises(CheckFailed) as err:
             check_collective_program(SharedProcess(sharing_scatter), [(p, params)],
                                      make_inputs=scatter_inputs, expected=own_message)
+        assert "behaves otherwise in a process of its own" in flat(err.value)
         assert err.value.kind == "shared_state"
-        assert "PEs must not share Python globals" in str(err.value)
+        assert "PEs must not share Python globals" in flat(err.value)
 
 
 def test_an_honest_program_passes_with_a_pe_replayed_alone(every_run_replayed):

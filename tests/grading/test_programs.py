@@ -23,6 +23,7 @@ from collective_lib.grading import (CheckFailed, check_broadcast_program,
                                     check_collective_program, count_pieces, guarded_call,
                                     run_program, simulated_time)
 from collective_lib.networks import Ring
+from messages import flat
 
 needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
                                  reason="the wall-clock guard needs SIGALRM and setitimer")
@@ -136,7 +137,7 @@ def test_expected_time_of_the_slow_order():
 def test_wrong_value_names_p_root_pe_and_values():
     with pytest.raises(AssertionError) as err:
         check_broadcast_program(off_by_one_value, [1, 2, 3], roots=[1], m=2, seed=0)
-    text = str(err.value)
+    text = flat(err.value)
     assert "wrong result of off_by_one_value for p=2, root=1" in text
     assert "PE 1 returned None" in text
     assert "the root's message was [" in text
@@ -146,7 +147,7 @@ def test_wrong_time_shows_expected_and_simulated():
     with pytest.raises(AssertionError) as err:
         check_broadcast_program(BINOMIAL, [8], roots=[0], time_label="d(d+1)/2 (alpha + beta m)",
                                 expected_time=lambda p: 6.0)
-    text = str(err.value)
+    text = flat(err.value)
     assert "wrong time of binomial_broadcast for p=8, root=0" in text
     assert "the simulated time is 3, but d(d+1)/2 (alpha + beta m) = 6." in text
     assert "messages" not in text           # the count is right, so it is not mentioned
@@ -166,7 +167,7 @@ def test_wrong_time_shows_expected_and_simulated():
 def test_deadlock_names_the_waiting_pes():
     with pytest.raises(AssertionError) as err:
         check_broadcast_program(deadlocks, [3], roots=[0])
-    text = str(err.value)
+    text = flat(err.value)
     assert text.startswith("deadlock in deadlocks for p=3, root=0")
     assert "PE 2 waits in recv(src=0)" in text
     assert "Hint" in text
@@ -175,7 +176,7 @@ def test_deadlock_names_the_waiting_pes():
 def test_unreceived_message_is_explained():
     with pytest.raises(AssertionError) as err:
         check_broadcast_program(forgets_to_receive, [4], roots=[2])
-    text = str(err.value)
+    text = flat(err.value)
     assert "forgets_to_receive for p=4, root=2: PE 2 sent messages that were never received" in text
     assert "1 message(s) from PE 2 to PE 3" in text
 
@@ -183,7 +184,7 @@ def test_unreceived_message_is_explained():
 def test_exception_in_the_program_shows_type_pe_and_line():
     with pytest.raises(AssertionError) as err:
         check_broadcast_program(crashes, [4], roots=[0])
-    text = str(err.value)
+    text = flat(err.value)
     assert "crashes for p=4, root=0 raised ZeroDivisionError: division by zero" in text
     assert "PE 1 of 4" in text
     assert "of crashes: `data = 1 / 0`" in text
@@ -201,8 +202,8 @@ def test_endless_yielding_program_is_stopped_by_max_ops():
     with pytest.raises(AssertionError) as err:
         check_broadcast_program(yields_forever, [5], roots=[0], max_ops=500)
     assert time.monotonic() - start < 5
-    assert "did not finish: the PEs issued more than 500 operations" in str(err.value)
-    assert "keeps yielding" in str(err.value)
+    assert "did not finish: the PEs issued more than 500 operations" in flat(err.value)
+    assert "keeps yielding" in flat(err.value)
 
 
 @needs_alarm
@@ -211,7 +212,7 @@ def test_endless_program_that_never_yields_is_stopped_by_the_clock():
     with pytest.raises(AssertionError) as err:
         check_broadcast_program(spins_forever, [1, 2, 3], roots=[0], time_limit_s=0.3)
     assert time.monotonic() - start < 5
-    text = str(err.value)
+    text = flat(err.value)
     assert "spins_forever did not finish within 0.3 s of real time" in text
     assert "p=1, root=0" in text
     assert "while True: pass" in text
@@ -220,7 +221,7 @@ def test_endless_program_that_never_yields_is_stopped_by_the_clock():
 def test_a_pe_must_receive_to_know_the_message():
     with pytest.raises(AssertionError) as err:
         check_broadcast_program(cheats_with_a_global, [3], roots=[0])
-    assert "PE 1 returned the right message but never received one" in str(err.value)
+    assert "PE 1 returned the right message but never received one" in flat(err.value)
     check_broadcast_program(cheats_with_a_global, [3], roots=[0], require_receive=False)
 
 
@@ -283,8 +284,9 @@ def test_run_program_explains_an_invalid_operation():
     def bad_rank(me, p, data):
         yield send(p, data)
 
-    with pytest.raises(AssertionError, match="names destination 2, which is not a rank"):
+    with pytest.raises(AssertionError) as err:
         run_program(bad_rank, 2, context="p=2")
+    assert "names destination 2, which is not a rank" in flat(err.value)
 
 
 def test_simulated_time_matches_the_closed_forms():
@@ -313,7 +315,7 @@ def test_a_wrong_result_names_the_case_the_pe_and_the_first_wrong_word():
     with pytest.raises(AssertionError) as err:
         check_collective_program(rightwards, [1, 2, 3], make_inputs=vectors, expected=reduced,
                                  network_for=Ring, item="word", hint="Hint: send to the left.")
-    text = str(err.value)
+    text = flat(err.value)
     assert text.startswith("wrong result of rightwards for p=3: PE 0 returned [")
     assert "was expected (word 0 is " in text
     assert text.endswith("Hint: send to the left.")
@@ -326,7 +328,7 @@ def test_params_are_passed_and_named():
     with pytest.raises(AssertionError) as err:
         check_collective_program(rightwards, [(4, {"op": maximum})], make_inputs=vectors,
                                  expected=reduced, network_for=Ring)
-    assert "wrong result of rightwards for p=4, op=maximum: PE 0 returned" in str(err.value)
+    assert "wrong result of rightwards for p=4, op=maximum: PE 0 returned" in flat(err.value)
 
 
 def test_an_exact_time_is_enforced_with_the_traffic():
@@ -335,7 +337,7 @@ def test_an_exact_time_is_enforced_with_the_traffic():
         check_collective_program(direct, range(1, 9), make_inputs=vectors, expected=reduced,
                                  network_for=Ring, expected_time=ring_time,
                                  time_label="(ts + tw m)(p - 1)", time_hint="Hint: neighbours.")
-    text = str(err.value)
+    text = flat(err.value)
     assert text.startswith("wrong time of direct for p=4, alpha=1, beta=0, ports='full-duplex': "
                            "the simulated time is 5, but (ts + tw m)(p - 1) = 3 (the PEs sent "
                            "12 messages in 5 rounds; the longest was 2 words).")
@@ -355,7 +357,7 @@ def test_a_time_bound_is_enforced():
                                  network_for=Ring, model=model, time_bound=bound,
                                  time_label="3(p - 1)")
     # p = 2 passes: its list of two 2-word messages counts as 2 words (one per item)
-    assert str(err.value) == ("too slow: all_at_once for p=3, alpha=1, beta=1, "
+    assert flat(err.value) == ("too slow: all_at_once for p=3, alpha=1, beta=1, "
                               "ports='full-duplex' takes 8, more than 3(p - 1) = 6 (the PEs "
                               "sent 6 messages in 2 rounds; the longest was 3 words).")
 
@@ -375,8 +377,8 @@ def test_under_declared_words_are_caught():
         check_collective_program(bundles, [3], make_inputs=inputs,
                                  expected=lambda x: [x[-1]] + x[:-1], payload_words=words)
     assert ("bundles for p=3: the message from PE 0 to PE 1 carries 3 words of data but is sent "
-            "as 1 word") in " ".join(str(err.value).split())
-    assert "words=" in str(err.value)
+            "as 1 word") in " ".join(flat(err.value).split())
+    assert "words=" in flat(err.value)
 
 
 @pytest.mark.parametrize("hidden, declared", [
@@ -403,12 +405,12 @@ def test_words_hidden_in_a_form_no_check_can_count_are_caught(hidden, declared):
         check_collective_program(hides, [3], make_inputs=inputs, expected=lambda x: x,
                                  payload_words=words)
     assert err.value.kind == "message_size"
-    text = " ".join(str(err.value).split())
+    text = flat(err.value)
     assert "hides for p=3: the size of the message from PE 0 to PE 1 cannot be checked: it " \
         "holds " in text
     assert text.endswith("A message may hold only the input messages themselves, in lists, "
                          "tuples or dicts, with ranks as labels.")
-    assert max(map(len, str(err.value).splitlines())) <= 90     # Validate cuts longer lines
+    assert max(map(len, str(err.value).splitlines())) <= 80     # Validate cuts longer lines
 
 
 def test_declared_words_are_checked_against_what_was_sent_not_what_became_of_it():
@@ -450,7 +452,7 @@ def test_failures_of_the_program_are_explained():
                            (crashes, "crashes for p=3 raised ZeroDivisionError")]:
         with pytest.raises(AssertionError) as err:
             check_collective_program(program, [3], make_inputs=vectors, expected=reduced)
-        assert words in str(err.value)
+        assert words in flat(err.value)
 
 
 def test_the_expected_results_do_not_depend_on_changes_to_the_inputs():
@@ -472,4 +474,4 @@ def test_an_endless_loop_is_stopped():
     with pytest.raises(AssertionError) as err:
         check_collective_program(spins, [2], make_inputs=vectors, expected=reduced,
                                  time_limit_s=0.3)
-    assert "did not finish within 0.3 s of real time" in str(err.value)
+    assert "did not finish within 0.3 s of real time" in flat(err.value)

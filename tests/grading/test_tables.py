@@ -15,6 +15,7 @@ from collective_lib import catalog, simulate
 from collective_lib.grading import (check_answer_table, count_pieces, format_terms,
                                     parse_terms, sends_by_step)
 from collective_lib.networks import Ring
+from messages import flat
 
 def test_parse_terms_reads_strings_lists_and_pairs():
     want = frozenset({(3, 5), (4, 5)})
@@ -95,4 +96,4 @@ def test_check_answer_table_accepts_the_right_table_and_names_the_first_wrong_en
         with pytest.raises(AssertionError) as err:
             check_answer_table(answer, want, name="sends_3", normalize=parse_terms,
                                show=format_terms, hint="Hint: look left.")
-        assert str(err.value).startswith(message), (str(err.value), message)
+        assert flat(err.value).startswith(flat(message)), (str(err.value), message)
