@@ -3,8 +3,11 @@
 
 The pages of ``_build/html`` are printed by headless Chromium (Debian's, the
 same as the browser tests), with the book's print styles
-(``_ext/static/print.css``): no navigation, every figure whole on a page, each
-widget as its static picture and each animation as a strip of key frames.
+(``_ext/static/print.css``): no navigation, every figure whole on a page with its
+caption, notes and code breaking between lines like text, each widget as its static
+picture and each animation as a strip of key frames.  A figure too tall for what is left
+of a page goes to the top of the next and the text after it moves up into the gap, as in a
+printed book (``FLOAT_FIGURES``).
 Chromium typesets the math with the book's own MathJax, so the PDF shows what
 the web page shows; a formula or table wider than the column is scaled down to
 it, and printing stops if anything is still wider or a line of code would
@@ -133,6 +136,107 @@ PRINT_LAYOUT = "(() => {" + BLOCK_OF + """
 """
 
 
+#: The height of the printed text column, in CSS pixels.
+PAGE_PX = (PAPER["paperHeight"] - PAPER["marginTop"] - PAPER["marginBottom"]) * 96
+#: A page left emptier than this share at its foot, because the figure after it did not fit
+#: there, has the text that follows the figure moved up into the gap (FLOAT_FIGURES).
+FLOAT_GAP = 0.12
+
+# A figure is kept whole with its caption (print.css): one that does not fit in what is left of
+# a page goes to the next and leaves the rest of this one blank, up to most of a page. A printed
+# book lets the figure float to the top of the next page and the text go on: so does this. The
+# page is laid out in columns of the printed page's size (Chromium breaks columns as it breaks
+# pages, by the same print styles), which tells on which page each block falls: mostly, as a
+# few pages of a chapter break differently in columns (the built-book test measures the
+# printed pages, book_pdf's measure is only the guide). For each figure
+# that starts a page after a gap, the paragraphs that follow it in its section (text only: never
+# code, a heading, another figure or output) move before it, one at a time, while the figure
+# stays on its page; a figure whose cell shows its code leaves that code in place, and only the
+# output moves. Returns the figures moved, as [caption's start, paragraphs moved].
+FLOAT_FIGURES = "((W, H, GAP) => {" + r"""
+  const article = document.querySelector("main article.bd-article");
+  if (article === null) return [];
+  const TEXT = "p, ul, ol, dl, blockquote, div.math-wrapper, div.math, div.line-block";
+  const spacer = document.createElement("div");   // what the first page holds above the article
+  spacer.style.height = `${article.getBoundingClientRect().top + window.scrollY}px`;
+  article.prepend(spacer);
+  const style = article.getAttribute("style");
+  Object.assign(article.style, {columnWidth: `${W}px`, columnGap: "0px", columnFill: "auto",
+                                height: `${H}px`});
+  const origin = () => article.getBoundingClientRect();
+  const pageOf = rect => Math.floor((rect.left - origin().left + 1) / W);
+  const shown = el => el.getClientRects().length > 0 && el.getBoundingClientRect().height > 0;
+  // The gap a page leaves at its foot, under the last of `before`'s fragments on that page.
+  const gapAbove = (before, page) => {
+    const bottoms = [...before.getClientRects()].filter(r => r.height > 0 && pageOf(r) === page)
+      .map(r => r.bottom - origin().top);
+    return bottoms.length ? H - Math.max(...bottoms) : null;
+  };
+  const moved = [];
+  for (const figure of document.querySelectorAll("main figure")) {
+    if (getComputedStyle(figure).breakInside !== "avoid" || !shown(figure)) continue;
+    // The block that moves: the figure with the boxes around it that hold nothing else.
+    let block = figure;
+    while (block.parentElement.tagName !== "SECTION" && block.parentElement !== article
+           && [...block.parentElement.children].every(c => c === block || !shown(c))) {
+      block = block.parentElement;
+    }
+    // The block of its section that holds it, which it must end.
+    let outer = block;
+    while (outer.parentElement.tagName !== "SECTION" && outer.parentElement !== article) {
+      if ([...outer.parentElement.children].slice(
+            [...outer.parentElement.children].indexOf(outer) + 1).some(shown)) { outer = null; break; }
+      outer = outer.parentElement;
+    }
+    if (outer === null) continue;
+    let before = block.previousElementSibling;
+    while (before !== null && !shown(before)) before = before.previousElementSibling;
+    if (before === null) {
+      before = outer.previousElementSibling;
+      while (before !== null && !shown(before)) before = before.previousElementSibling;
+    }
+    if (before === null) continue;
+    const page = pageOf(figure.getBoundingClientRect());   // kept whole: on one page
+    const gap = gapAbove(before, page - 1);
+    if (gap === null || gap < GAP * H) continue;
+    // The paragraphs after it in its section.
+    const text = [];
+    for (let next = outer.nextElementSibling; next !== null && next.matches(TEXT);
+         next = next.nextElementSibling) text.push(next);
+    if (!text.length) continue;
+    // The figure goes after the paragraphs; a cell whose code shows keeps it where it was.
+    let carried = block;
+    if (block !== outer) {
+      carried = outer.cloneNode(false);
+      carried.removeAttribute("id");
+      outer.after(carried);
+      carried.append(block);
+    }
+    let count = 0;
+    for (const paragraph of text) {
+      carried.before(paragraph);
+      if (pageOf(figure.getBoundingClientRect()) !== page) {   // the figure went on: undo
+        carried.after(paragraph);
+        break;
+      }
+      count += 1;
+      if ([...paragraph.getClientRects()].some(r => pageOf(r) >= page)) break;  // page full
+    }
+    if (count === 0 && carried !== block) {                 // nothing moved: put it back
+      outer.append(block);
+      carried.remove();
+    }
+    if (count > 0) {
+      moved.push([(figure.querySelector("figcaption") || figure).textContent.trim().slice(0, 40),
+                  count]);
+    }
+  }
+  spacer.remove();
+  if (style === null) article.removeAttribute("style"); else article.setAttribute("style", style);
+  return moved;
+})""" + f"({COLUMN_PX}, {PAGE_PX}, {FLOAT_GAP})"
+
+
 def toc_pages() -> list[str]:
     """The book's pages in reading order: the root, then every chapter of ``_toc.yml``."""
     toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
@@ -164,6 +268,7 @@ def _print_page(tools: browser_check.DevTools, url: str) -> bytes:
     tools.evaluate(browser_check.WAIT_FOR_MATHJAX)
     tools.evaluate(OPEN_DETAILS)
     tools.evaluate(FIT_TO_COLUMN)
+    tools.evaluate(FLOAT_FIGURES)
     layout = tools.evaluate(PRINT_LAYOUT)
     if layout["wide"]:
         raise SystemExit(f"{url}: wider than the printed column: {layout['wide']}")
