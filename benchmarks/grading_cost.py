@@ -13,6 +13,8 @@ course and prints where the time goes:
   student's function), with both on one CPU, as grading places them, and on
   two: waking a process on another CPU of a virtual machine costs some
   ten times more than on the same one;
+* one step of a student's lock replayed by the lock checks' searches, and one start
+  of a replay (a history of 100 steps), as ``_RemoteReplayer`` asks them;
 * the start of a student process (forked by the student host, its cells run), with
   nothing forbidden and with the library's programs forbidden, and the poisoning
   alone, looked up in the forked process and prepared before the fork, as the host
@@ -209,6 +211,43 @@ def round_trips(calls: int = 5000) -> list:
     return rows
 
 
+def replay_steps(steps: int = 5000, history: int = 100) -> list:
+    """Rows for a student's lock replayed by the checker's searches (us; its process on the
+    checker's CPU, as grading places it): one step more of the object a replay started, and
+    one start that plays a history of ``history`` steps (the searches of ``broken_lock``'s
+    solution ask some 40,000 steps and 2,700 starts of about 120 steps each)."""
+    from collective_lib.autograde.remote import Host, Sandbox
+
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    cells = ["from collective_lib.algorithms.sync import cas_spin_lock\n"]
+    # its acquire tries its CAS again each time it is told False: a step per CAS
+    played = [("call", "acquire")] + [("send", False)] * history
+    rows = []
+    allowed = os.sched_getaffinity(0)
+    host = Host(cells, [], None, {}, cpu=cpu)
+    sandbox = Sandbox(host, {}, cells)
+    try:
+        os.sched_setaffinity(0, {cpu})
+        replayer = sandbox.bind(["cas_spin_lock"])["cas_spin_lock"].replayer()
+        replayer.start((0, 2), played[:1])                  # the process starts
+        for what, count, ask in (
+                ("one step of a student's lock replayed", steps,
+                 lambda: replayer.step((0, 2), ("send", False))),
+                (f"one start of its replay, a history of {history} steps", steps // 50,
+                 lambda: replayer.start((0, 2), played))):
+            wall, cpu_s = time.perf_counter(), time.process_time()
+            for _ in range(count):
+                ask()
+            rows.append((f"{what}, its process on the checker's CPU (us)",
+                         (time.perf_counter() - wall) / count * 1e6,
+                         (time.process_time() - cpu_s) / count * 1e6))
+    finally:
+        os.sched_setaffinity(0, allowed)
+        sandbox.end_cell()
+        host.close()
+    return rows
+
+
 def process_starts(starts: int = 20) -> list:
     """Rows for the start of a student process (ms): forked by the host with the cells of a
     notebook, with nothing forbidden and with every program of the catalog and the tree
@@ -285,6 +324,7 @@ def main(argv=None) -> int:
         print(f"{'phase':66s} {'wall s':>8s} {'CPU s':>8s}")
         _print(start_up())
         _print(round_trips())
+        _print(replay_steps())
         _print(process_starts())
         for student, notebook in submissions.items():
             target = course / "submitted" / student / args.assignment

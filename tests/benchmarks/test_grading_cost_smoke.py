@@ -19,3 +19,11 @@ def test_a_student_process_s_start_is_timed_with_and_without_poisoning(bench):
         "poisoning alone, looked up in the forked process (ms)",
         "poisoning alone, prepared before the fork (ms)"]
     assert all(wall > 0 for _, wall, _ in rows)
+
+
+def test_a_replayed_lock_s_step_and_start_are_timed(bench):
+    rows = bench.replay_steps(steps=50, history=10)
+    assert [what for what, _, _ in rows] == [
+        "one step of a student's lock replayed, its process on the checker's CPU (us)",
+        "one start of its replay, a history of 10 steps, its process on the checker's CPU (us)"]
+    assert all(wall > 0 and cpu >= 0 for _, wall, cpu in rows)
