@@ -49,6 +49,7 @@ import nbformat
 import pytest
 import yaml
 from bs4 import BeautifulSoup
+from pypdf.generic import ContentStream
 
 
 HERE = Path(__file__).resolve().parent
@@ -601,6 +602,7 @@ def test_the_pdf_edition_holds_every_chapter_and_figure(site, pages, tmp_path):
                 for page in PAGES for h in pages[site / f"{page}.html"].select("main h2, main h3")}
     assert_no_heading_ends_a_page(pdf, headings, book_pdf.book_title()[0])
     assert not small, f"text too small to read on paper (page, points, text): {small[:10]}"
+    assert_pages_filled_and_pictures_whole(pdf, book_pdf.PAPER)
 
 
 #: The smallest printed text, in points: text (a table's notes, the footer) and math, whose
@@ -660,3 +662,83 @@ def assert_pages_numbered_and_linked_within(pdf, page_texts: list, title: str) -
                     elsewhere.append((number, target + 1))
     assert not local, f"links a printed book cannot follow: {local[:5]}"
     assert not elsewhere, f"links within the book to no chapter's start: {elsewhere[:5]}"
+
+
+#: A page (not a chapter's last) may end with a blank this big, as a share of its text column,
+#: only where a picture goes first on the next page. Pages open with pictures a quarter to
+#: nine tenths of a page high, each kept whole with its caption: whatever of that height did
+#: not fit stays blank, when no text after the picture in its section can move up to fill the
+#: gap (book_pdf.FLOAT_FIGURES). Anything else that left a gap this big (a note, a box of code,
+#: a demo's notes carried over whole, key frames kept two together) was carried over for no
+#: reason: 20 such pages before print.css let them break, from 26 % to 74 % of a page blank.
+PART_EMPTY = 0.25
+
+
+def printed_items(page) -> list[tuple[str, float, float]]:
+    """The text and pictures printed on ``page``: (``"text"`` or ``"image"``, top, bottom) in
+    points from the top of the sheet (Chromium draws each picture as an image XObject)."""
+    height = float(page.mediabox.height)
+    items = []
+
+    def visit(text, cm, tm, font, size):
+        if text.strip():
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            items.append(("text", height - y - size * abs(tm[3] * cm[3] + tm[2] * cm[1]),
+                          height - y))
+    page.extract_text(visitor_text=visit)
+    pictures = page["/Resources"].get("/XObject", {})
+    ctm, saved = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0], []
+    for operands, operator in ContentStream(page.get_contents(), page.pdf).operations:
+        if operator == b"q":
+            saved.append(ctm)
+        elif operator == b"Q":
+            ctm = saved.pop()
+        elif operator == b"cm":
+            a, b, c, d, e, f = (float(x) for x in operands)
+            A, B, C, D, E, F = ctm
+            ctm = [a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D,
+                   e * A + f * C + E, e * B + f * D + F]
+        elif (operator == b"Do" and operands[0] in pictures
+              and pictures[operands[0]].get_object().get("/Subtype") == "/Image"):
+            ys = [ctm[1] * x + ctm[3] * y + ctm[5] for x in (0, 1) for y in (0, 1)]
+            items.append(("image", height - max(ys), height - min(ys)))
+    return items
+
+
+def assert_pages_filled_and_pictures_whole(pdf, paper: dict) -> None:
+    """No picture is cut by a page's edge (drawn past its text column: Chromium prints a
+    picture split between pages twice, each cut to its page), and no page but a chapter's
+    last ends with more than PART_EMPTY of its column blank unless the next page opens with a
+    picture that, with the caption under it, is taller than the gap."""
+    starts = sorted(pdf.get_destination_page_number(item) + 1 for item in pdf.outline)
+    chapter_ends = {start - 1 for start in starts[1:]} | {len(pdf.pages)}
+    printed = [printed_items(page) for page in pdf.pages]
+    cut, part_empty = [], []
+    for number, (page, items) in enumerate(zip(pdf.pages, printed), 1):
+        top = paper["marginTop"] * 72
+        bottom = float(page.mediabox.height) - paper["marginBottom"] * 72
+        column = bottom - top
+        shown = [item for item in items if item[1] < bottom]          # not the footer
+        cut += [(number, round(t), round(b)) for kind, t, b in shown
+                if kind == "image" and (t < top - 2 or b > bottom + 2)]
+        if number < starts[0] or number in chapter_ends or not shown:
+            continue
+        gap = (bottom - max(b for _, _, b in shown)) / column
+        if gap <= PART_EMPTY:
+            continue
+        following = sorted((item for item in printed[number] if item[1] < bottom),
+                           key=lambda item: item[1])
+        needed = 0.0
+        if following and following[0][0] == "image":                  # a picture opens it
+            end = following[0][2]
+            for kind, t, b in following[1:]:                          # and its caption
+                if kind != "text" or t > end + 16:
+                    break
+                end = max(end, b)
+            needed = (end - following[0][1]) / column
+        if needed < gap - 0.02:
+            part_empty.append((number, f"{gap:.0%} blank",
+                               f"next opens with a picture of {needed:.0%}" if needed else
+                               "next opens with text"))
+    assert not cut, f"pictures cut by a page's edge (page, top, bottom in points): {cut[:10]}"
+    assert not part_empty, f"pages left part empty for no picture that did not fit: {part_empty}"
