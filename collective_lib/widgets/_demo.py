@@ -9,7 +9,8 @@ no demo touches pyplot or the notebook's matplotlib backend.
 A picture is shown at its natural size, one image pixel per screen pixel
 (:func:`show_png`): stretched to the output's width it was blurred and pushed
 below the screen.  The controls stand in a column to its left
-(:meth:`Demo._layout`), so that on a 1366x768 screen both are in view.
+(:meth:`Demo._layout`), so that on a 1366x768 screen both are in view; where the output
+is too narrow for both, the picture goes below the column.
 
 Internal to :mod:`collective_lib.widgets` (not re-exported, imported by no other package).
 """
@@ -32,8 +33,8 @@ from ..viz.descriptions import description
 from ..viz.style import READABLE_SHARE
 
 __all__ = ["operation_entries", "PICTURE_DPI", "MAX_PICTURE_HEIGHT", "SNAPSHOT_SCALE", "CONTROLS_WIDTH",
-           "png_bytes", "png_size", "Picture", "show_png", "img_tag", "animation_html",
-           "html_text", "play_button", "short_number", "Demo", "PictureDemo"]
+           "wrapping_row", "scroll_box", "png_bytes", "png_size", "Picture", "show_png", "img_tag",
+           "animation_html", "html_text", "play_button", "short_number", "Demo", "PictureDemo"]
 
 
 def operation_entries(operation: str) -> dict:
@@ -61,6 +62,19 @@ CONTROLS_WIDTH = "300px"
 #: in the column, which showed a scroll bar under them.  :meth:`Demo._layout` stretches them
 #: to the column instead (width ``auto``), less their margins.
 _STRETCHED_CONTROLS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.Dropdown, W.Checkbox)
+
+
+def wrapping_row() -> W.Layout:
+    """The layout of a row of controls (or of controls and a picture) that goes on in a
+    second line where the output is too narrow for one, instead of running past its
+    edge, which JupyterLab cuts off."""
+    return W.Layout(flex_flow="row wrap", align_items="flex-start")
+
+
+def scroll_box(picture: W.Widget) -> W.Box:
+    """``picture`` at its natural size in a box no wider than the output, which scrolls
+    sideways where the picture is wider (a phone)."""
+    return W.Box([picture], layout=W.Layout(max_width="100%", overflow="auto hidden"))
 
 
 def png_bytes(fig: Figure, *, tight: bool = True, scale: int = 1) -> bytes:
@@ -298,15 +312,24 @@ class Demo:
 
     def _layout(self, control_rows: list, picture: W.Widget, text: W.Widget,
                 notes: W.Widget | None = None) -> W.Box:
-        """The controls, the busy indicator and ``notes`` in a column left of the picture;
-        ``text`` below both."""
+        """The controls, the busy indicator and ``notes`` in a column left of the picture,
+        or above it where the two do not fit side by side; ``text`` below both.
+
+        JupyterLab clips what runs past an output: beside the file browser on a
+        1280-pixel screen the right edge of a 612-pixel picture was cut off (the
+        legend's words, the last tick), and on a phone the whole picture stood
+        outside the screen.  So the row wraps, the column is never wider than the
+        output, and a picture wider than the output scrolls sideways in a box of
+        its own (shrunk, its text would be too small), as the book's figures do on a
+        phone.
+        """
         for row in control_rows:
             if isinstance(row, _STRETCHED_CONTROLS) and not row.layout.width:
                 row.layout.width = "auto"     # a width set on purpose is kept
+            row.layout.max_width = "100%"
         column = W.VBox([*control_rows, self.status, *([notes] if notes else [])],
-                        layout=W.Layout(width=CONTROLS_WIDTH, min_width=CONTROLS_WIDTH))
-        return W.VBox([W.HBox([column, picture], layout=W.Layout(align_items="flex-start")),
-                       text])
+                        layout=W.Layout(width=CONTROLS_WIDTH, max_width="100%"))
+        return W.VBox([W.HBox([column, scroll_box(picture)], layout=wrapping_row()), text])
 
     def _on_setup(self, change):
         """A control that changes the run: simulate again (unless we are setting controls)."""

@@ -21,7 +21,8 @@ from ..viz.descriptions import description
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
 from ._demo import (CONTROLS_WIDTH, animation_html, Demo, operation_entries, short_number, img_tag,
-                   Picture, play_button, png_bytes, show_png, html_text, SNAPSHOT_SCALE)
+                   Picture, play_button, png_bytes, show_png, html_text, SNAPSHOT_SCALE,
+                   wrapping_row)
 
 __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", "MAX_VALUE_P"]
 
@@ -29,6 +30,10 @@ __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", 
 MAX_P = 32
 #: The value player's tables stay readable up to this many PEs.
 MAX_VALUE_P = 16
+#: A box that scrolls a table of 16 PEs sideways on a phone instead of running past the
+#: output, which JupyterLab cuts off.  Without a width of its own the box took the table's
+#: and so did the output around it; at width 0 it stretches to the output (min-width).
+_SIDEWAYS = '<div style="overflow-x:auto;width:0;min-width:100%">'
 
 
 class _CatalogPlayer(Demo):
@@ -333,12 +338,16 @@ class ValuePlayer(_CatalogPlayer):
         self.status = self._status_label()
         c["values"].observe(self._on_setup, names="value")
         c["step"].observe(self._on_step, names="value")
+        # Each row goes on in a second line where the output is too narrow (a phone):
+        # JupyterLab cuts off what runs past its edge, there the p and step sliders.
+        first = wrapping_row()
+        first.align_items = "flex-end"                          # p beside the drop-down
+        c["algorithm"].layout.max_width = "100%"
         self.widget = W.VBox([
-            W.HBox([c["algorithm"], c["p"]],
-                   layout=W.Layout(align_items="flex-end")),    # p beside the drop-down
-            W.HBox([c["root"], c["k"]]),
+            W.HBox([c["algorithm"], c["p"]], layout=first),
+            W.HBox([c["root"], c["k"]], layout=wrapping_row()),
             c["values"],
-            W.HBox([c["play"], self.player, c["step"], self.status]),
+            W.HBox([c["play"], self.player, c["step"], self.status], layout=wrapping_row()),
             self.info, self.table])
         with self._computing():
             self._resimulate()
@@ -415,8 +424,8 @@ class ValuePlayer(_CatalogPlayer):
             self.table.value = ""
             return
         step = self.controls["step"].value
-        self.table.value = (self._step_line(step)
-                            + self.values.to_html(highlight=step, transfers=False))
+        self.table.value = (self._step_line(step) + _SIDEWAYS
+                            + self.values.to_html(highlight=step, transfers=False) + "</div>")
 
     def fallback_html(self) -> str:
         """The info line and the whole table, each step with its transfers."""

@@ -73,7 +73,7 @@ def test_the_picture_is_shown_at_its_natural_size_beside_the_controls():
     assert (explorer.image.layout.width, explorer.image.layout.height) == (f"{width}px",
                                                                             f"{height}px")
     row = explorer.widget.children[0]
-    assert isinstance(row, W.HBox) and row.children[1] is explorer.image
+    assert isinstance(row, W.HBox) and row.children[1].children == (explorer.image,)
     assert explorer.controls["p"] in row.children[0].children
     assert f'width="{width}" height="{height}"' in explorer.fallback_html()
 

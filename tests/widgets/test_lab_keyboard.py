@@ -3,7 +3,8 @@
 JupyterLab (with ``jupyter_reader/``, as ``make lab`` starts it) runs in headless Chromium,
 reached over the DevTools protocol as tools/browser_check.py reaches the built book. A
 notebook showing a step player and a lock player is run with Shift+Enter; then, with keys only, the step slider moves, the play toggle
-plays, and every control and picture has a name a screen reader can read.
+plays, and every control and picture has a name a screen reader can read.  At a laptop's
+and a phone's width nothing of the demos runs past the output.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from jupyter_core.paths import jupyter_runtime_dir
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Seconds JupyterLab, the kernel and the widgets may take to appear.
 PATIENCE = 120
-KEYS = {"Tab": 9, "Enter": 13, " ": 32, "ArrowRight": 39}
-SHIFT = 8
+KEYS = {"Tab": 9, "Enter": 13, " ": 32, "ArrowRight": 39, "b": 66}
+SHIFT, CONTROL = 8, 2
 
 # The controls of the outputs and what names them for a screen reader: a label element
 # tied to the control, its own text, aria-label, or (for an image) alt or title.
@@ -42,6 +43,22 @@ NAMES = r"""
             (label || el.getAttribute("aria-label") || el.alt || el.title ||
              el.textContent || "").trim(), slider];
   }))()
+"""
+
+
+# The boxes of the outputs that scroll sideways, or cut off what runs past their side,
+# but a box of one picture or one table (wider than a phone, they scroll at their natural
+# size): a widget's row that scrolls hides the picture's edge or the controls, and on a
+# phone (whose scroll bars show only while scrolling) the picture stood, unseen, right
+# of the screen.
+SIDEWAYS = r"""
+(() => [...document.querySelectorAll(".jp-Cell-outputArea")].flatMap(area =>
+  [...area.querySelectorAll("*")]
+    .filter(box => box.offsetParent !== null && box.scrollWidth > box.clientWidth + 1
+            && getComputedStyle(box).overflowX !== "visible")
+    .filter(box => !(box.children.length === 1
+                     && ["IMG", "TABLE"].includes(box.children[0].tagName)))
+    .map(box => (box.className.toString() + ": " + box.textContent).slice(0, 80))))()
 """
 
 
@@ -87,7 +104,8 @@ class Lab:
     def press(self, key: str, modifiers: int = 0):
         """Press and release ``key`` as a keyboard would (a raw key-down, the character it
         types if any, a key-up)."""
-        event = dict(key=key, code="Space" if key == " " else key,
+        code = {" ": "Space", "b": "KeyB"}.get(key, key)
+        event = dict(key=key, code=code,
                      windowsVirtualKeyCode=KEYS[key], modifiers=modifiers)
         self.tools.call("Input.dispatchKeyEvent", type="rawKeyDown", **event)
         if key == " ":
@@ -109,7 +127,8 @@ def lab(tmp_path_factory):
         "from collective_lib import widgets\n"
         "display(widgets.step_player('broadcast', algorithm='binomial_broadcast', p=8))\n"
         "display(widgets.lock_player('cas_spin_lock', p=3, rounds=1))\n"
-        "display(widgets.choice_explorer('allreduce', ts=100, tw=1, m_max=10_000))")],
+        "display(widgets.choice_explorer('allreduce', ts=100, tw=1, m_max=10_000))\n"
+        "display(widgets.value_player('reduce', p=16))")],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}})
     nbformat.write(notebook, root / "demo.ipynb")
@@ -215,3 +234,26 @@ def test_the_choice_explorer_redraws_when_a_key_clears_its_check_box(lab):
     lab.press(" ")
     _until(lambda: "MPICH" not in lab.js(picture), "the picture without MPICH's switches")
     assert lab.js(picture).startswith("Fastest allreduce by the closed forms, ts = 100, tw = 1")
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_no_picture_or_control_runs_past_the_output_on_a_laptop_or_a_phone(lab, width):
+    # Beside the file browser on a 1280-pixel laptop a picture right of the controls ran
+    # 60 pixels past the output (its legend's words and last tick behind a scroll bar
+    # that moved the controls away); on a phone (the file browser closed) the pictures
+    # and the value player's sliders lay wholly right of the screen.
+    tools = lab.tools
+    try:
+        tools.call("Emulation.setDeviceMetricsOverride", width=width, height=800,
+                   deviceScaleFactor=1, mobile=False)
+        if width < 600:
+            lab.js("document.querySelector('.jp-Notebook').focus(); true")
+            lab.press("b", CONTROL)                 # close the file browser, as on a phone
+            _until(lambda: not lab.js("document.querySelector('#jp-left-stack')"
+                                      ".offsetWidth"), "the file browser closing")
+        time.sleep(1)                               # JupyterLab lays its panels out again
+        assert lab.js("document.querySelector('.jp-Cell-outputArea').offsetWidth") > 200
+        assert lab.js(SIDEWAYS) == []
+    finally:
+        tools.call("Emulation.setDeviceMetricsOverride", width=_browser_check().WIDTH,
+                   height=_browser_check().HEIGHT, deviceScaleFactor=1, mobile=False)
