@@ -202,21 +202,22 @@ class ValuesTable:
         return str(self)
 
     def to_html(self, highlight: int | None = None, transfers: bool = True) -> str:
-        """An HTML table; ``highlight`` marks one step's row(s); ``transfers`` adds a column
-        with the messages of each step."""
+        """An HTML table; ``highlight`` marks one step's row(s), by a background and a mark
+        before its name; ``transfers`` adds a column with the messages of each step."""
         esc = html.escape
         head = "".join(f"<th>PE {pe}</th>" for pe in self.pes)
         extra = "<th style='text-align:left'>transfers in this step</th>" if transfers else ""
         body = []
         for r, row in enumerate(self.rows):
             style = " style='background:#fdebd0'" if r == highlight else ""
+            name = esc(row) if highlight is None else _marked(esc(row), r == highlight)
             for i, item in enumerate(self.items):
                 cells = "".join(f"<td style='text-align:center'>{esc(c)}</td>"
                                 for c in self.cells[r][i])
-                label = f"<th style='text-align:left'>{esc(row)}</th>" if i == 0 else ""
+                label = f"<th style='text-align:left'>{name}</th>" if i == 0 else ""
                 if i == 0 and len(self.items) > 1:
                     label = (f"<th rowspan='{len(self.items)}' style='text-align:left'>"
-                             f"{esc(row)}</th>")
+                             f"{name}</th>")
                 sub = f"<td><i>{esc(item)}</i></td>" if len(self.items) > 1 else ""
                 tail = ""
                 if transfers and i == 0:
@@ -231,6 +232,19 @@ class ValuesTable:
 
     def _repr_html_(self):
         return self.to_html()
+
+
+#: The mark of the highlighted step's row: its pale background alone was lost on a
+#: washed-out screen, in grey and to a reader who does not see the colour.
+_MARK = "\u25b6\u00a0"
+
+
+def _marked(label: str, current: bool) -> str:
+    """A row's label with the mark of the current step, or with the mark's room kept (hidden),
+    so that the columns do not move as the highlight moves from row to row."""
+    if current:
+        return f"<span aria-current='step'>{_MARK}{label}</span>"
+    return f"<span style='visibility:hidden' aria-hidden='true'>{_MARK}</span>{label}"
 
 
 def values_table(run, watch=None, *, fmt=None, pes=None) -> ValuesTable:

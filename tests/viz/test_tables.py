@@ -146,6 +146,17 @@ def test_html_marks_the_highlighted_step_and_spans_sub_rows():
     assert table._repr_html_() == table.to_html()
 
 
+def test_the_highlighted_step_is_marked_by_more_than_its_colour():
+    # In a live value player the current step's row differed from the others only by a
+    # pale background: lost in grey, or to a reader who does not see the colour.
+    run = record_run("hypercube_prefix_sum", 4, inputs=span_inputs(4, m=None), op=span_op)
+    html = values_table(run).to_html(highlight=2)
+    assert html.count("aria-current='step'>\u25b6\u00a0step 2<") == 1
+    # The other rows keep the mark's room, hidden, so the columns stay where they are.
+    assert html.count("<span style='visibility:hidden' aria-hidden='true'>\u25b6") == 2
+    assert "\u25b6" not in values_table(run).to_html()
+
+
 def test_tables_are_deterministic():
     def table():
         return str(values_table(symbolic(catalog()["binary_tree_reduce"], 7)))
