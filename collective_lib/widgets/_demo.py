@@ -33,7 +33,7 @@ from ..viz.descriptions import description
 from ..viz.style import READABLE_SHARE
 
 __all__ = ["operation_entries", "PICTURE_DPI", "MAX_PICTURE_HEIGHT", "SNAPSHOT_SCALE", "CONTROLS_WIDTH",
-           "wrapping_row", "scroll_box", "png_bytes", "png_size", "Picture", "show_png", "img_tag",
+           "wrapping_row", "scroll_box", "picture_dpi", "png_bytes", "png_size", "Picture", "show_png", "img_tag",
            "animation_html", "html_text", "play_button", "short_number", "Demo", "PictureDemo"]
 
 
@@ -77,6 +77,13 @@ def scroll_box(picture: W.Widget) -> W.Box:
     return W.Box([picture], layout=W.Layout(max_width="100%", overflow="auto hidden"))
 
 
+def picture_dpi(fig: Figure) -> float:
+    """The pixels per inch :func:`png_bytes` draws ``fig`` at (one image pixel to a CSS
+    pixel): ``PICTURE_DPI``, less for a figure taller than ``MAX_PICTURE_HEIGHT`` at that,
+    whose text then shrinks with it."""
+    return min(PICTURE_DPI, MAX_PICTURE_HEIGHT / fig.get_figheight())
+
+
 def png_bytes(fig: Figure, *, tight: bool = True, scale: int = 1) -> bytes:
     """``fig`` as PNG, at most ``MAX_PICTURE_HEIGHT`` CSS pixels high, ``scale`` image
     pixels to a CSS pixel.
@@ -84,7 +91,7 @@ def png_bytes(fig: Figure, *, tight: bool = True, scale: int = 1) -> bytes:
     ``tight=False`` keeps the figure's own margins: one drawing instead of two,
     for the pictures that are redrawn after every slider move.
     """
-    dpi = min(PICTURE_DPI, MAX_PICTURE_HEIGHT / fig.get_figheight()) * scale
+    dpi = picture_dpi(fig) * scale
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
     return buf.getvalue()

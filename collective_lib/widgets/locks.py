@@ -11,8 +11,8 @@ from ..algorithms.sync import LOCKS, lock_demo
 from ..shared_memory import cell_name, exclusion_violation, simulate_shared
 from ..viz.memory import cache_holders, critical_sections, memory_spans, memory_timeline
 from ..viz.descriptions import description
-from ._demo import (animation_html, Demo, short_number, Picture, play_button, png_bytes, show_png,
-                   html_text)
+from ._demo import (animation_html, Demo, MAX_PICTURE_HEIGHT, PICTURE_DPI, short_number, Picture,
+                   play_button, png_bytes, show_png, html_text)
 
 __all__ = ["lock_player", "LockPlayer", "LOCK_PLAYER_MAX_P", "LOCK_PLAYER_FRAMES"]
 
@@ -148,13 +148,23 @@ class LockPlayer(Demo):
         self._draw_into(fig, t)
         return fig
 
-    def _redraw(self) -> None:
-        # Live, the lines of text stand beside the picture: inside it they would make it
-        # taller than a screen at p = 16.  6.4 inches (about 610 pixels with the legend) fit
-        # beside the 300-pixel column in JupyterLab on a 1366-pixel screen; 6.8 ran past it.
-        t = self.controls["time"].value
-        fig = Figure(figsize=(6.4, 0.3 * self.run.p + 1.9))
+    def live_figure(self, t: float) -> Figure:
+        """The live picture: the time line with its cursor at ``t``.
+
+        Live, the lines of text stand beside the picture: inside it they would make it
+        taller than a screen at p = 16.  6.4 inches (about 610 pixels with the legend) fit
+        beside the 300-pixel column in JupyterLab on a 1366-pixel screen; 6.8 ran past it.
+        The rows get thinner rather than the picture taller than ``MAX_PICTURE_HEIGHT``:
+        :func:`png_bytes` would shrink it whole, its text below 9 pixels from p = 16.
+        """
+        height = min(0.3 * self.run.p + 1.9, MAX_PICTURE_HEIGHT / PICTURE_DPI)
+        fig = Figure(figsize=(6.4, height))
         memory_timeline(self.run, ax=fig.add_subplot(), cursor=t)
+        return fig
+
+    def _redraw(self) -> None:
+        t = self.controls["time"].value
+        fig = self.live_figure(t)
         show_png(self.image, png_bytes(fig), description(fig) or "the memory timeline")
         # word-break: JupyterLab breaks a <pre> anywhere, even inside a word.
         self.state.value = ('<pre style="font-size:11px;line-height:1.3;white-space:pre-wrap;'

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from collective_lib import viz, widgets
-from collective_lib.widgets._demo import png_size
+from collective_lib.widgets._demo import MAX_PICTURE_HEIGHT, picture_dpi, png_size
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -31,6 +31,16 @@ def test_player_describes_the_moment_under_the_cursor():
     assert any("in the critical section" in line for line in inside)
     assert "lock in the caches of PE" in player.state_lines(start)[-1]
     assert all(line.endswith("done") for line in player.state_lines(player.run.time)[:3])
+
+
+@pytest.mark.parametrize("p", [4, 15, widgets.LOCK_PLAYER_MAX_P])
+def test_the_live_picture_keeps_its_text_readable_up_to_the_most_pes(p):
+    # At p = 16 the time line was 6.7 inches high, more than MAX_PICTURE_HEIGHT at 90
+    # pixels per inch: shrunk whole to fit, its labels were 8.6 pixels high.
+    player = widgets.lock_player("ttas_backoff_lock", p=p, rounds=1, hold=0)
+    fig = player.live_figure(0)
+    assert fig.get_figheight() * picture_dpi(fig) <= MAX_PICTURE_HEIGHT
+    assert viz.smallest_font(fig, dpi=picture_dpi(fig), column=1e9).px >= viz.MIN_FONT_PX
 
 
 def test_player_has_a_static_fallback():
