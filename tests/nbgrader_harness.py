@@ -299,6 +299,17 @@ def code_above(cell: str | int, code: str):
     return change
 
 
+def code_below(cell: str | int, code: str):
+    """A change for :func:`submissions`: ``code`` put at the end of the answer cell ``cell``,
+    after its solution (a student's wrapper of the function the cell defines)."""
+    def change(notebook):
+        nb = _as_notebook(notebook)
+        target = find_cell(nb, cell)
+        target.source = target.source.rstrip("\n") + "\n\n" + textwrap.dedent(code).strip("\n")
+        return nb
+    return change
+
+
 def answered_release(
     released: os.PathLike | str | NotebookNode,
     answers: os.PathLike | str | NotebookNode,

@@ -50,6 +50,7 @@ nbgrader, sandboxes or the processes a student's code runs in under
 hands the checks *stand-ins* for the student's objects, which answer the small
 interface of :mod:`.standins` (``exercises/SANDBOX.md``, "The boundary").
 """
+from ._advice import as_real
 from .failures import KINDS, CheckFailed, failure_kind
 from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
 from .forwarding import can_forward, forward_calls, forward_calls_in, own_code, replaced
@@ -78,7 +79,7 @@ from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, defi
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
 __all__ = [
-    "KINDS", "CheckFailed", "failure_kind",
+    "KINDS", "CheckFailed", "failure_kind", "as_real",
     "FORBIDDEN", "fingerprint", "forbidden_name", "library_definitions",
     "forward_calls", "forward_calls_in", "replaced", "own_code", "can_forward",
     "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",

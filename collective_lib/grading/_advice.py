@@ -5,10 +5,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import math
+import numbers
 import os
 import re
 import textwrap
 import warnings
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -16,12 +19,11 @@ import numpy as np
 from ..errors import LIBRARY_DIR, student_line
 
 __all__ = ["quiet", "name_of", "explain_exception", "format_value", "same_value",
-           "root_list", "in_library", "wrapped"]
+           "as_real", "root_list", "in_library", "wrapped", "first_line"]
 
-#: Longest line of a message: Validate cuts the lines of an error at about 90
-#: characters, after four blanks of indentation and, on the first line,
-#: "AssertionError: ".
-_WIDTH, _FIRST_WIDTH = 80, 64
+#: Longest line of a message: Validate cuts the lines of an error at 87 characters,
+#: after four blanks of indentation (and, on the first line, the exception's name).
+_WIDTH = 80
 
 #: Longest code span a message quotes (a student's line of code): it must fit on a line
 #: of its own, below an indented line.
@@ -35,8 +37,9 @@ _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _ENDS = (".", "!", "?", ":", ")")
 
 
-def wrapped(text: str) -> str:
-    r"""``text`` with every line fitting the width Validate shows (:data:`_WIDTH`).
+def wrapped(text: str, name: str = "AssertionError") -> str:
+    r"""``text`` with every line fitting the width Validate shows (:data:`_WIDTH`), the
+    first after ``name + ": "`` (the exception's name, which IPython shows before it).
 
     A line that is too long is broken at blanks, the rest of it indented as it was;
     where the line breaks a sentence by hand, what does not fit joins the next line, so
@@ -57,8 +60,8 @@ def wrapped(text: str) -> str:
         indent = _indent(line)
         if carry:
             line, carry = f"{indent}{carry} {line.lstrip()}", ""
-        # the first line leaves room for "AssertionError: " (a blank per character)
-        room = " " * (_WIDTH - _FIRST_WIDTH) if number == 0 else ""
+        # the first line leaves room for the name (a blank per character)
+        room = " " * (len(name) + 2) if number == 0 else ""
         if len(room + line) <= _WIDTH:
             lines.append(line)
             continue
@@ -73,6 +76,24 @@ def wrapped(text: str) -> str:
             parts = parts[:1]
         lines += parts
     return "\n".join(lines).replace("\0", " ")
+
+
+def first_line(text: str) -> str:
+    r"""The first line of a message as it was written, before :func:`wrapped` broke it:
+    its lines up to the first that ends a sentence or opens a list, joined.
+
+    >>> first_line(wrapped("deadlock in ring for p=4: at simulated time 0 no PE can go "
+    ...                    "on, but 4 PE(s) still wait:\n  PE 0 waits in recv(3)"))
+    'deadlock in ring for p=4: at simulated time 0 no PE can go on, but 4 PE(s) still wait:'
+    """
+    lines = []
+    for line in text.split("\n"):
+        if lines and _indent(line):
+            break
+        lines.append(line.strip())
+        if line.endswith(_ENDS):
+            break
+    return " ".join(lines)
 
 
 def _indent(line: str) -> str:
@@ -129,6 +150,29 @@ def format_value(value: Any, limit: int = 120) -> str:
     """``value`` as a message shows it, cut to ``limit`` characters."""
     text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_real(value: Any, infinite: bool = False) -> float | None:
+    """``value`` as a float when it is a finite real number (or an infinite one, with
+    ``infinite``), else None: how a check reads an answer that must be a number.
+
+    An ``int``, ``float``, ``Fraction``, ``Decimal`` or NumPy number is one; a ``bool``,
+    a NaN, an infinity or a string is not. Graded, a ``Fraction`` or ``Decimal`` reaches
+    the checks as its nearest float already (the student's process sends it so); in the
+    kernel that runs a notebook (and Validate's), the visible checks see the value itself
+    and read it here alike, so that they pass what grading passes.
+
+    >>> from decimal import Decimal
+    >>> as_real(Decimal("2.5")), as_real(3), as_real(True), as_real(float("nan"))
+    (2.5, 3.0, None, None)
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, Decimal)):
+        return None
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):         # an int or Fraction beyond any float
+        return None
+    return number if math.isfinite(number) or (infinite and math.isinf(number)) else None
 
 
 def same_value(a: Any, b: Any) -> bool:

@@ -73,7 +73,7 @@ class CheckFailed(AssertionError):
     kind = "other"
 
     def __init__(self, message: str = "", kind: str | None = None):
-        super().__init__(wrapped(message))
+        super().__init__(wrapped(message, type(self).__name__))
         if kind is not None:
             if kind not in KINDS:
                 raise ValueError(f"unknown kind of failure {kind!r}; the kinds are "
@@ -85,9 +85,10 @@ class CheckFailed(AssertionError):
 
     def _render_traceback_(self) -> list:
         """What IPython shows of a failed check (in the notebook, and in Validate's
-        report): its message alone, as the autograded notebook shows it. The frames of
-        the test cell say less than the message, and Validate would cut their lines."""
-        return [f"AssertionError: {self}"]
+        report): its name and message alone, as the autograded notebook shows them. The
+        frames of the test cell say less than the message, and Validate would cut their
+        lines."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 # A student's notebook (IPython, nbgrader validate) names an exception by its class's

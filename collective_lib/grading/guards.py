@@ -289,13 +289,15 @@ def scaled_time_limits(factor: float):
 def hide_grading_frames() -> bool:
     """Keep the frames of this package out of the tracebacks IPython shows; True if it does.
 
-    A failed check raises an :class:`AssertionError` whose message says what went
-    wrong; the frames of the check itself, this package's code, only bury that
-    message in the student's notebook and in ``nbgrader validate``. IPython
-    skips frames that set ``__tracebackhide__`` but always shows the one that
-    raised, so this registers an IPython handler of ``AssertionError`` that shows
-    its usual traceback without this package's frames (the student's cell, and the
-    student's own frames, stay). Called when this module is imported; it does
+    A failed check raises a :class:`~.failures.CheckFailed`, which IPython shows as
+    its message alone (the message names the student's line). Any other
+    :class:`AssertionError` that passes through this package (a student's own
+    ``assert`` in code a check ran) keeps its frames, but the frames of the check
+    itself, this package's code, only bury its message in the student's notebook and
+    in ``nbgrader validate``. IPython skips frames that set ``__tracebackhide__`` but
+    always shows the one that raised, so this registers an IPython handler of
+    ``AssertionError`` that shows its usual traceback without this package's frames
+    (the student's cell, and the student's own frames, stay). Called when this module is imported; it does
     nothing outside IPython (the trusted checker reports messages itself) or
     where another custom exception handler is already registered. To see every
     frame again: ``get_ipython().set_custom_exc((), None)``.

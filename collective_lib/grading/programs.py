@@ -24,7 +24,8 @@ from ..model import CostModel
 from ..ops import RECORDS, mapped, relay
 from ..runs import Run
 from ..simulator import DEFAULT_MODEL, simulate
-from ._advice import explain_exception, format_value, name_of, quiet, root_list, same_value
+from ._advice import (explain_exception, first_line, format_value, name_of, quiet, root_list,
+                      same_value)
 from .failures import CheckFailed
 from .guards import WallClockLimitExceeded, wall_clock_limit
 from .isolation import PEProcessError, differs_alone, isolated, noting
@@ -765,7 +766,7 @@ def _shared_state_text(name: str, context: str, failure: AssertionError | None,
         apart, where = f"PE {cause.pe} {cause.detail}", cause.where
     else:
         head = "a PE used a value it never received"
-        apart = "the run failed: " + str(failure).splitlines()[0]
+        apart = "the run failed: " + first_line(str(failure))
     return (f"{name} for {context}: {head}: with all PEs in one Python process the results are "
             f"right, but with each PE in its own process {apart}. A PE knows only its own data "
             "and the messages it received; PEs must not share Python globals."

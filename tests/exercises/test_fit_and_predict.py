@@ -173,8 +173,23 @@ return L * ts / (tw * saving)
 '''
 
 
+# The solution's answers as Decimals: numbers, which crossed as floats when graded but the
+# visible checks refused (numbers.Real holds no Decimal): Validate failed what grading passed
+AS_DECIMALS = [h.code_below("fit_solution", """
+from decimal import Decimal
+_fit_in_floats = fit_ping_pong
+def fit_ping_pong(words, round_trips):
+    return tuple(Decimal(repr(float(x))) for x in _fit_in_floats(words, round_trips))
+"""), h.code_below("crossover_solution", """
+_crossover_in_floats = crossover
+def crossover(ts, tw, p):
+    return Decimal(repr(float(_crossover_in_floats(ts, tw, p))))
+""")]
+
+
 def build_submissions(source):
     built = h.submissions(source, {
+        "decimals": AS_DECIMALS,
         "fit_not_halved": ("fit_solution", FIT_NOT_HALVED),
         "fit_plain_least_squares": ("fit_solution", FIT_PLAIN_LEAST_SQUARES),
         "fit_calls_library": ("fit_solution", FIT_CALLS_THE_LIBRARY),
@@ -235,8 +250,15 @@ WRITTEN = {"explain_crossover": "m* = (ts/tw) L / (L - 2(p-1)/p)."}
 
 
 validated = validated_fixture(ASSIGNMENT, lambda source: h.submissions(
-    source, {student: changes for student, (changes, _) in VALIDATE.items()}),
-    [*VALIDATE], written=WRITTEN)
+    source, {"decimals": AS_DECIMALS,
+             **{student: changes for student, (changes, _) in VALIDATE.items()}}),
+    [*VALIDATE, "decimals"], written=WRITTEN)
+
+
+def test_answers_given_as_decimals_pass_validate_and_get_full_marks(graded, validated):
+    _, results = graded
+    h.assert_full_marks(results["decimals"])
+    assert validated["decimals"].passed, validated["decimals"].text
 
 
 def test_release_hides_solution_and_hidden_tests(graded):

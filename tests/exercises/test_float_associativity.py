@@ -158,7 +158,7 @@ FULL = {"sum_tests": 3, "difference_tests": 2, "data_tests": 3, "explain_consequ
     ("left_to_right", "simulated_sum gives 26275034.0 for both trees on DATA"),
     ("sum_crashes", "raised ValueError: op must be a callable binary operator"),
     # the visible check compares one sum with the simulation (without stating it)
-    ("forwards_backwards", "simulated_sum(DATA, 'binomial_reduce') returned 26275034.0,\n"
+    ("forwards_backwards", "simulated_sum(DATA, 'binomial_reduce') returned 26275034.0, "
                            "which is not the float32 sum that the simulated binomial tree"),
 ])
 def test_wrong_sums_lose_only_their_points(graded, student, message):
@@ -240,7 +240,7 @@ def test_a_stub_difference_fails_the_visible_check_of_part_ii(graded):
     _, results = graded
     result = results["difference_stub"]
     assert result.scores == {**FULL, "difference_tests": 0}
-    assert "tree_difference(DATA) returned 0.0,\nbut by your simulated_sum the two trees " \
+    assert "tree_difference(DATA) returned 0.0, but by your simulated_sum the two trees " \
         "differ by 4.0 on DATA" in result.messages("difference_tests")
 
 

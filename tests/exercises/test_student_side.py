@@ -5,9 +5,10 @@ block verbatim in a scratch home directory (:func:`nbgrader_harness.student_conf
 With it:
 
 * ``nbgrader validate`` (what the *Validate* button runs, outside the course
-  directory) prints a failed check's message whole, where nbgrader by default cuts
-  every line at 90 characters; and the traceback the student reads (the kernel's,
-  as in the live notebook) has no frame of the grading library;
+  directory) prints every line whole, where nbgrader by default cuts each at 90
+  characters (a failed check's message fits that width too, wrapped); and a failed
+  check shows its message alone, as autograde does, with no frame of the grading
+  library or the test cell;
 * the student's Jupyter loads the student's nbgrader tools (the assignment list,
   *Validate*) but not the instructor's (formgrader, the course list, *Create
   Assignment*).
@@ -99,13 +100,16 @@ def validated(wrong_submission, student_config, tmp_path_factory):
     return messages, configured, bare
 
 
-def test_the_wrong_answer_fails_with_long_messages(validated):
+def test_the_wrong_answer_fails_with_long_messages_wrapped_to_validates_width(validated):
     messages, _, _ = validated
     assert set(messages) == {"correctness_tests", "time_tests"}, messages
     first = messages["correctness_tests"]
     assert first.startswith("deadlock in binomial_broadcast_smallest_first for p="), first
     assert "no PE can go on" in first and "Hint: " in first
-    assert max(len(line) for line in first.splitlines()) > 90
+    # over 90 characters unwrapped; each line fits after "AssertionError: " and the indent
+    assert len(" ".join(first.split("\n"))) > 90
+    head, *rest = first.split("\n")
+    assert len(head) <= 64 and rest and max(map(len, rest)) <= 80, first
 
 
 def test_validate_with_the_students_setup_shows_the_messages_whole(validated):
@@ -116,15 +120,16 @@ def test_validate_with_the_students_setup_shows_the_messages_whole(validated):
         assert f"AssertionError: {message}" in report, (grade_id, configured.text)
 
 
-def test_without_it_validate_cuts_them_at_90_characters(validated):
-    """The measure before: nbgrader's default cuts the long lines, so the setup is needed."""
+def test_without_it_validate_shows_them_whole_too(validated):
+    """nbgrader's default width (90: the indent, 83 characters of a line, "...") cut the
+    long lines of these messages once; now each fits, and a self-learner without the
+    course's setup reads them whole as well."""
     messages, _, bare = validated
     report = _unindented(bare.text)
     assert not bare.passed
-    line = f"AssertionError: {messages['correctness_tests']}".splitlines()[0]
-    assert line not in report
-    # nbgrader's default width of 90: the indent, 83 characters of the line, "..."
-    assert f"\n{line[:83]}...\n" in report, bare.text
+    assert not bare.cut_lines, bare.cut_lines
+    for grade_id, message in messages.items():
+        assert f"AssertionError: {message}" in report, (grade_id, bare.text)
 
 
 def test_the_traceback_has_no_frame_of_the_grading_library(validated):
@@ -137,10 +142,12 @@ def test_the_traceback_has_no_frame_of_the_grading_library(validated):
         # the two test cells fail with a traceback; the written answer is missing
         *tracebacks, unanswered = result.errors
         assert len(tracebacks) == 2 and "did not provide" in unanswered, result.text
+        # a failed check shows its message alone, as autograde does: no frame of the test
+        # cell either (its code says less, and Validate cut its lines)
         for error in tracebacks:
-            frames = [line.strip() for line in error.splitlines()
-                      if line.strip().startswith(("File ", "Cell In["))]
-            assert frames and all(frame.startswith("Cell In[") for frame in frames), error
+            assert error.lstrip().startswith("AssertionError: "), error
+            assert not any(line.strip().startswith(("File ", "Cell In[", "Traceback"))
+                           for line in error.splitlines()), error
 
 
 def test_the_students_jupyter_has_the_students_tools_only(student_config):
@@ -188,14 +195,31 @@ shell.run_cell("guarded_call(half, 4)")
 '''
 
 
-def test_in_ipython_a_failed_check_shows_the_students_cell_only():
-    """The traceback of a failed check in IPython: the cell, the message, no library frame."""
-    proc = subprocess.run([sys.executable, "-c", IPYTHON_SESSION], capture_output=True,
+OWN_ASSERT_SESSION = IPYTHON_SESSION.replace("guarded_call", "noting").replace(
+    "def half(n):\\n    return n / 0", "def mine(me, p, data):\\n    assert data, 'my own'"
+).replace("noting(half, 4)", "noting(mine, {})(0, 1, [])")
+
+
+def test_in_ipython_another_assertion_error_keeps_the_students_frames_only():
+    """A student's own assert that fails in code a check ran: the student's cell and
+    function, and no frame of the grading library (IPython shows them by itself)."""
+    proc = subprocess.run([sys.executable, "-c", OWN_ASSERT_SESSION], capture_output=True,
                           text=True, timeout=120, check=True)
     hidden, shown = proc.stdout.split("=" * 20)
-    message = "half(4) raised ZeroDivisionError: division by zero\n  at line 2 of half"
     for text in (hidden, shown):
-        assert f"AssertionError: {message}" in text, text
-    assert "----> 1 guarded_call(half, 4)" in hidden
+        assert "AssertionError: my own" in text and "----> 1 noting(mine" in text, text
+        assert "assert data, 'my own'" in text, text
     assert "collective_lib/grading" not in hidden, hidden
-    assert "collective_lib/grading/guards.py" in shown     # what IPython shows by itself
+    assert "collective_lib/grading/isolation.py" in shown, shown
+
+
+def test_in_ipython_a_failed_check_shows_its_message_alone():
+    """A failed check in IPython: its message, which names the student's line, and no
+    frame (neither the library's nor the cell's), with or without the handler that
+    hides the library's frames of other errors."""
+    proc = subprocess.run([sys.executable, "-c", IPYTHON_SESSION], capture_output=True,
+                          text=True, timeout=120, check=True)
+    message = ("AssertionError: half(4) raised ZeroDivisionError: division by zero\n"
+               "  at line 2 of half: `return n / 0`")
+    for text in proc.stdout.split("=" * 20):
+        assert text.strip() == message, text

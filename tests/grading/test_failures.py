@@ -21,6 +21,7 @@ from collective_lib.grading import (KINDS, CheckFailed, OperationLimitExceeded,
                                     failure_kind, forbid_library_calls,
                                     forbid_library_execution, guarded_call, replay_schedule,
                                     run_program, wall_clock_limit)
+from collective_lib.grading._advice import first_line
 from collective_lib.shared_memory import cas, pause, read, write
 
 needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
@@ -298,3 +299,13 @@ def test_a_long_line_of_the_students_code_is_cut_never_broken():
 def test_a_word_longer_than_a_line_is_broken_too():
     text = str(CheckFailed("returned '" + "0" * 150 + "'"))
     assert _lines_fit(text) and text.replace("\n", "") == "returned '" + "0" * 150 + "'"
+
+
+def test_the_first_line_of_a_wrapped_message_is_its_first_line_as_written():
+    # a check that quotes another's failure quotes its first statement whole
+    deadlock = ("deadlock in ring for p=4: at simulated time 0 no PE can go on, but 4 PE(s) "
+                "still wait:\n  PE 0 waits in recv(3)\nSend before you wait.")
+    for text in (LONG, deadlock):
+        wrapped_text = str(CheckFailed(text))
+        assert wrapped_text.split("\n")[0] != text.split("\n")[0]      # wrapping broke it
+        assert first_line(wrapped_text) == text.split("\n")[0]

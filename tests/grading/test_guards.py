@@ -1,4 +1,5 @@
-"""Tests of collective_lib.grading.guards: the wall-clock guard and guarded_call.
+"""Tests of collective_lib.grading.guards: the wall-clock guard and guarded_call (and
+as_real, how a check reads the number it got back).
 
 A student's plain function must come back with its value, and an exception or an
 endless loop in it must become an AssertionError that says what went wrong; the
@@ -6,14 +7,20 @@ wall-clock guard must stop code that never returns and leave every signal
 handler and timer as it found them.
 """
 import contextlib
+import math
 import signal
 import sys
 import threading
 import time
+from decimal import Decimal
+from fractions import Fraction
 
+import numpy as np
 import pytest
 
-from collective_lib.grading import WallClockLimitExceeded, guarded_call, wall_clock_limit
+from collective_lib.autograde.codec import decode, encode
+from collective_lib.grading import (WallClockLimitExceeded, as_real, guarded_call,
+                                    wall_clock_limit)
 
 needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"),
                                  reason="the wall-clock guard needs SIGALRM and setitimer")
@@ -206,3 +213,25 @@ def test_wall_clock_limit_outside_the_main_thread_does_nothing():
 def test_wall_clock_limit_rejects_bad_budgets():
     with pytest.raises(ValueError):
         wall_clock_limit(0)
+
+
+@pytest.mark.parametrize("answer, read", [
+    (3, 3.0), (2.5, 2.5), (Fraction(7, 2), 3.5), (Decimal("0.1"), 0.1), (np.int64(4), 4.0),
+    (np.float32(1.5), 1.5), (-0.0, 0.0),
+    (True, None), (np.True_, None), (float("nan"), None), (float("inf"), None),
+    (Decimal("Infinity"), None), (10 ** 400, None), ("3", None), (None, None), ([1.0], None),
+    (1 + 0j, None),
+])
+def test_an_answer_that_must_be_a_number_is_read_alike_in_the_notebook_and_when_graded(
+        answer, read):
+    # a Decimal crosses from the student's process as its nearest float: the visible
+    # checks, which see it as it is, must pass it too
+    assert as_real(answer) == read and (read is None or type(as_real(answer)) is float)
+    if read is not None:
+        assert as_real(decode(encode(answer))) == read
+
+
+def test_an_answer_may_be_infinite_where_the_check_says_so():
+    for infinity in (math.inf, -math.inf, Decimal("Infinity"), np.float64("inf")):
+        assert as_real(infinity) is None and abs(as_real(infinity, infinite=True)) == math.inf
+    assert as_real(math.nan, infinite=True) is None and as_real(Decimal("NaN")) is None
