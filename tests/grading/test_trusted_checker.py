@@ -28,7 +28,7 @@ from collective_lib.autograde.remote import CELLS_S
 from collective_lib.autograde.verdict import TrustedVerdict
 from collective_lib.grading.static import (REVIEW_SIMILARITY, dynamic_lookups, similarity,
                                              used_names)
-from nbgrader_harness import flat
+from messages import flat
 
 ROOT = os.geteuid() == 0
 
