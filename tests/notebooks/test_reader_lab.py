@@ -6,7 +6,8 @@ chapters included. ``jupyter_reader/`` (put on ``JUPYTER_CONFIG_PATH`` by
 ``make lab`` and by the course bundle's README) switches those plugins off. This
 asks JupyterLab's own server library for the page configuration a browser would
 get, with and without that directory, and checks that every plugin nbgrader's
-installed extension declares is off with it and on without it.
+installed extension declares is off with it and on without it; so is JupyterLab's
+question about Jupyter's news, which covered the first widget.
 """
 import json
 import os
@@ -56,3 +57,13 @@ def test_the_reader_configuration_switches_off_every_nbgrader_plugin():
     assert not plugins & disabled_plugins(None), "the plain environment should keep them"
     left = plugins - disabled_plugins(str(READER_CONFIG))
     assert not left, f"a reader's JupyterLab still shows {sorted(left)}"
+
+
+def test_the_reader_configuration_asks_nothing_about_jupyters_news():
+    """``make lab`` opened with JupyterLab's "Would you like to get notified about official
+    Jupyter news?" over the first widget (a question a reader offline cannot use)."""
+    news = "@jupyterlab/apputils-extension:announcements"
+    static = Path(sys.prefix) / "share" / "jupyter" / "lab" / "static"
+    assert any(news in script.read_text("utf-8") for script in static.glob("*.js")), news
+    assert news not in disabled_plugins(None)
+    assert news in disabled_plugins(str(READER_CONFIG))
