@@ -32,8 +32,9 @@ _CODE_WIDTH = _WIDTH - 8
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 # A line that ends a sentence, or opens what follows (a list, a trace, a schedule): the
-# next line starts anew. Any other line breaks a sentence by hand: what does not fit
-# joins the next line (when it is indented as this one).
+# next line starts anew. Any other line of prose breaks a sentence by hand: what does not
+# fit joins the next line of prose. An indented line is an item (a PE that waits, a step
+# of a trace): its rest goes on its own lines.
 _ENDS = (".", "!", "?", ":", ")")
 
 
@@ -70,8 +71,8 @@ def wrapped(text: str, name: str = "AssertionError") -> str:
                               break_on_hyphens=False) or [line]
         parts[0] = parts[0][len(room):]
         following = source[number + 1] if number + 1 < len(source) else ""
-        if (len(parts) > 1 and following.strip() and not line.endswith(_ENDS)
-                and _indent(following) == indent):
+        if (len(parts) > 1 and not indent and following.strip()
+                and not line.endswith(_ENDS) and not _indent(following)):
             carry = " ".join(part.strip() for part in parts[1:])
             parts = parts[:1]
         lines += parts

@@ -287,6 +287,12 @@ def test_a_sentence_broken_by_hand_flows_on_and_a_list_keeps_its_lines():
         "Send before you wait, or send and receive at once with sendrecv.")
 
 
+def test_a_long_item_of_a_list_keeps_its_rest_to_itself():
+    item = "  PE 0 waits in recv(3) for a message that PE 3 sends only after it has received"
+    text = str(CheckFailed(f"deadlock:\n{item} one from PE 2\n  PE 1 waits in recv(0)"))
+    assert text == f"deadlock:\n{item}\n    one from PE 2\n  PE 1 waits in recv(0)"
+
+
 def test_a_long_line_of_the_students_code_is_cut_never_broken():
     code = "result = yield sendrecv((me + s) % p, data[me + s], (me - s) % p) + [x] * 12345"
     text = str(CheckFailed(f"f for p=4 raised IndexError: list index out of range\n"
