@@ -43,8 +43,9 @@ def wrapped(text: str, name: str = "AssertionError") -> str:
     first after ``name + ": "`` (the exception's name, which IPython shows before it).
 
     A line that is too long is broken at blanks, the rest of it indented as it was;
-    where the line breaks a sentence by hand, what does not fit joins the next line, so
-    a message written with its own breaks reads as one paragraph. Lines that fit
+    where a line of prose (not indented) breaks a sentence by hand, what does not fit
+    joins the next line of prose, so a message written with its own breaks reads as one
+    paragraph. Lines that fit
     (traces, schedules) are left as they are. A code span is never broken (one longer
     than :data:`_CODE_WIDTH` is cut), nor a run of words joined by ``"\0"``, which
     becomes a blank. Text that fits is returned unchanged: wrapping twice changes nothing.
