@@ -669,13 +669,10 @@ class Remote(StandIn):
 class _RemoteReplayer:
     """:class:`~collective_lib.shared_memory.Replayer`'s methods, answered by a student process.
 
-    ``start`` sends the class's path, the arguments and the history; the student's side
-    answers with a handle for the object it made, and each ``step`` sends only that
-    handle and the step (a search of every interleaving asks some 40,000 steps) to the
-    process that holds the object, even where the stand-in would start a new one for each
-    call (each PE apart). A handle names nothing here but the student's object: whatever
-    it is, the checker still takes only the event and the value it decodes.
-    """
+    ``start`` sends the class's path, the arguments and the history once and gets a handle
+    for the object made; each ``step`` (some 40,000 a search) sends that handle and one
+    value to the process holding it, even where each PE runs apart. The checker takes only
+    the event and the value it decodes, whatever the handle."""
 
     def __init__(self, standin: Remote):
         self.standin = standin
@@ -683,9 +680,7 @@ class _RemoteReplayer:
 
     def start(self, args, history) -> tuple:
         proc = self.standin._target()
-        # the last object of these arguments goes once this start succeeds; should it fail,
-        # RecordedLock still steps that one
-        old = self.replays.get(tuple(args))
+        old = self.replays.get(tuple(args))      # still stepped should this start fail
         reply = self._reply(proc, {
             "kind": "replay", "path": self.standin.path, "args": proc.encode(list(args)),
             "history": [[k, proc.encode(v)] for k, v in history],
@@ -695,7 +690,7 @@ class _RemoteReplayer:
             proc.kill()
             raise _student_error({"err": _FORGED, "type": "RuntimeError"})
         self.replays[tuple(args)] = (proc, handle)
-        return self._event(reply)
+        return reply["event"], decode(reply["value"])
 
     def step(self, args, step) -> tuple:
         try:
@@ -703,8 +698,9 @@ class _RemoteReplayer:
         except KeyError:
             raise RuntimeError(f"no replay of {self.standin.__name__}{tuple(args)} was "
                                "started: start() one before its steps") from None
-        return self._event(self._reply(proc, {"kind": "replay_step", "replay": handle,
-                                              "step": [step[0], proc.encode(step[1])]}))
+        reply = self._reply(proc, {"kind": "replay_step", "replay": handle,
+                                   "step": [step[0], proc.encode(step[1])]})
+        return reply["event"], decode(reply["value"])
 
     def _reply(self, proc, request) -> dict:
         self.standin.sandbox.sync(proc)
@@ -712,10 +708,6 @@ class _RemoteReplayer:
         if "err" in reply:
             raise _student_error(reply)
         return reply
-
-    @staticmethod
-    def _event(reply) -> tuple:
-        return reply["event"], decode(reply["value"])
 
 
 def _call(sandbox: Sandbox, proc: StudentProcess, path: list, args, kwargs,

@@ -33,7 +33,8 @@ does, so warnings and stray ``stderr`` output of the student's code are
 swallowed while it runs.
 
 One module per topic: :mod:`.failures` (the kinds of failure), :mod:`.guards`
-(the wall-clock limit, silence, failures told as advice), :mod:`.programs`
+(the wall-clock limit, silence, failures told as advice, a number answer read),
+:mod:`.programs`
 (running and checking SPMD programs), :mod:`.sizes` (what a message carries),
 :mod:`.isolation` (each PE in a process of its own), :mod:`.library` (is it the
 student's own work?), :mod:`.forbidden` (what the library calls by a name),
@@ -50,11 +51,11 @@ nbgrader, sandboxes or the processes a student's code runs in under
 hands the checks *stand-ins* for the student's objects, which answer the small
 interface of :mod:`.standins` (``exercises/SANDBOX.md``, "The boundary").
 """
-from ._advice import as_real
 from .failures import KINDS, CheckFailed, failure_kind
-from .forbidden import FORBIDDEN, fingerprint, forbidden_name, library_definitions
+from .forbidden import (FORBIDDEN, fingerprint, forbidden_detail, forbidden_name,
+                        library_definitions)
 from .forwarding import can_forward, forward_calls, forward_calls_in, own_code, replaced
-from .guards import (WallClockLimitExceeded, guarded_call, hide_grading_frames,
+from .guards import (WallClockLimitExceeded, as_real, guarded_call, hide_grading_frames,
                      scaled_time_limits, wall_clock_limit)
 from .isolation import IsolatedProgram, PEProcessError, differs_alone, isolated, noting
 from .library import (SIMULATION, TABLE_CONSTANTS, TREE_HELPERS, TREE_PROGRAMS,
@@ -79,10 +80,11 @@ from .static import (REVIEW_MIN_NODES, REVIEW_SIMILARITY, canonical_labels, defi
 from .tables import check_answer_table, format_terms, parse_terms, sends_by_step
 
 __all__ = [
-    "KINDS", "CheckFailed", "failure_kind", "as_real",
-    "FORBIDDEN", "fingerprint", "forbidden_name", "library_definitions",
+    "KINDS", "CheckFailed", "failure_kind",
+    "FORBIDDEN", "fingerprint", "forbidden_name", "forbidden_detail", "library_definitions",
     "forward_calls", "forward_calls_in", "replaced", "own_code", "can_forward",
-    "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
+    "wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "as_real",
+    "hide_grading_frames",
     "scaled_time_limits",
     "isolated", "IsolatedProgram", "PEProcessError", "noting", "differs_alone",
     "forbid_library_calls", "forbid_library_execution", "forbid_computed_with", "SIMULATION",

@@ -5,13 +5,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import math
-import numbers
 import os
 import re
 import textwrap
 import warnings
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -19,7 +16,7 @@ import numpy as np
 from ..errors import LIBRARY_DIR, student_line
 
 __all__ = ["quiet", "name_of", "explain_exception", "format_value", "same_value",
-           "as_real", "root_list", "in_library", "wrapped", "first_line"]
+           "root_list", "in_library", "wrapped", "first_line"]
 
 #: Longest line of a message: Validate cuts the lines of an error at 87 characters,
 #: after four blanks of indentation (and, on the first line, the exception's name).
@@ -152,29 +149,6 @@ def format_value(value: Any, limit: int = 120) -> str:
     """``value`` as a message shows it, cut to ``limit`` characters."""
     text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def as_real(value: Any, infinite: bool = False) -> float | None:
-    """``value`` as a float when it is a finite real number (or an infinite one, with
-    ``infinite``), else None: how a check reads an answer that must be a number.
-
-    An ``int``, ``float``, ``Fraction``, ``Decimal`` or NumPy number is one; a ``bool``,
-    a NaN, an infinity or a string is not. Graded, a ``Fraction`` or ``Decimal`` reaches
-    the checks as its nearest float already (the student's process sends it so); in the
-    kernel that runs a notebook (and Validate's), the visible checks see the value itself
-    and read it here alike, so that they pass what grading passes.
-
-    >>> from decimal import Decimal
-    >>> as_real(Decimal("2.5")), as_real(3), as_real(True), as_real(float("nan"))
-    (2.5, 3.0, None, None)
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, Decimal)):
-        return None
-    try:
-        number = float(value)
-    except (OverflowError, ValueError):         # an int or Fraction beyond any float
-        return None
-    return number if math.isfinite(number) or (infinite and math.isinf(number)) else None
 
 
 def same_value(a: Any, b: Any) -> bool:

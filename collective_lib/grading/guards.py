@@ -5,13 +5,16 @@ stops a loop that never yields) and ``quiet`` (nbgrader gives zero points to a
 test cell that writes to stderr), and turns an exception of the student's code
 into an :class:`AssertionError` that names the student's own line
 (``explain_exception``). :func:`guarded_call` does all of that for a plain
-function. Imported in IPython (a notebook, ``nbgrader validate``), it also keeps
+function, and :func:`as_real` reads the number it returned as grading does. Imported in
+IPython (a notebook, ``nbgrader validate``), it also keeps
 the frames of this package out of the tracebacks a student reads
 (:func:`hide_grading_frames`).
 """
 from __future__ import annotations
 
 import contextlib
+import math
+import numbers
 import os
 import signal
 import sys
@@ -19,12 +22,16 @@ import threading
 import time
 import types
 import warnings
+from decimal import Decimal
 from typing import Any, Callable
+
+import numpy as np
 
 from ._advice import explain_exception, format_value, name_of, quiet
 from .failures import CheckFailed
 
-__all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "hide_grading_frames",
+__all__ = ["wall_clock_limit", "WallClockLimitExceeded", "guarded_call", "as_real",
+           "hide_grading_frames",
            "scaled_time_limits"]
 
 # -- the wall-clock guard --------------------------------------------------------------
@@ -248,6 +255,29 @@ def _without_grading_frames(tb: types.TracebackType | None) -> types.TracebackTy
     for entry in reversed(kept):
         trimmed = types.TracebackType(trimmed, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
     return trimmed
+
+
+def as_real(value: Any, infinite: bool = False) -> float | None:
+    """``value`` as a float when it is a finite real number (or an infinite one, with
+    ``infinite``), else None: how a check reads an answer that must be a number.
+
+    An ``int``, ``float``, ``Fraction``, ``Decimal`` or NumPy number is one; a ``bool``,
+    a NaN, an infinity or a string is not. Graded, a ``Fraction`` or ``Decimal`` reaches
+    the checks as its nearest float already (the student's process sends it so); in the
+    kernel that runs a notebook (and Validate's), the visible checks see the value itself
+    and read it here alike, so that they pass what grading passes.
+
+    >>> from decimal import Decimal
+    >>> as_real(Decimal("2.5")), as_real(3), as_real(True), as_real(float("nan"))
+    (2.5, 3.0, None, None)
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, Decimal)):
+        return None
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):         # an int or Fraction beyond any float
+        return None
+    return number if math.isfinite(number) or (infinite and math.isinf(number)) else None
 
 
 def _show_without_grading_frames(shell, etype, value, tb, tb_offset=None):
