@@ -274,6 +274,9 @@ while True:
         return
 """
 
+# acquire() or release() as released, for submissions that answer part 1 only
+UNANSWERED = "raise NotImplementedError()"
+
 CRASHING_ACQUIRE = """
 while not (yield cas(self.cells[0], 0, 1)):  # there is no self.cells
     yield pause(1)
@@ -295,6 +298,11 @@ def build_submissions(source: Path) -> dict:
         change = [] if release is None else [("fixed_lock_solution", release, 1)]
         return change + [("fixed_lock_solution", acquire, 0)]
 
+    def part_1_only(*schedules):
+        # the lock left as released: its cells fail at once (wrong_schedules shows that a
+        # wrong part 1 leaves part 2's marks alone; grading a lock costs seconds)
+        return [*schedules, *lock(UNANSWERED, UNANSWERED)]
+
     built = h.submissions(source, {
         "wrong_schedules": [("schedule_both_inside_solution", NO_OVERLAP),
                             ("schedule_two_lost_solution", ONE_PE_AFTER_THE_OTHER)],
@@ -307,15 +315,15 @@ def build_submissions(source: Path) -> dict:
         "shares_globals": lock(BOARD_ACQUIRE, BOARD_RELEASE),
         "quotes_the_checks": lock(QUOTING_ACQUIRE),
         # one wrong schedule each: one bug, one cell
-        "no_overlap": ("schedule_both_inside_solution", NO_OVERLAP),
-        "incomplete": ("schedule_two_lost_solution", INCOMPLETE),
+        "no_overlap": part_1_only(("schedule_both_inside_solution", NO_OVERLAP)),
+        "incomplete": part_1_only(("schedule_two_lost_solution", INCOMPLETE)),
         "gives_up": lock(GIVES_UP_ACQUIRE),
         "forgets_yield": lock(FORGETS_YIELD_ACQUIRE),
         "cas_spin": lock(GOOD_ACQUIRE),
         "ttas_backoff": lock(TTAS_BACKOFF_ACQUIRE),
         "ticket": lock(TICKET_ACQUIRE, TICKET_RELEASE),
-        "searched": [("schedule_both_inside_solution", SEARCHED_BOTH_INSIDE),
-                     ("schedule_two_lost_solution", SEARCHED_TWO_LOST)],
+        "searched": part_1_only(("schedule_both_inside_solution", SEARCHED_BOTH_INSIDE),
+                                ("schedule_two_lost_solution", SEARCHED_TWO_LOST)),
         "fetch_add": lock(FETCH_ADD_ACQUIRE),
         "undoes_failed_try": lock(UNDOES_FAILED_TRY_ACQUIRE, UNDOES_FAILED_TRY_RELEASE),
         "lets_nobody_in": lock(LETS_NOBODY_IN_ACQUIRE),
@@ -323,10 +331,10 @@ def build_submissions(source: Path) -> dict:
         "ttas_fetch_add": lock(TTAS_FETCH_ADD_ACQUIRE),
         "cas_exponential": lock(CAS_EXPONENTIAL_ACQUIRE),
         "cas_linear": lock(CAS_LINEAR_ACQUIRE),
-        "own_search": [("schedule_both_inside_solution", OWN_SEARCH_BOTH_INSIDE),
-                       ("schedule_two_lost_solution", OWN_SEARCH_TWO_LOST)],
-        "looked_at": [("schedule_both_inside_solution", LOOKED_AT_BOTH_INSIDE),
-                      ("schedule_two_lost_solution", LOOKED_AT_TWO_LOST)],
+        "own_search": part_1_only(("schedule_both_inside_solution", OWN_SEARCH_BOTH_INSIDE),
+                                  ("schedule_two_lost_solution", OWN_SEARCH_TWO_LOST)),
+        "looked_at": part_1_only(("schedule_both_inside_solution", LOOKED_AT_BOTH_INSIDE),
+                                 ("schedule_two_lost_solution", LOOKED_AT_TWO_LOST)),
         "falls_back": lock(FALLS_BACK_ACQUIRE),
         "two_flaws": lock(TWO_FLAWS_ACQUIRE, TWO_FLAWS_RELEASE),
         "anderson": lock(ANDERSON_ACQUIRE, ANDERSON_RELEASE),
@@ -426,6 +434,12 @@ def test_wrong_schedules_lose_part_1_only(graded):
 
 FULL = {"both_inside_tests": 2, "two_lost_tests": 3, "timed_tests": 2, "random_tests": 3,
         "exhaustive_tests": 3, "answer_counter_one": 0, "answer_counter_one_rubric": 0}
+PART1_FULL = {cell: FULL[cell] for cell in PART1}
+
+
+def part_1_scores(result) -> dict:
+    """The scores of part 1 (the submissions that answer part 1 only leave the lock open)."""
+    return {cell: result.scores[cell] for cell in PART1}
 
 
 def _shown(result, cell) -> str:
@@ -467,7 +481,7 @@ def test_lock_that_never_releases_loses_the_timed_cell_only(graded):
 def test_one_wrong_schedule_costs_its_cell_only(graded, student, cell, message):
     _, results = graded
     result = results[student]
-    assert result.scores == {**FULL, cell: 0}
+    assert part_1_scores(result) == {**PART1_FULL, cell: 0}
     assert message in flat(result.messages(cell))
 
 
@@ -664,7 +678,7 @@ def test_a_lock_that_lets_nobody_in_gets_nothing(graded):
 def test_schedules_found_by_a_search_of_ones_own_lose_part_1(graded):
     _, results = graded
     result = results["own_search"]
-    assert result.scores == {**FULL, "both_inside_tests": 0, "two_lost_tests": 0}
+    assert part_1_scores(result) == {"both_inside_tests": 0, "two_lost_tests": 0}
     for cell, name in (("both_inside_tests", "schedule_both_inside"),
                        ("two_lost_tests", "schedule_two_lost")):
         text = flat(result.messages(cell))
@@ -675,7 +689,7 @@ def test_schedules_found_by_a_search_of_ones_own_lose_part_1(graded):
 def test_schedules_written_by_hand_and_looked_at_keep_full_marks(graded):
     course, results = graded
     from nbgrader.api import Gradebook          # slow to import: only here
-    h.assert_full_marks(results["looked_at"])
+    assert part_1_scores(results["looked_at"]) == PART1_FULL
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         flagged = {grade.name: grade.needs_manual_grade for grade in
                    gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "looked_at").grades}
@@ -685,7 +699,7 @@ def test_schedules_written_by_hand_and_looked_at_keep_full_marks(graded):
 def test_schedules_found_by_the_librarys_search_lose_part_1(graded):
     _, results = graded
     result = results["searched"]
-    assert result.scores == {**FULL, "both_inside_tests": 0, "two_lost_tests": 0}
+    assert part_1_scores(result) == {"both_inside_tests": 0, "two_lost_tests": 0}
     for cell, name in (("both_inside_tests", "schedule_both_inside"),
                        ("two_lost_tests", "schedule_two_lost")):
         text = flat(result.messages(cell))
