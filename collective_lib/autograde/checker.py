@@ -214,7 +214,8 @@ def check_notebook(job: dict) -> dict:
     ``reference_dir`` (the assignment's ``source/`` folder, whose
     ``_reference.py`` the hidden tests may import), ``cell_timeout_s``,
     ``time_scale`` (the factor on the checks' real-time budgets and on the time the
-    student's cells get in each new process, :data:`TIME_SCALE`),
+    student's cells get in each new process, :data:`TIME_SCALE`), ``scratch`` (a folder
+    for the host's own, which the caller removes: see :class:`~.remote.Host`),
     ``template_fd`` (a socket to a :class:`~.remote.HostTemplate` that forks the
     student host; without it the host starts a template of its own) and ``student``
     (the id nbgrader grades the submission under: :mod:`.variants` then gives this
@@ -240,7 +241,7 @@ def check_notebook(job: dict) -> dict:
     host = Host(fixed + [source for source in seen if source],
                 job.get("hide", []), job.get("uid"), job.get("limits"), cpu=job.get("cpu"),
                 template=None if template is None else socket.socket(fileno=template),
-                cells_s=CELLS_S * scale)
+                cells_s=CELLS_S * scale, scratch=job.get("scratch"))
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     sandbox = Sandbox(host, namespace, [c["source"] for c in cells if c["role"] == "student"])
     # A name any instructor cell defines is never asked of the student, wherever the

@@ -143,7 +143,8 @@ class Host:
     one (the checker gets it from ``TrustedVerdict``), or else a template this host
     starts for itself and stops in :meth:`close`. Its first request waits until the
     host is ready, so the checker's own work overlaps the host's start. Each process
-    it forks must have run the student's ``cells`` within ``cells_s`` seconds.
+    it forks must have run the student's ``cells`` within ``cells_s`` seconds. Its
+    empty folder is made in ``scratch``: the checker's, which outlives a killed checker.
 
     With a :class:`~.cgroups.SubmissionGroup` in ``limits["group"]``, the host
     joins that group before it forks anything, so every process of the
@@ -158,7 +159,7 @@ class Host:
 
     def __init__(self, cells: list, hide: list, uid: int | None, limits: dict | None = None,
                  template: socket.socket | None = None, cpu: int | None = None,
-                 cells_s: float = CELLS_S):
+                 cells_s: float = CELLS_S, scratch: str | None = None):
         self.cells_s = cells_s          # see CELLS_S
         description = (limits or {}).get("group")
         self.group = SubmissionGroup.from_description(description) if description else None
@@ -171,7 +172,7 @@ class Host:
         self._stop = threading.Event()
         self._ready = False
         self._own_template = HostTemplate() if template is None else None
-        self.cwd = tempfile.mkdtemp(prefix="collective-host-")   # nothing there to import
+        self.cwd = tempfile.mkdtemp(prefix="collective-host-", dir=scratch)  # nothing to import
         self.sock, theirs = socket.socketpair()
         self._pidfd = None
         try:

@@ -415,6 +415,7 @@ class TrustedVerdict(NbGraderPreprocessor):
         job = {**job, "template_fd": template.sock.fileno()}
         try:
             with tempfile.TemporaryDirectory(prefix="collective-checker-") as cwd:
+                job = {**job, "scratch": cwd}         # gone with it, if the checker is killed
                 process = subprocess.Popen(
                     [sys.executable, "-m", "collective_lib.autograde.checker"],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

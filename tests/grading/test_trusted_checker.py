@@ -407,6 +407,19 @@ def test_a_cell_that_raises_a_base_exception_fails_alone():
     assert verdicts["t1"]["message"].startswith("KeyboardInterrupt")
 
 
+def test_the_hosts_folder_is_made_in_the_jobs_scratch_and_removed(tmp_path):
+    # TrustedVerdict's folder for the checker: should the checker be killed, the host's
+    # folder goes with it (a killed checker left one in /tmp each time)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    made = ("import os\nassert x == 1\n"          # the host is up once x was asked of it
+            "assert [n for n in os.listdir(SCRATCH) if n.startswith('collective-host-')]\n")
+    verdicts = _verdicts("x = 1\n", made, trusted=[f"SCRATCH = {str(scratch)!r}\n"],
+                         scratch=str(scratch))
+    assert verdicts["t0"]["passed"], verdicts["t0"]
+    assert list(scratch.iterdir()) == []
+
+
 def test_a_guard_a_cell_leaves_armed_never_interrupts_the_next_cell():
     stale = ("from collective_lib.grading import wall_clock_limit\n"
              "wall_clock_limit(0.2, 'stale').__enter__()\n")
