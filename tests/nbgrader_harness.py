@@ -20,6 +20,7 @@ that runs the tests, inside a copy of the course directory, so the real
 
 from __future__ import annotations
 
+import atexit
 import copy
 import functools
 import json
@@ -28,6 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +83,28 @@ def copy_course(dest: os.PathLike | str, source: os.PathLike | str = EXERCISES_D
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*_COURSE_STATE))
     (dest / "source").mkdir(exist_ok=True)
     return dest
+
+
+def released_copy(dest: os.PathLike | str, assignment: str) -> Path:
+    """:func:`copy_course` to ``dest`` with ``assignment`` released in it, as by
+    :func:`generate_assignment`.
+
+    The release is made once per test process and copied for every caller:
+    ``nbgrader generate_assignment`` takes some 3 s, and seven test modules release
+    gray_codes. (Tests of the release itself run :func:`generate_assignment`.)
+    """
+    dest = Path(dest)
+    shutil.copytree(_released_once(assignment), dest)
+    return dest
+
+
+@functools.cache
+def _released_once(assignment: str) -> Path:
+    root = Path(tempfile.mkdtemp(prefix=f"released-{assignment}-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    course = copy_course(root / "course")
+    generate_assignment(course, assignment)
+    return course
 
 
 def run_nbgrader(
@@ -485,8 +509,7 @@ def submissions(source: os.PathLike | str | NotebookNode, changes: dict) -> dict
 def released_course(course_dir: os.PathLike | str, assignment: str) -> tuple:
     """Copy the course to ``course_dir`` and release ``assignment``: ``(course, released,
     source)``, the released notebook as a student gets it and the instructor's."""
-    course = copy_course(course_dir)
-    generate_assignment(course, assignment)
+    course = released_copy(course_dir, assignment)
     name = f"{assignment}.ipynb"
     return (course, nbformat.read(course / "release" / assignment / name, as_version=4),
             nbformat.read(source_notebook(course, assignment, name), as_version=4))
@@ -502,8 +525,8 @@ def release_and_grade(course_dir: os.PathLike | str, assignment: str, make_submi
     in one nbgrader run, those named in ``spinning`` in another.  Returns
     ``(course, results)``.
     """
-    course = copy_course(course_dir)
-    released = generate_assignment(course, assignment)
+    course = released_copy(course_dir, assignment)
+    released = sorted((course / "release" / assignment).glob("*.ipynb"))
     assert [p.name for p in released] == [f"{assignment}.ipynb"]
     submissions = make_submissions(source_notebook(course, assignment, f"{assignment}.ipynb"))
     return course, autograde_many(course, assignment, submissions, spinning)

@@ -144,8 +144,7 @@ def _processes_mentioning(text):
 
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("adversarial") / "course")
-    h.generate_assignment(course, ASSIGNMENT)
+    course = h.released_copy(tmp_path_factory.mktemp("adversarial") / "course", ASSIGNMENT)
     source = h.source_notebook(course, ASSIGNMENT, NOTEBOOK)
     before = _digests(course / "source")
     results = h.autograde_many(course, ASSIGNMENT, _payloads(course, source),

@@ -152,8 +152,7 @@ def _submissions(course):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("forbidden") / "course")
-    h.generate_assignment(course, ASSIGNMENT)
+    course = h.released_copy(tmp_path_factory.mktemp("forbidden") / "course", ASSIGNMENT)
     return h.autograde_many(course, ASSIGNMENT, _submissions(course))
 
 

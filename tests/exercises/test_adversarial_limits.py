@@ -192,8 +192,7 @@ def _world_writable() -> list:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("limits") / "course")
-    h.generate_assignment(course, ASSIGNMENT)
+    course = h.released_copy(tmp_path_factory.mktemp("limits") / "course", ASSIGNMENT)
     source = h.source_notebook(course, ASSIGNMENT, NOTEBOOK)
     return course, h.autograde_many(course, ASSIGNMENT, _payloads(course, source))
 

@@ -71,8 +71,8 @@ def _attacked(released):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """``(course, results, attack)``: honest and hostile graded, feedback generated."""
-    course = h.copy_course(tmp_path_factory.mktemp("adversarial_markup") / "course")
-    released = h.generate_assignment(course, ASSIGNMENT)[0]
+    course = h.released_copy(tmp_path_factory.mktemp("adversarial_markup") / "course", ASSIGNMENT)
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     source = h.source_notebook(course, ASSIGNMENT, NOTEBOOK)
     attack = _attacked(released)
     honest = h.answered_release(released, source, written={ANSWER: HONEST})

@@ -68,8 +68,7 @@ def _with_cell(nb, grade_id, source):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    course = h.copy_course(tmp_path_factory.mktemp("adversarial_records") / "course")
-    h.generate_assignment(course, ASSIGNMENT)
+    course = h.released_copy(tmp_path_factory.mktemp("adversarial_records") / "course", ASSIGNMENT)
     released = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
     submissions = {"honest": h.source_notebook(course, ASSIGNMENT, NOTEBOOK),
                    "direct": _with_cell(released, SOLUTION_CELL, HONEST_DIRECT)}

@@ -106,8 +106,7 @@ def _copy(base: Path, dest: Path, students=STUDENTS) -> Path:
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
     """A course with ``cycles_crossover`` released and the class's submissions in."""
-    course = h.copy_course(tmp_path_factory.mktemp("class") / "released")
-    h.generate_assignment(course, ASSIGNMENT)
+    course = h.released_copy(tmp_path_factory.mktemp("class") / "released", ASSIGNMENT)
     _submit(course)
     return course
 

@@ -54,8 +54,8 @@ def student_config(tmp_path_factory):
 @pytest.fixture(scope="module")
 def wrong_submission(tmp_path_factory):
     """The released notebook with a deadlocking answer, as the student saved it."""
-    course = h.copy_course(tmp_path_factory.mktemp(ASSIGNMENT) / "course")
-    (released,) = h.generate_assignment(course, ASSIGNMENT)
+    course = h.released_copy(tmp_path_factory.mktemp(ASSIGNMENT) / "course", ASSIGNMENT)
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     source = h.source_notebook(course, ASSIGNMENT, f"{ASSIGNMENT}.ipynb")
     return h.answered_release(released, h.replace_solution(source, SOLUTION_CELL,
                                                            DEADLOCKS_FROM_P2))
