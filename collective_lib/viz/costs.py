@@ -236,16 +236,34 @@ def _finish_cost_axes(ax, vary, values, m, p, model, simulate, drawn) -> None:
 
 
 def _label_enough_log_ticks(ax) -> None:
-    """Label 1, 2 and 5 in each decade when fewer than two powers of ten are in view.
+    """Label 1, 2 and 5 in each decade when fewer than three powers of ten are in view,
+    and label a value at or beyond each end of the curves.
 
-    Curves that span one decade or less would otherwise show a single labelled
-    tick on a log axis, and no value could be read off.
+    Curves that span two decades or less would otherwise show one or two labelled
+    ticks on a log axis, and few values could be read off. Where a curve runs
+    beyond the outermost label by more than half a step (a factor of 1.5 between
+    1, 2 and 5, of about 3 between powers of ten), the view reaches to the next
+    label: curves from 213 to 9210 were read against 1000 and 10000 alone.
     """
     low, high = ax.get_ylim()
-    if low <= 0 or math.floor(math.log10(high)) - math.ceil(math.log10(low)) >= 1:
+    if low <= 0:
         return
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    few = math.floor(math.log10(high)) - math.ceil(math.log10(low)) < 2
+    subs, half_step = ((1.0, 2.0, 5.0), 1.5) if few else ((1.0,), math.sqrt(10))
+    if few:
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    steps = [step * 10.0 ** power for power in range(math.floor(math.log10(low)),
+                                                     math.ceil(math.log10(high)) + 1)
+             for step in subs]
+    labelled = [step for step in steps if low <= step <= high]
+    if len(labelled) < 2:               # matplotlib labels evenly spaced values instead
+        return
+    if labelled[0] / low > half_step:
+        low = max(step for step in steps if step <= low)
+    if high / labelled[-1] > half_step:
+        high = min(step for step in steps if step >= high)
+    ax.set_ylim(low, high)
 
 
 def cost_per_word(entry, ps, ms, model, *, bound=None, bound_label=None, ylabel=None,

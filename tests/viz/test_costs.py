@@ -108,6 +108,22 @@ def test_a_log_axis_within_one_decade_still_labels_several_ticks():
     assert len(shown) >= 2 and all(text.isdigit() for text in shown), shown
 
 
+def test_a_log_axis_labels_a_value_below_and_above_every_curve():
+    # binomial_broadcast for m = 1 to 3000, tw = 1: 3 (ts + m), 123 to 9120 for ts = 40
+    # (100, 1000 and 10000 in view) and 213 to 9210 for ts = 70, labelled 1000 and 10000
+    # alone before (the chapter's alltoallv curves, 215 to 5000, had no label below 500)
+    for ts in (40, 70):
+        ax = viz.cost_curves(["binomial_broadcast"], vary="m", values=[1, 10, 100, 3000],
+                             p=8, model=CostModel(ts=ts, tw=1), simulate=False)
+        ax.figure.canvas.draw()
+        low, high = ax.get_ylim()
+        times = ax.lines[0].get_ydata()
+        labelled = [label.get_position()[1] for label in ax.get_yticklabels()
+                    if low <= label.get_position()[1] <= high and label.get_text()]
+        assert labelled[0] <= min(times) and labelled[-1] >= max(times) / 1.5, (
+            ts, labelled, min(times), max(times))
+
+
 def test_large_times_on_a_linear_axis_get_short_labels_and_an_exponent():
     ax = viz.cost_curves(["naive_broadcast"], values=range(1, 33), m=100_000,
                          model=CostModel(ts=100, tw=1), simulate=False)
