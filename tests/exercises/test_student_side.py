@@ -43,6 +43,7 @@ INSTRUCTOR_PLUGINS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-
                       "@jupyter/nbgrader:course-list")
 STUDENT_PLUGINS = ("@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:validate-assignment",
                    "@jupyter/nbgrader:menu")
+NEWS = "@jupyterlab/apputils-extension:announcements"
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +159,8 @@ def test_the_students_jupyter_has_the_students_tools_only(student_config):
         assert loaded.server.get(module) is True, (module, loaded.server)
     assert set(INSTRUCTOR_PLUGINS) <= set(loaded.lab_disabled), loaded.lab_listing
     assert not set(STUDENT_PLUGINS) & set(loaded.lab_disabled), loaded.lab_listing
+    # JupyterLab's question about Jupyter's news, over the notebook a student opens first
+    assert NEWS in loaded.lab_disabled, loaded.lab_listing
 
 
 def test_without_the_setup_jupyter_has_the_instructors_tools(tmp_path):
