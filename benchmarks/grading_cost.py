@@ -26,7 +26,9 @@ course and prints where the time goes:
   hosts (one per ``nbgrader autograde`` run);
 * the same job run again by the checker's code in this process, phase by
   phase: the student host, and for every graded cell the student processes'
-  start (fork and the student's cells) and the checks themselves.
+  start (fork and the student's cells) and the checks themselves; then the
+  requests it asked of the student's processes, by kind, and how many of those
+  processes it started.
 
 Grading needs root (the sandbox); the script says so and exits with 2 when
 it cannot grade. It never fails on speed.
@@ -132,11 +134,21 @@ def autograde(course: Path, assignment: str, student: str, capture: Path) -> lis
 
 
 def phases(job: dict) -> list:
-    """Rows for the checker's phases, the job run again in this process (wall; CPU here)."""
+    """Rows for the checker's phases, the job run again in this process (wall; CPU here),
+    then what it asked of the student's processes: its requests by kind (a call of a
+    student's function, a resumed PE, a lock's replay started or stepped, ...) and the
+    processes started."""
     from collective_lib.autograde import checker, remote
     from collective_lib.autograde.sandbox import SandboxUser
 
     rows = []
+    asked: dict = {}
+    request = remote.StudentProcess.request
+
+    def counted(process, message, *args, **kwargs):
+        kind = message.get("kind")
+        asked[kind] = asked.get(kind, 0) + 1
+        return request(process, message, *args, **kwargs)
 
     def timed(owner, name, label, once=False):
         original = getattr(owner, name)
@@ -165,7 +177,9 @@ def phases(job: dict) -> list:
             lambda a: "  a student process (fork, the student's cells)"),
         (checker, "_grade"): timed(checker, "_grade", lambda a: f"  {a[0]['id']}: checks"),
         (remote.Host, "close"): timed(remote.Host, "close", lambda a: "student host closed"),
+        (remote.StudentProcess, "request"): request,
     }
+    remote.StudentProcess.request = counted
     job = {**job, "limits": {k: v for k, v in job["limits"].items() if k != "group"}}
     job.pop("template_fd", None)
     try:
@@ -175,7 +189,10 @@ def phases(job: dict) -> list:
     finally:
         for (owner, name), original in originals.items():
             setattr(owner, name, original)
-    return rows
+    started = sum(row[0] == "  a student process (fork, the student's cells)" for row in rows)
+    return rows + [(f"requests: {kind} {count:,}", None, None)
+                   for kind, count in sorted(asked.items())] + [
+        (f"student processes started: {started}", None, None)]
 
 
 def round_trips(calls: int = 5000) -> list:
