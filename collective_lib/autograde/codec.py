@@ -4,13 +4,15 @@ The two sides of trusted grading (:mod:`collective_lib.autograde.checker`)
 exchange length-prefixed JSON messages over pipes. Values are encoded by
 :func:`encode` and rebuilt by :func:`decode` from a fixed set of types, so
 nothing a student's process sends can run code in the checker: no pickle, no
-student objects, only numbers, strings, containers, numeric numpy arrays, the
+student objects, only numbers, strings, containers, ranges, numeric numpy arrays, the
 operation records a program yields, and references to the checker's own
 callables (``{"$cb": i}``), which the student's side can only call back. An instance
 of a subclass of a builtin type (a ``namedtuple``, a ``defaultdict``, an ``IntEnum``)
 crosses as its base type, read by the base type's own methods, so whatever its class
 overrides (``__eq__``, ``__iter__``, ``__len__``) never runs in the checker; a
-``Fraction`` or a ``Decimal`` crosses as the nearest float.
+``Fraction`` or a ``Decimal`` crosses as the nearest float. A ``range`` crosses as
+itself (a student's answer may be one, and it is one where Validate runs the checks),
+and counts one item per number it holds, which a check may list.
 
 What a student's process sends is checked as it is rebuilt: an operation record
 must keep the rules of its kind (:func:`collective_lib.ops.check_operation`, a
@@ -164,6 +166,10 @@ def encode(value: Any, callbacks: list | None = None, *, max_items: int = MAX_IT
                            for k, v in dict.items(value)]}
         if base is complex:
             return {"$c": [repr(complex.real.__get__(value)), repr(complex.imag.__get__(value))]}
+        if kind is range:                   # range cannot be subclassed
+            left -= _range_items(value, left, max_items)
+            return {"$rg": [encoded(value.start, depth), encoded(value.stop, depth),
+                            encoded(value.step, depth)]}
         if base is np.ndarray:
             array = np.ndarray.view(value, np.ndarray)
             if array.dtype.kind not in "biufc":
@@ -200,6 +206,18 @@ def _data_type(kind: type) -> type | None:
 
 
 _MRO = type.__dict__["__mro__"]
+
+
+def _range_items(numbers: range, left: int, max_items: int) -> int:
+    """How many items ``numbers`` counts (the numbers it holds: a check may list them);
+    refused if more than ``left`` are left of the value's ``max_items``."""
+    try:
+        count = range.__len__(numbers)
+    except OverflowError:               # more numbers than an index can count
+        count = left + 1
+    if count > left:
+        raise _too_many(max_items)
+    return count
 
 
 def _nearest_float(number: Fraction | Decimal) -> float:
@@ -283,6 +301,13 @@ def decode(data: Any, callback: Callable[[int], Any] | None = None, *,
                 return dict(pairs)
             if tag == "$c":
                 return complex(float(body[0]), float(body[1]))
+            if tag == "$rg":
+                bounds = [decoded(item, depth) for item in body]
+                if len(bounds) != 3 or any(type(bound) is not int for bound in bounds):
+                    raise Undecodable(f"malformed range {str(body)[:80]!r}")
+                numbers = range(*bounds)
+                left -= _range_items(numbers, left, max_items)
+                return numbers
             if tag == "$nd":
                 dtype = np.dtype(body[0])
                 if dtype.kind not in "biufc":

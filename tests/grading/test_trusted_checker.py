@@ -93,6 +93,7 @@ check_pe_isolation(ring_sum, [3, 4], make_inputs=_inputs, expected=_sums, seed=5
     None, True, 3, -2**70, 2.5, float("inf"), "text", [1, [2]], (1, "a"), {1, 2},
     frozenset({(0, 1)}), {"a": [1], (1, 2): None}, 1 + 2j,
     np.arange(6).reshape(2, 3), np.float32(1.5), sendrecv(1, [7], 2), ops.compute(3),
+    range(5), range(10, -3, -4), [range(2 ** 70, 2 ** 70 + 3)], range(0, 2 ** 100, 2 ** 99),
 ])
 def test_the_codec_gives_back_what_it_took(value):
     back = decode(encode(value))
@@ -106,6 +107,25 @@ def test_the_codec_gives_back_what_it_took(value):
 def test_the_codec_refuses_what_is_not_data(value):
     with pytest.raises(Undecodable):
         encode(value)
+
+
+@pytest.mark.parametrize("value, data", [
+    (range(100_001), {"$rg": [0, 100_001, 1]}),
+    ([list(range(99_990)), range(20)], [list(range(99_990)), {"$rg": [0, 20, 1]}]),
+    (range(2 ** 100), {"$rg": [0, {"$i": str(2 ** 100)}, 1]}),
+])
+def test_a_range_counts_the_numbers_it_holds_against_the_items_of_a_value(value, data):
+    # a check may list a range: it may hold no more numbers than a list may
+    for refused in (lambda: encode(value), lambda: decode(data)):
+        with pytest.raises(Undecodable, match="more than 100,000 items"):
+            refused()
+
+
+@pytest.mark.parametrize("data", [{"$rg": [0, 1]}, {"$rg": [0, 1.5, 1]}, {"$rg": [True, 5, 1]},
+                                  {"$rg": [0, 5, 0]}, {"$rg": "0:5"}])
+def test_a_malformed_range_is_refused(data):
+    with pytest.raises(Undecodable):
+        decode(data)
 
 
 @pytest.mark.parametrize("data", [{"$cb": 0}, {"$r": "os.system", "v": []}, {"$nd": ["O", [1], [1]]},
@@ -372,10 +392,10 @@ TABLE_TEST = ("from collective_lib.grading import CheckFailed\n"
 
 
 def test_a_value_the_cell_reads_that_cannot_cross_fails_with_the_codecs_reason():
-    # a table holding a range: before, a stand-in that is no dict, "sends must be a dict"
-    verdict = _verdicts("sends = {1: range(3)}\n", TABLE_TEST)["t0"]
+    # a table holding bytes: before, a stand-in that is no dict, "sends must be a dict"
+    verdict = _verdicts("sends = {1: bytes(3)}\n", TABLE_TEST)["t0"]
     assert not verdict["passed"] and verdict["kind"] == "wrong_form"
-    assert verdict["message"] == ("sends: values of type range cannot be graded:\n"
+    assert verdict["message"] == ("sends: values of type bytes cannot be graded:\n"
                                   "use numbers, strings, lists, tuples, sets, dicts or numpy "
                                   "arrays")
 
