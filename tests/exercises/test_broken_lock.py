@@ -380,7 +380,7 @@ def test_release_hides_solutions_and_hidden_tests(graded):
                "check_lock_progress(FixedLock, [1, 2, 3], rounds=2, time_limit_s=5, "
                "exclusion=False)",
                "flaw = _flaw(lambda: checked.append(check_lock_exhaustive(",
-               "ROUNDS = [1]", "RANDOM = [dict(ps=[2], seeds=range(20))]"],
+               "ROUNDS = [1]", "RANDOM = [dict(ps=[2, 3], seeds=range(20))]"],
         unanswered=4)                                     # two schedules, acquire, release
 
 
@@ -782,9 +782,12 @@ CAUGHT_BY_VALIDATE = {
                    "schedule_two_lost is found by a search of your own"],
     "lets_nobody_in": ["FixedLock with p=1 PE, 2 rounds each, never finished",
                        "FixedLock lets no PE into the critical section"],
-    # the visible cell's p = 2 shows it (only_with_three cheats with three PEs or more only)
+    # the visible cell's p = 2 shows it, and its p = 3 the lock that cheats with three PEs
+    # or more only (which Validate passed when the cell tried two PEs alone)
     "seen_free_three": ["FixedLock with p=2 PEs: PE 0 took the lock and stayed",
                         "every PE did five rounds from there"],
+    "only_with_three": ["FixedLock with p=3 PEs: PE 0 took the lock and stayed",
+                        "every PE did four rounds from there"],
 }
 
 validated = validated_fixture(ASSIGNMENT, build_submissions, [*CAUGHT_BY_VALIDATE],
