@@ -133,6 +133,10 @@ def autograde(course: Path, assignment: str, student: str, capture: Path) -> lis
             ("  of it: nbgrader outside the checker", wall - checker, None)]
 
 
+#: The row of a student process's start in :func:`phases`, which also counts them.
+_PROCESS_ROW = "  a student process (fork, the student's cells)"
+
+
 def phases(job: dict) -> list:
     """Rows for the checker's phases, the job run again in this process (wall; CPU here),
     then what it asked of the student's processes: its requests by kind (a call of a
@@ -174,7 +178,7 @@ def phases(job: dict) -> list:
             once=True),
         (remote.StudentProcess, "__init__"): timed(
             remote.StudentProcess, "__init__",
-            lambda a: "  a student process (fork, the student's cells)"),
+            lambda a: _PROCESS_ROW),
         (checker, "_grade"): timed(checker, "_grade", lambda a: f"  {a[0]['id']}: checks"),
         (remote.Host, "close"): timed(remote.Host, "close", lambda a: "student host closed"),
         (remote.StudentProcess, "request"): request,
@@ -189,7 +193,7 @@ def phases(job: dict) -> list:
     finally:
         for (owner, name), original in originals.items():
             setattr(owner, name, original)
-    started = sum(row[0] == "  a student process (fork, the student's cells)" for row in rows)
+    started = sum(row[0] == _PROCESS_ROW for row in rows)
     return rows + [(f"requests: {kind} {count:,}", None, None)
                    for kind, count in sorted(asked.items())] + [
         (f"student processes started: {started}", None, None)]

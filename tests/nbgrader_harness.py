@@ -90,8 +90,8 @@ def released_copy(dest: os.PathLike | str, assignment: str) -> Path:
     :func:`generate_assignment`.
 
     The release is made once per test process and copied for every caller:
-    ``nbgrader generate_assignment`` takes some 3 s, and seven test modules release
-    gray_codes. (Tests of the release itself run :func:`generate_assignment`.)
+    ``nbgrader generate_assignment`` takes some 3 s, and several test modules release
+    the same assignment. (Tests of the release itself run :func:`generate_assignment`.)
     """
     dest = Path(dest)
     shutil.copytree(_released_once(assignment), dest)

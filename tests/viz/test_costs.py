@@ -109,11 +109,12 @@ def test_a_log_axis_within_one_decade_still_labels_several_ticks():
 
 
 def test_a_log_axis_labels_a_value_below_and_above_every_curve():
-    # binomial_broadcast for m = 1 to 3000, tw = 1: 3 (ts + m), 123 to 9120 for ts = 40
+    # binomial_broadcast, 3 (ts + m) with tw = 1: for m = 1 to 3000, 123 to 9120 for ts = 40
     # (100, 1000 and 10000 in view) and 213 to 9210 for ts = 70, labelled 1000 and 10000
-    # alone before (the chapter's alltoallv curves, 215 to 5000, had no label below 500)
-    for ts in (40, 70):
-        ax = viz.cost_curves(["binomial_broadcast"], vary="m", values=[1, 10, 100, 3000],
+    # alone before; for m = 1 to 1000 and ts = 100, 303 to 3300, labelled 500, 1000 and
+    # 2000 alone (the chapter's alltoallv curves, 215 to 5000, had no label below 500)
+    for ts, last in ((40, 3000), (70, 3000), (100, 1000)):
+        ax = viz.cost_curves(["binomial_broadcast"], vary="m", values=[1, 10, 100, last],
                              p=8, model=CostModel(ts=ts, tw=1), simulate=False)
         ax.figure.canvas.draw()
         low, high = ax.get_ylim()
