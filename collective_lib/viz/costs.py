@@ -179,8 +179,8 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
     if xlabel is not None:
         ax.set_xlabel(xlabel, fontsize=FONT)
     if not ax.get_lines():
-        where = (f"on p = {p}" if vary == "m" else
-                 f"for p from {min(values)} to {max(values)}" if values else "at these points")
+        where = (f"on p = {p:,}" if vary == "m" else
+                 f"for p from {min(values):,} to {max(values):,}" if values else "at these points")
         ax.text(0.5, 0.5, f"none of these algorithms runs {where}", ha="center",
                 va="center", transform=ax.transAxes, color="0.3")
         ax.set(xticks=[], yticks=[])
@@ -194,7 +194,7 @@ def cost_curves(entries, *, vary="p", values, m=1, p=None, model=None, params=No
 def _cost_text(drawn, vary, m, p, model, simulate) -> str:
     """The curves, the fixed quantities, which curve is lowest where."""
     times = "ts = 1, tw = 0" if model is None else f"ts = {model.ts:g}, tw = {model.tw:g}"
-    fixed = f"m = {m}" if vary == "p" else f"p = {p}"
+    fixed = _span("m", [m]) if vary == "p" else _span("p", [p])
     names = ", ".join(name for name, *_ in drawn)
     dots = " (lines: closed forms; markers: simulated times)" if simulate else ""
     lowest = curve_comparison([d[:3] for d in drawn], x=vary)
@@ -221,7 +221,7 @@ def _finish_cost_axes(ax, vary, values, m, p, model, simulate, drawn) -> None:
     ax.tick_params(labelsize=FONT)
     ax.yaxis.get_offset_text().set_fontsize(FONT)
     times = "ts = 1, tw = 0" if model is None else f"ts = {model.ts:g}, tw = {model.tw:g}"
-    fixed = f"m = {m}" if vary == "p" else f"p = {p}"
+    fixed = _span("m", [m]) if vary == "p" else _span("p", [p])
     ax.set_title(f"{fixed}, {times}", fontsize=TITLE_FONT)
     # Every legend entry shows its line with its marker, whether or not they coincide.
     handles = [Line2D([], [], color=style["color"], ls=style["ls"], marker=style["marker"],

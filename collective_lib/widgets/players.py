@@ -209,7 +209,7 @@ class StepPlayer(_CatalogPlayer):
         p, m = self.run.p, self._message_words()
         predicted = entry.predict(p, m, entry.default_model(), **self._params())
         kind = "closed form" if entry.exact else "closed-form bound"
-        return (f"<b>{entry.name}</b>, p = {p}, m = {m}: simulated time "
+        return (f"<b>{entry.name}</b>, p = {p:,}, m = {m:,}: simulated time "
                 f"<b>{short_number(self.run.time)}</b>; {kind} {short_number(predicted)} "
                 f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
                 f"<i>{html.escape(entry.source)}</i>")
@@ -406,7 +406,7 @@ class ValuePlayer(_CatalogPlayer):
         p, m = self.run.p, self.m
         predicted = entry.predict(p, m, entry.default_model(), **self._params())
         kind = "closed form" if entry.exact else "closed-form bound"
-        return (f"<b>{entry.name}</b>, p = {p}, m = {m}: simulated time "
+        return (f"<b>{entry.name}</b>, p = {p:,}, m = {m:,}: simulated time "
                 f"<b>{short_number(self.run.time)}</b>; {kind} {short_number(predicted)} "
                 f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
                 "A cell shows what the PE holds after the step; <i>x:y</i> stands for "
