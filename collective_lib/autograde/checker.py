@@ -197,10 +197,15 @@ def _deadline(seconds: float):
 
 
 def _message(err: BaseException) -> str:
-    if isinstance(err, AssertionError):
-        text = str(err).strip() or "a check failed"
+    """What the feedback says of a failed cell: a failed check's message as it is, any
+    other error's wrapped alike (a test cell's own assert, a name the student's cells lack,
+    a process that could not start)."""
+    if isinstance(err, CheckFailed):
+        text = str(err)
+    elif isinstance(err, AssertionError):
+        text = str(CheckFailed(str(err).strip() or "a check failed"))
     else:
-        text = f"{type(err).__name__}: {err}".strip()
+        text = str(CheckFailed(f"{type(err).__name__}: {err}".strip()))
     return text[:_MAX_MESSAGE]
 
 

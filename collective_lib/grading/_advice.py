@@ -28,6 +28,12 @@ _CODE_WIDTH = _WIDTH - 8
 
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 
+#: Longest word a message shows, broken over lines: a value's repr beyond it (700,000
+#: commas, an int of 400 digits) is cut, since its start shows what it is.
+_LONGEST_WORD = 3 * _WIDTH
+
+_LONG_WORD = re.compile(r"[^\s\0]{%d,}" % (_LONGEST_WORD + 1))
+
 # A line that ends a sentence, or opens what follows (a list, a trace, a schedule): the
 # next line starts anew. Any other line of prose breaks a sentence by hand: what does not
 # fit joins the next line of prose. An indented line is an item (a PE that waits, a step
@@ -45,14 +51,17 @@ def wrapped(text: str, name: str = "AssertionError") -> str:
     paragraph. Lines that fit
     (traces, schedules) are left as they are. A code span is never broken (one longer
     than :data:`_CODE_WIDTH` is cut), nor a run of words joined by ``"\0"``, which
-    becomes a blank. Text that fits is returned unchanged: wrapping twice changes nothing.
+    becomes a blank. A word longer than a line is broken, one longer than
+    :data:`_LONGEST_WORD` first cut to that, ending in ``...``. Text that fits is returned
+    unchanged: wrapping twice changes nothing.
 
     >>> print(wrapped("the time is measured on the runs that finish with messages "
     ...               "that carry\nthe whole vector"))
     the time is measured on the runs that finish with messages that
     carry the whole vector
     """
-    text = _CODE_SPAN.sub(_held_span, text)
+    text = _LONG_WORD.sub(lambda word: word.group()[:_LONGEST_WORD - 3] + "...",
+                          _CODE_SPAN.sub(_held_span, text))
     lines, carry = [], ""
     source = text.split("\n")
     for number, line in enumerate(source):

@@ -122,6 +122,14 @@ HUGE_STRING = '''
 return "," * 700_000
 '''
 
+# Right on the visible p, then an int beyond any float: the hidden check's isfinite raised
+# "OverflowError: int too large to convert to float" instead of saying what is wrong.
+HUGE_INT = '''
+if p <= 7:
+    return (ts + tw * m) + SWAPS * (ts + COPIES * tw * m)
+return 10 ** 400
+'''
+
 SPINS = '''
 t = 0
 while t >= 0:                         # never returns
@@ -216,6 +224,7 @@ def build_submissions(source):
         "runs_the_engine": ("ring_solution", RUNS_THE_ENGINE),
         "crashes": ("all_ports_solution", CRASHES),
         "huge_string": ("full_duplex_solution", HUGE_STRING),
+        "huge_int": ("all_ports_solution", HUGE_INT),
         "spins": ("half_duplex_solution", SPINS),
         "fraction_times": ("full_duplex_solution", FRACTION_TIMES),
     })
@@ -299,6 +308,8 @@ def _half_p(p, m, ts, tw, swaps, copies):
     ("runs_the_engine", "ring_tests", "uses the library's `_Engine`"),
     ("crashes", "all_ports_tests", "raised IndexError: list index out of range"),
     ("huge_string", "full_duplex_tests", "time_full_duplex must return a number, got ',,,"),
+    ("huge_int", "all_ports_tests", "time_all_ports(8, 1, 1, 0) returned 1000000"),
+    ("huge_int", "all_ports_tests", "0... it must return a number"),    # cut to 3 lines
     ("spins", "half_duplex_tests", "did not return within 5 s of real time"),
 ])
 def test_each_wrong_prediction_costs_only_its_own_cell(graded, student, cell, message):

@@ -307,6 +307,14 @@ def test_a_word_longer_than_a_line_is_broken_too():
     assert _lines_fit(text) and text.replace("\n", "") == "returned '" + "0" * 150 + "'"
 
 
+def test_a_word_longer_than_three_lines_is_cut_to_three():
+    # a value of 400 digits (or 700,000 commas) would fill the message with itself
+    text = str(CheckFailed(f"f(8) returned {10 ** 400}; it must return a number"))
+    assert _lines_fit(text) and len(text.split("\n")) == 4, text
+    assert text.replace("\n", "").split()[2] == "1" + "0" * 236 + "..."
+    assert text.endswith("... it must return a number") and str(CheckFailed(text)) == text
+
+
 def test_the_first_line_of_a_wrapped_message_is_its_first_line_as_written():
     # a check that quotes another's failure quotes its first statement whole
     deadlock = ("deadlock in ring for p=4: at simulated time 0 no PE can go on, but 4 PE(s) "
