@@ -33,6 +33,10 @@ MAX_VALUE_P = 16
 #: A box that scrolls a table of 16 PEs sideways on a phone instead of running past the
 #: output, which JupyterLab cuts off.  Without a width of its own the box took the table's
 #: and so did the output around it; at width 0 it stretches to the output (min-width).
+# What a cell of the value player's table means.
+_LEGEND = ("A cell shows what the PE holds after the step; <i>x:y</i> stands for "
+           "m<sub>x</sub> op ... op m<sub>y</sub>, '-' for nothing. ")
+
 _SIDEWAYS = '<div style="overflow-x:auto;width:0;min-width:100%">'
 
 
@@ -125,6 +129,20 @@ class _CatalogPlayer(Demo):
             slider.min, slider.max = fits[0], fits[-1]
         slider.value = min(fits, key=lambda k: (abs(k - slider.value), k))
 
+    def _info_text(self, m: int, legend: str = "") -> str:
+        """The line above the picture: the run's time beside its closed form on ``m``
+        words, then ``legend`` and the source; or why the algorithm cannot run."""
+        entry = self.entry
+        if self.run is None:
+            return f'<span style="color:#b03a2e">{html.escape(self.error)}</span>'
+        p = self.run.p
+        predicted = entry.predict(p, m, entry.default_model(), **self._params())
+        kind = "closed form" if entry.exact else "closed-form bound"
+        return (f"<b>{entry.name}</b>, p = {p:,}, m = {m:,}: simulated time "
+                f"<b>{short_number(self.run.time)}</b>; {kind} {short_number(predicted)} "
+                f"(ts = 1, tw = 0: one unit per message, {entry.ports}). {legend}"
+                f"<i>{html.escape(entry.source)}</i>")
+
 
 class StepPlayer(_CatalogPlayer):
     """Step through one run of a catalog algorithm; see :func:`step_player`.
@@ -190,7 +208,7 @@ class StepPlayer(_CatalogPlayer):
             c["step"].value = min(c["step"].value, max(steps, 1))
         finally:
             self._busy = False
-        self.info.value = self._info_text()
+        self.info.value = self._info_text(self._message_words())
         self._redraw()
 
     def _simulate(self, entry, p):
@@ -201,18 +219,6 @@ class StepPlayer(_CatalogPlayer):
         except ValueError as exc:
             return None, f"{entry.name} cannot run on p = {p}: {exc}"
         return run, None
-
-    def _info_text(self) -> str:
-        entry = self.entry
-        if self.run is None:
-            return f'<span style="color:#b03a2e">{html.escape(self.error)}</span>'
-        p, m = self.run.p, self._message_words()
-        predicted = entry.predict(p, m, entry.default_model(), **self._params())
-        kind = "closed form" if entry.exact else "closed-form bound"
-        return (f"<b>{entry.name}</b>, p = {p:,}, m = {m:,}: simulated time "
-                f"<b>{short_number(self.run.time)}</b>; {kind} {short_number(predicted)} "
-                f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
-                f"<i>{html.escape(entry.source)}</i>")
 
     # -- pictures ------------------------------------------------------------------------
 
@@ -396,22 +402,8 @@ class ValuePlayer(_CatalogPlayer):
             c["step"].value = min(c["step"].value, last)
         finally:
             self._busy = False
-        self.info.value = self._info_text()
+        self.info.value = self._info_text(self.m, _LEGEND)
         self._redraw()
-
-    def _info_text(self) -> str:
-        entry = self.entry
-        if self.run is None:
-            return f'<span style="color:#b03a2e">{html.escape(self.error)}</span>'
-        p, m = self.run.p, self.m
-        predicted = entry.predict(p, m, entry.default_model(), **self._params())
-        kind = "closed form" if entry.exact else "closed-form bound"
-        return (f"<b>{entry.name}</b>, p = {p:,}, m = {m:,}: simulated time "
-                f"<b>{short_number(self.run.time)}</b>; {kind} {short_number(predicted)} "
-                f"(ts = 1, tw = 0: one unit per message, {entry.ports}). "
-                "A cell shows what the PE holds after the step; <i>x:y</i> stands for "
-                "m<sub>x</sub> op ... op m<sub>y</sub>, '-' for nothing. "
-                f"<i>{html.escape(entry.source)}</i>")
 
     def _step_line(self, step: int) -> str:
         if step == 0:
