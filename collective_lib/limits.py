@@ -3,14 +3,20 @@
 Both limits turn a slow failure into a clear error before or early in a run:
 an endless program stops at :func:`default_max_ops` operations with a message
 naming a PE, and :func:`check_memory` refuses a run whose estimated memory
-(:func:`memory_estimate`) exceeds what the machine has available, before any
-PE starts.
+(:func:`memory_estimate`) exceeds what the machine has available, or what this
+process's own limits leave it (an address-space limit, a memory cgroup: the
+grader's checker runs under both), before any PE starts.
 """
 from __future__ import annotations
 
 import ctypes
 import math
 import os
+
+try:
+    import resource
+except ImportError:                     # Windows
+    resource = None
 
 __all__ = ["default_max_ops", "memory_estimate", "check_memory", "BYTES_PER_PE", "BYTES_PER_WORD"]
 
@@ -111,10 +117,80 @@ def check_memory(p: int, words: int = 0) -> None:
     MemoryError: simulating p=1,000,000 PEs with 1,000,000,000,000 words of data needs about 33,528.5 GiB ...
     """
     need = memory_estimate(p, words)
-    available = _available_memory()
-    if available is not None and need > available:
+    room = _memory_room()
+    if room is not None and need > room[0]:
         data = f" with {words:,} words of data" if words else ""
         raise MemoryError(
             f"simulating p={p:,} PEs{data} needs about {need / 2**30:,.1f} GiB "
             f"({BYTES_PER_PE} bytes per PE, {BYTES_PER_WORD} per word), more than the "
-            f"{available / 2**30:,.1f} GiB this machine has available; choose a smaller p or m")
+            f"{room[0] / 2**30:,.1f} GiB {room[1]}; choose a smaller p or m")
+
+
+def _memory_room() -> tuple[int, str] | None:
+    """(bytes, whose): the least memory this process can still get, from the machine or
+    under its own limits, and what holds it there; None where nothing can be read."""
+    rooms = [(room, whose) for room, whose in (
+        (_available_memory(), "this machine has available"),
+        (_address_space_room(), "this process's address-space limit leaves it"),
+        (_cgroup_room(), "this process's memory limit (its cgroup) leaves it"))
+        if room is not None]
+    return min(rooms, key=lambda room: room[0]) if rooms else None
+
+
+def _address_space_room() -> int | None:
+    """Bytes RLIMIT_AS leaves this process beyond its present size; None without one."""
+    if resource is None:
+        return None
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/status") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status
+                        if line.startswith("VmSize:"))
+    except (OSError, StopIteration):
+        return limit                    # the size cannot be read: the limit at most
+    return max(limit - size, 0)
+
+
+def _cgroup_room(root: str = "/sys/fs/cgroup") -> int | None:
+    """Bytes the memory cgroups of this process and their parents still allow (limit
+    minus usage, the least of them: ``memory.max`` on cgroup v2, ``memory.limit_in_bytes``
+    on v1); None without a limit or where /proc/self/cgroup cannot be read."""
+    try:
+        with open("/proc/self/cgroup") as own:
+            lines = own.read().splitlines()
+    except OSError:
+        return None
+    places = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":                                        # v2
+            unified = root if os.path.exists(os.path.join(root, "cgroup.controllers")) \
+                else os.path.join(root, "unified")
+            places.append((unified, path, "memory.max", "memory.current"))
+        elif "memory" in controllers.split(","):                     # v1
+            places.append((os.path.join(root, "memory"), path, "memory.limit_in_bytes",
+                           "memory.usage_in_bytes"))
+    rooms = []
+    for base, path, limit_file, usage_file in places:
+        while True:
+            folder = os.path.join(base, path.lstrip("/"))
+            limit, usage = _number(folder, limit_file), _number(folder, usage_file)
+            if limit is not None and usage is not None:
+                rooms.append(max(limit - usage, 0))
+            if path in ("/", ""):
+                break
+            path = os.path.dirname(path)
+    return min(rooms) if rooms else None
+
+
+def _number(folder: str, name: str) -> int | None:
+    """The integer in the file ``name`` of a cgroup's ``folder``; None for "max" or
+    where there is none."""
+    try:
+        with open(os.path.join(folder, name)) as file:
+            text = file.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None

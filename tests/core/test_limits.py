@@ -38,3 +38,73 @@ def test_the_memory_check_reads_windows_available_memory(monkeypatch):
     limits.check_memory(2**20)                       # about 1 GiB fits in 3
     with pytest.raises(MemoryError, match=r"p=4,000,000 PEs .* more than the 3\.0 GiB"):
         limits.check_memory(4 * 10**6)
+
+
+def test_the_memory_check_keeps_to_the_process_s_address_space_limit():
+    # the grader's checker runs under RLIMIT_AS where no cgroup holds it: a run beyond that
+    # limit is refused with its reason, not left to die in the middle of a cell
+    import subprocess
+    import sys
+    code = ("import resource\n"
+            "from collective_lib import limits\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+            "limits.check_memory(8, 10 ** 7)\n"
+            "try:\n"
+            "    limits.check_memory(8, 10 ** 8)\n"
+            "except MemoryError as err:\n"
+            "    print(err)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout
+    assert "100,000,000 words of data needs about 3.4 GiB" in out, out
+    assert "GiB this process's address-space limit leaves it; choose a smaller p or m" in out
+
+
+def _fake_cgroups(tmp_path, monkeypatch, own, files):
+    """A cgroup tree under tmp_path with ``files`` ({relative path: text}), and
+    /proc/self/cgroup reading ``own``."""
+    import io
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    real_open = builtins.open
+
+    def fake_open(path, *args, **kwargs):
+        if path == "/proc/self/cgroup":
+            return io.StringIO(own)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+
+
+def test_the_room_of_a_v2_cgroup_is_the_least_left_under_it_and_its_parents(tmp_path,
+                                                                            monkeypatch):
+    _fake_cgroups(tmp_path, monkeypatch, "0::/grading/checker\n", {
+        "cgroup.controllers": "memory",
+        "grading/memory.max": str(10 << 30), "grading/memory.current": str(9 << 30),
+        "grading/checker/memory.max": str(3 << 30),
+        "grading/checker/memory.current": str(1 << 30),
+        "memory.max": "max", "memory.current": "5"})
+    assert limits._cgroup_room(str(tmp_path)) == 1 << 30       # the parent's 10 - 9 GiB
+
+
+def test_the_room_of_a_v1_memory_cgroup_is_its_limit_less_its_usage(tmp_path, monkeypatch):
+    _fake_cgroups(tmp_path, monkeypatch, "5:cpu:/\n4:memory:/checker\n0::/\n", {
+        "memory/checker/memory.limit_in_bytes": str(3 << 30),
+        "memory/checker/memory.usage_in_bytes": str(1 << 30),
+        "memory/memory.limit_in_bytes": "9223372036854771712",
+        "memory/memory.usage_in_bytes": str(1 << 30)})
+    assert limits._cgroup_room(str(tmp_path)) == 2 << 30
+    monkeypatch.setattr(limits, "_cgroup_room", lambda: 2 << 30)
+    monkeypatch.setattr(limits, "_available_memory", lambda: 20 << 30)
+    monkeypatch.setattr(limits, "_address_space_room", lambda: None)
+    with pytest.raises(MemoryError, match=r"more than the 2\.0 GiB this process's memory "
+                                          r"limit \(its cgroup\) leaves it"):
+        limits.check_memory(8, 10 ** 8)
+
+
+def test_no_cgroup_limit_leaves_the_room_unknown(tmp_path, monkeypatch):
+    _fake_cgroups(tmp_path, monkeypatch, "0::/\n", {"cgroup.controllers": "",
+                                                    "memory.max": "max",
+                                                    "memory.current": "5"})
+    assert limits._cgroup_room(str(tmp_path)) is None
