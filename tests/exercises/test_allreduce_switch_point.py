@@ -210,6 +210,12 @@ while b - a > 1:
 return b
 '''
 
+# A switch point of 10**8 words: the visible check simulated both allreduces there, every
+# word of 2 x 10**8 held in the checker, beyond its memory limit (every cell lost).
+HUGE_M = '''
+return 10 ** 8
+'''
+
 #: ``{student: changes}``: one bug per graded cell; the cells are independent.
 WRONG = {
     "off_by_one": [("derive_solution", OFF_BY_ONE), ("simulate_solution", WITHOUT_THE_BOUND)],
@@ -222,6 +228,7 @@ WRONG = {
     "without_m_max": [("simulate_solution", WITHOUT_M_MAX)],
     "from_p_plus_one": [("simulate_solution", FROM_P_PLUS_ONE)],
     "bisects": [("derive_solution", DERIVE_BY_BISECTION)],
+    "huge_m": [("derive_solution", HUGE_M)],
 }
 
 
@@ -306,6 +313,9 @@ def test_the_solution_gets_full_marks_on_every_machine(graded):
     ("library", {"derive_tests": 0, "simulate_tests": 4},
      {"derive_tests": "switch_point uses the library's `predict`; derive the switch point "
                       "from the two closed forms, written yourself"}),
+    # beyond 4096 words the closed forms stand in for the simulation
+    ("huge_m", {"derive_tests": 0, "simulate_tests": 4},
+     {"derive_tests": "returned 100000000, but "}),
     # on every student's machine the ring wins on 2 nodes of 16 PEs at some m below p
     ("from_one", {"derive_tests": 4, "simulate_tests": 0},
      {"simulate_tests": "it must return a whole m from p = "}),

@@ -90,6 +90,18 @@ while ts >= 0:                        # never returns
 return ts, 0.0
 '''
 
+# Right on the visible timings, then an int beyond any float: the hidden check's isfinite
+# raised "OverflowError: int too large to convert to float" instead of saying what is wrong.
+FIT_HUGE_ELSEWHERE = '''
+m = np.asarray(words, dtype=float)
+t = np.asarray(round_trips, dtype=float) / (2 * REPEATS)
+design = np.column_stack([np.ones_like(m), m]) / t[:, None]
+(ts, tw), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
+if list(words) != list(WORDS):
+    return 10 ** 400, float(tw)
+return float(ts), float(tw)
+'''
+
 CROSSOVER_WITHOUT_FACTOR_2 = '''
 levels = math.log2(p)
 return levels * ts / (tw * (levels - (p - 1) / p))
@@ -194,6 +206,7 @@ def build_submissions(source):
         "fit_plain_least_squares": ("fit_solution", FIT_PLAIN_LEAST_SQUARES),
         "fit_calls_library": ("fit_solution", FIT_CALLS_THE_LIBRARY),
         "fit_spins": ("fit_solution", FIT_SPINS),
+        "fit_huge_elsewhere": ("fit_solution", FIT_HUGE_ELSEWHERE),
         "crossover_without_factor_2": ("crossover_solution", CROSSOVER_WITHOUT_FACTOR_2),
         "crossover_none_for_never": ("crossover_solution", CROSSOVER_NONE_FOR_NEVER),
         "crossover_divides_by_zero": ("crossover_solution", CROSSOVER_DIVIDES_BY_ZERO),
@@ -284,6 +297,8 @@ def test_solution_gets_full_marks(graded):
     ("fit_plain_least_squares", "fit_tests", "is not the least-squares fit with relative residuals"),
     ("fit_calls_library", "fit_tests", "uses the library's `fit_ts_tw`"),
     ("fit_spins", "fit_tests", "did not return within 5 s of real time"),
+    ("fit_huge_elsewhere", "fit_tests",
+     "fit_ping_pong must return a pair of finite numbers (ts, tw), got (1000"),
     ("crossover_without_factor_2", "crossover_tests",
      "at m* the two closed forms should take the same time"),
     ("crossover_none_for_never", "crossover_tests",

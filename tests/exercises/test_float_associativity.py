@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import nbgrader_harness as h
+from messages import flat
 from exercise_submissions import (message_width_test, validate_tests, validated_fixture,
                                   visible_kind_test)
 
@@ -104,6 +105,15 @@ OWN_SUM_DIFFERENCE = '''
 return abs(float(_sum(values, "binomial_reduce")) - float(_sum(values, "binary_tree_reduce")))
 '''
 
+# Right on DATA, then an int beyond any float: the hidden check's subtraction raised
+# "OverflowError: int too large to convert to float" instead of saying what is wrong.
+DIFFERENCE_HUGE_ELSEWHERE = '''
+if list(values) != list(DATA):
+    return 10 ** 400
+return abs(float(simulated_sum(values, "binomial_reduce"))
+           - float(simulated_sum(values, "binary_tree_reduce")))
+'''
+
 
 def build_submissions(source):
     built = h.submissions(source, {
@@ -116,6 +126,7 @@ def build_submissions(source):
         "harmless_data": ("data_solution", HARMLESS_DATA),
         "signed_positive_on_data": ("difference_solution", SIGNED_POSITIVE_ON_DATA),
         "difference_stub": ("difference_solution", DIFFERENCE_STUB),
+        "difference_huge_elsewhere": ("difference_solution", DIFFERENCE_HUGE_ELSEWHERE),
         "stubs": [("sum_solution", SUM_STUB), ("difference_solution", DIFFERENCE_STUB)],
         "stubs_apart": [("sum_solution", SUM_STUB_APART),
                         ("difference_solution", DIFFERENCE_ONE), ("data_solution", ZEROS)],
@@ -187,6 +198,15 @@ def test_a_crashing_sum_is_not_charged_again_in_part_ii(graded):
     cell = h.find_cell(results["sum_crashes"].notebook, "difference_tests")
     shown = "".join(out.get("text", "") for out in cell.outputs)
     assert "Cannot check tree_difference yet: simulated_sum(DATA, ...) fails (see part (i))" in shown
+
+
+def test_a_difference_beyond_any_float_is_not_a_number(graded):
+    _, results = graded
+    result = results["difference_huge_elsewhere"]
+    assert result.scores == {**FULL, "difference_tests": 0}
+    text = flat(result.messages("difference_tests"))
+    assert "values returned 1000" in text and "expected a finite number" in text, text
+    assert "OverflowError" not in text, text
 
 
 def test_endless_difference(graded):

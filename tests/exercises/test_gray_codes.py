@@ -55,6 +55,15 @@ CRASHING_TRANSITIONS = '''
 return [gray_of(u) ^ gray_of(u + 1) for u in range(2**d - 1)].index(None)
 '''
 
+# Right but for d = 4, where every bit is 10**11: the visible check shifted 1 by it, an
+# int of 12.5 GB that no checker holds (a MemoryError, or the checker stopped at its limit
+# and every cell lost), before it said which bit is wrong.
+HUGE_BIT_TRANSITIONS = '''
+if d != 4:
+    return [((u + 1) & -(u + 1)).bit_length() - 1 for u in range(2**d - 1)]
+return [10 ** 11] * (2**d - 1)
+'''
+
 BACKWARDS_INDEX = '''
 return gray_of((gray_rank(pa) - s) % 2**d)
 '''
@@ -78,6 +87,7 @@ def build_submissions(source):
         "rank_64_bits": ("gray_solution", RANK_64_BITS, 1),
         "off_by_one": ("transitions_solution", OFF_BY_ONE_TRANSITIONS),
         "crashing": ("transitions_solution", CRASHING_TRANSITIONS),
+        "huge_bit": ("transitions_solution", HUGE_BIT_TRANSITIONS),
         "backwards": ("index_solution", BACKWARDS_INDEX),
         "library": ("index_solution", LIBRARY_INDEX),
     })
@@ -143,6 +153,9 @@ def test_solution_gets_full_marks(graded):
      "transitions_tests", "transitions(3) should be [0, 1, 0, 2, 0, 1, 0]"),
     ("crashing", {"gray_tests": 3, "transitions_tests": 0, "index_tests": 3},
      "transitions_tests", "transitions(3) raised ValueError"),
+    ("huge_bit", {"gray_tests": 3, "transitions_tests": 0, "index_tests": 3},
+     "transitions_tests", "transitions(4)[0] is 100000000000, but G(0) and G(1) do not "
+     "differ in bit 100000000000"),
     ("backwards", {"gray_tests": 3, "transitions_tests": 2, "index_tests": 0}, "index_tests",
      "fig7_index(pa=0, s=1, d=2) returned 2, but the simulated broadcast leaves another index "
      "in address 1 of node 0"),

@@ -17,6 +17,7 @@ import nbformat
 import pytest
 
 import nbgrader_harness as h
+from messages import flat
 from collective_lib import CostModel
 from collective_lib.algorithms.broadcast import sanders_optimal_k
 from collective_lib.grading import pipelined_broadcast_time
@@ -139,6 +140,21 @@ while k > 0:                          # the search never stops
 return k
 '''
 
+# Right on the visible cases, then ints beyond any float: the hidden checks' isfinite
+# raised "OverflowError: int too large to convert to float" instead of saying what is wrong.
+EXCESS_HUGE_ELSEWHERE = '''
+if (n, p) != (1000, 15):
+    return 10 ** 400
+k = best_k_by_simulation(n, p, alpha, beta)
+return simulated_time(n, p, alpha, beta, k) - (3 * beta * n + 2 * alpha * math.log2(p))
+'''
+
+RATIOS_HUGE_ELSEWHERE = '''
+if p != 31:
+    return [10 ** 400 for n in ns]
+return [excess(n, p, alpha, beta) / math.sqrt(alpha * beta * n * math.log2(p)) for n in ns]
+'''
+
 
 def build_submissions(source):
     built = h.submissions(source, {
@@ -155,6 +171,8 @@ def build_submissions(source):
         "k_one": [("best_k_solution", BEST_K_ONE), ("excess_solution", EXCESS_AT_K_ONE)],
         "excess_n": [("excess_solution", EXCESS_N), ("ratios_solution", RATIOS_OF_N)],
         "old_hint": ("best_k_solution", BEST_K_OLD_HINT),
+        "huge_elsewhere": [("excess_solution", EXCESS_HUGE_ELSEWHERE),
+                           ("ratios_solution", RATIOS_HUGE_ELSEWHERE)],
         "hint": ("best_k_solution", BEST_K_HINT),
         "small_window_kept_by_excess": [("best_k_solution", BEST_K_SMALL_WINDOW),
                                         ("excess_solution", EXCESS_OWN_BEST_K)],
@@ -241,6 +259,19 @@ def test_an_excess_right_for_the_students_own_search_keeps_its_points(graded):
     _, results = graded
     result = results["small_window_kept_by_excess"]
     assert result.scores == {**FULL, "best_k_tests": 0}, result.messages()
+
+
+def test_values_beyond_any_float_are_not_numbers(graded):
+    _, results = graded
+    result = results["huge_elsewhere"]
+    assert result.scores == {**FULL, "excess_tests": 0, "ratios_tests": 0}
+    excess_text = flat(result.messages("excess_tests"))
+    ratios_text = flat(result.messages("ratios_tests"))
+    assert "excess(n=64, p=7, alpha=1, beta=0.1) returned 1000" in excess_text, excess_text
+    assert "it must return a finite number" in excess_text, excess_text
+    assert "excess_ratios(..., p=15, alpha=1, beta=0.1) gave 1000" in ratios_text, ratios_text
+    assert "expected a finite number" in ratios_text, ratios_text
+    assert "OverflowError" not in excess_text + ratios_text
 
 
 def test_ratios_of_a_varying_stub_excess_earn_nothing(graded):

@@ -216,3 +216,17 @@ def test_the_borrowing_finder_sees_names_from_other_test_cells(tmp_path):
     path = tmp_path / "borrow.ipynb"
     nbformat.write(nb, path)
     assert _borrowed_from_test_cells(path) == {"second": ["_check", "numbers"]}
+
+
+# -- a number a student returns is read one way ---------------------------------------------------
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_graded_checks_read_a_number_through_as_real(path):
+    # isinstance(x, numbers.Real) admits an int of 400 digits, which math.isfinite and any
+    # sum with a float then refuse with OverflowError instead of a message; as_real reads it
+    # as no number (and a bool, a NaN or a Decimal as the task means them)
+    nb = nbformat.read(path, as_version=4)
+    own = {cell.metadata.nbgrader["grade_id"] for cell in nb.cells
+           if cell.cell_type == "code" and cell.metadata.nbgrader.get("grade")
+           and "numbers.Real" in cell.source}
+    assert not own, f"test cells that read a number by numbers.Real, not as_real: {own}"
