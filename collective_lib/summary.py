@@ -106,7 +106,7 @@ class SummaryTable:
 
     def header(self) -> list:
         """The column titles (an operation column only when the table has several)."""
-        columns = ["algorithm", "network", "ports", f"time (p={self.p}, m={self.m})", "",
+        columns = ["algorithm", "network", "ports", f"time (p={self.p:,}, m={self.m:,})", "",
                    "closed form", "valid p", "source"]
         if self.simulated:
             columns[5:5] = ["simulated"]
@@ -129,11 +129,11 @@ class SummaryTable:
         return lines
 
     def caption(self) -> str:
-        return (f"Closed-form times for p = {self.p}, m = {self.m} words, ts = {self.ts:g}, "
+        return (f"Closed-form times for p = {self.p:,}, m = {self.m:,} words, ts = {self.ts:g}, "
                 f"tw = {self.tw:g}, each on its own port model; '=' exact, '<=' an upper bound.")
 
     def _repr_html_(self) -> str:
-        titles = ["algorithm and source", "network, ports", f"time (p={self.p}, m={self.m})",
+        titles = ["algorithm and source", "network, ports", f"time (p={self.p:,}, m={self.m:,})",
                   *(["simulated"] if self.simulated else []), "closed form", "valid p"]
         # the closed forms' column has a class of its own: on paper each takes a line
         head = "".join(f'<th scope="col"{_FORM_CLASS * (title == "closed form")}>'
@@ -175,13 +175,13 @@ class SummaryTable:
 def _time(row) -> str:
     if row.time is None:
         return "-"
-    return f"{row.time:g}" + (f" (k={row.params['k']})" if "k" in row.params else "")
+    return f"{row.time:,g}" + (f" (k={row.params['k']:,})" if "k" in row.params else "")
 
 
 def _simulated(row) -> str:
     if row.simulated is None:
         return "-"
-    return f"{row.simulated:g}" + ("" if row.correct else " (wrong results)")
+    return f"{row.simulated:,g}" + ("" if row.correct else " (wrong results)")
 
 
 _WORK_NAMES = re.compile("|".join(map(re.escape, WORK_LINKS)))

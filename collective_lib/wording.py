@@ -110,7 +110,14 @@ def busiest_link(messages) -> str:
 
 
 def number(x) -> str:
-    return f"{float(x):.4g}"
+    """A number as the text writes it: four significant digits, but from 10,000 to a
+    billion the whole number with thousands separators (21,550, not 2.155e+04).
+
+    >>> number(21550), number(0.125), number(1234.5), number(3e9)
+    ('21,550', '0.125', '1234', '3e+09')
+    """
+    x = float(x)
+    return f"{x:,.0f}" if 1e4 <= abs(x) < 1e9 else f"{x:.4g}"
 
 
 def shorten(sentences: list, limit: int = LONG) -> str:

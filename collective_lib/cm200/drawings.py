@@ -328,7 +328,7 @@ def matvec_rates_figure(constants: dict | None = None):
             ax.plot(sizes, 2.0 * sizes ** 2 / model_ms / 1e6, ls=style["ls"],
                     color=style["color"], lw=1)
             top = max(mine, key=lambda q: q.mflops)
-            best.append(f"{nodes}: {top.mflops / 1000:.1f} at P = {top.P}")
+            best.append(f"{nodes}: {top.mflops / 1000:.1f} at P = {top.P:,}")
         ax.set_ylabel("Gflop/s", fontsize=FONT)
         ax.tick_params(labelsize=FONT)
         ax.set_title(f"{TABLE19_OPERATIONS[operation]}: Table 19 (markers), model (lines), "

@@ -407,7 +407,7 @@ def winner_maps(maps, ps, ms, *, names, operation="algorithm", model=None, fig=N
                 for text, g in groupby(rows, key=lambda row: row[1])]
         basis = judged.get(panel, "the closed forms") if isinstance(judged, dict) else judged
         describe(ax, f"The fastest {operation}, {panel}, by {basis}{times}, for p "
-                 f"from {ps[0]} to {ps[-1]} across and m from {ms[0]:,} to {ms[-1]:,} "
+                 f"from {ps[0]:,} to {ps[-1]:,} across and m from {ms[0]:,} to {ms[-1]:,} "
                  "words up. " + ". ".join(said) + ".")
     used = {n for winner in maps.values() for n in winner.values()}
     # Each entry shows its letter in its colour, as the cells do.

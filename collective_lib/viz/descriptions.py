@@ -28,7 +28,7 @@ import weakref
 
 import numpy as np
 
-from ..wording import LONG, listing
+from ..wording import LONG, listing, number
 
 __all__ = ["describe", "description", "forget_description", "curve_comparison"]
 
@@ -148,7 +148,8 @@ def curve_comparison(curves, *, x: str = "x") -> str:
     parts = []
     for winners, lo, hi in segments:
         who = listing(winners, 3) + (" (equal)" if len(winners) > 1 else "")
-        where = f"at {x} = {lo:g}" if lo == hi else f"from {x} = {lo:g} to {hi:g}"
+        where = (f"at {x} = {number(lo)}" if lo == hi
+                 else f"from {x} = {number(lo)} to {number(hi)}")
         parts.append(f"{who} {where}")
     text = "Lowest: " + "; ".join(parts) + "."
     if len(text) > LONG - 100:

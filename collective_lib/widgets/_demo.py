@@ -34,7 +34,7 @@ from ..viz.style import READABLE_SHARE
 
 __all__ = ["operation_entries", "PICTURE_DPI", "MAX_PICTURE_HEIGHT", "SNAPSHOT_SCALE", "CONTROLS_WIDTH",
            "wrapping_row", "scroll_box", "picture_dpi", "png_bytes", "png_size", "Picture", "show_png", "img_tag",
-           "animation_html", "html_text", "play_button", "short_number", "Demo", "PictureDemo"]
+           "animation_html", "html_text", "play_button", "Demo", "PictureDemo"]
 
 
 def operation_entries(operation: str) -> dict:
@@ -257,11 +257,6 @@ def play_button(slider: W.IntSlider, interval: int) -> tuple:
     W.jslink((player, "max"), (slider, "max"))
     W.jslink((button, "value"), (player, "playing"))
     return button, player
-
-
-def short_number(t: float) -> str:
-    """Four significant digits; up to 10^9 without an exponent (21550, not 2.155e+04)."""
-    return f"{t:.0f}" if 1e4 <= abs(t) < 1e9 else f"{t:.4g}"
 
 
 class Demo:

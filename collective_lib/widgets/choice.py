@@ -7,7 +7,8 @@ from matplotlib.figure import Figure
 from ..model import CostModel
 from ..selection import predict, selectable_operations
 from ..viz.choice import choice_map
-from ._demo import PictureDemo, short_number
+from ..wording import number
+from ._demo import PictureDemo
 
 __all__ = ["choice_explorer", "ChoiceExplorer", "CHOICE_PS"]
 
@@ -73,7 +74,7 @@ class ChoiceExplorer(PictureDemo):
         s = self._settings()
         return (f"The fastest {s['operation']} by the catalog's closed forms for p from "
                 f"{CHOICE_PS[0]} to {CHOICE_PS[-1]} and m from 1 to {s['ms'][-1]:,} words, "
-                f"ts = {short_number(s['model'].ts)}, tw = {short_number(s['model'].tw)}; "
+                f"ts = {number(s['model'].ts)}, tw = {number(s['model'].tw)}; "
                 "each algorithm on its own port model, a pipeline at its best number of "
                 "packets; a letter in every cell names the winner."
                 + (" Dashed lines: where the installed MPICH's thresholds switch algorithm."

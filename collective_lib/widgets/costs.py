@@ -11,7 +11,8 @@ from ..catalog import entry_model, entry_params, optimal_params
 from ..model import CostModel
 from ..collectives import operations
 from ..viz.costs import cost_curves, simulated_time
-from ._demo import PictureDemo, operation_entries, short_number
+from ..wording import number
+from ._demo import PictureDemo, operation_entries
 
 __all__ = ["cost_explorer", "CostExplorer", "MAX_SIMULATED_WORDS", "MAX_SIMULATED_PACKETS",
            "MAX_SIMULATED_P", "SIMULATION_BUDGET"]
@@ -208,8 +209,8 @@ class CostExplorer(PictureDemo):
 
     def _caption_text(self) -> str:
         s = self._settings()
-        axis = (f"p from 1 to {s['p']} with m = {s['m']}" if s["vary"] == "p"
-                else f"m from 1 to {s['m']} words with p = {s['p']}")
+        axis = (f"p from 1 to {s['p']:,} with m = {s['m']:,}" if s["vary"] == "p"
+                else f"m from 1 to {s['m']:,} words with p = {s['p']:,}")
         ps = self._values(s) if s["vary"] == "p" else [s["p"]]
         absent = [name for name, entry in self.entries.items()
                   if not any(entry.valid(p) for p in ps)]
@@ -218,14 +219,14 @@ class CostExplorer(PictureDemo):
             if absent else ""
         budget = ("" if self.simulation_budget is None else
                   f", and, the smallest points first, as many new ones as one redraw can "
-                  f"simulate in {short_number(self.simulation_budget)} s (times once simulated are "
+                  f"simulate in {number(self.simulation_budget)} s (times once simulated are "
                   "remembered)")
         dots = (" Dots: simulated times, only where a simulation is quick: p at most "
                 f"{MAX_SIMULATED_P}, the PEs' inputs together at most "
                 f"{MAX_SIMULATED_WORDS:,} words, p k at most {MAX_SIMULATED_PACKETS:,} "
                 f"packets{budget}." if s["simulate"] else "")
-        return (f"{self.operation}, {axis}, ts = {short_number(s['model'].ts)}, "
-                f"tw = {short_number(s['model'].tw)}.{missing} Lines: closed forms; (bound): the "
+        return (f"{self.operation}, {axis}, ts = {number(s['model'].ts)}, "
+                f"tw = {number(s['model'].tw)}.{missing} Lines: closed forms; (bound): the "
                 "formula is an upper bound. Pipelined algorithms use their optimal number of "
                 "packets k at every point; each algorithm keeps its own port model."
                 + dots)

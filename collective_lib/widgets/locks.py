@@ -11,7 +11,8 @@ from ..algorithms.sync import LOCKS, lock_demo
 from ..shared_memory import cell_name, exclusion_violation, simulate_shared
 from ..viz.memory import cache_holders, critical_sections, memory_spans, memory_timeline
 from ..viz.descriptions import description
-from ._demo import (animation_html, Demo, MAX_PICTURE_HEIGHT, PICTURE_DPI, short_number, Picture,
+from ..wording import number
+from ._demo import (animation_html, Demo, MAX_PICTURE_HEIGHT, PICTURE_DPI, Picture,
                    play_button, png_bytes, show_png, html_text)
 
 __all__ = ["lock_player", "LockPlayer", "LOCK_PLAYER_MAX_P", "LOCK_PLAYER_FRAMES"]
@@ -112,7 +113,7 @@ class LockPlayer(Demo):
                        f'{", ".join(map(str, inside))} was inside</span>')
         return (f"<b>{name}</b>, p = {run.p}, {c['rounds'].value} round(s) each, "
                 f"critical section {c['hold'].value} units: finished at time "
-                f"<b>{short_number(run.time)}</b>; the lock's line moved {moves} times, "
+                f"<b>{number(run.time)}</b>; the lock's line moved {moves} times, "
                 f"{failed} CAS failed; {verdict}. "
                 f"<i>{html.escape(LOCKS[name].source)}</i>")
 

@@ -20,7 +20,8 @@ from ..spans import span_inputs, span_op
 from ..viz.descriptions import description
 from ..viz.tables import values_table
 from ..viz.topology import draw_network, draw_step
-from ._demo import (CONTROLS_WIDTH, animation_html, Demo, operation_entries, short_number, img_tag,
+from ..wording import number
+from ._demo import (CONTROLS_WIDTH, animation_html, Demo, operation_entries, img_tag,
                    Picture, play_button, png_bytes, show_png, html_text, SNAPSHOT_SCALE,
                    wrapping_row)
 
@@ -139,7 +140,7 @@ class _CatalogPlayer(Demo):
         predicted = entry.predict(p, m, entry.default_model(), **self._params())
         kind = "closed form" if entry.exact else "closed-form bound"
         return (f"<b>{entry.name}</b>, p = {p:,}, m = {m:,}: simulated time "
-                f"<b>{short_number(self.run.time)}</b>; {kind} {short_number(predicted)} "
+                f"<b>{number(self.run.time)}</b>; {kind} {number(predicted)} "
                 f"(ts = 1, tw = 0: one unit per message, {entry.ports}). {legend}"
                 f"<i>{html.escape(entry.source)}</i>")
 

@@ -78,7 +78,7 @@ def test_player_rejects_bad_settings(kwargs, text):
 def test_long_runs_print_their_time_without_an_exponent_and_words_stay_whole():
     player = widgets.lock_player("cas_spin_lock", p=16, rounds=4, hold=10)
     assert player.run.time >= 1e4
-    assert f"finished at time <b>{player.run.time:.0f}</b>" in player.info.value
+    assert f"finished at time <b>{player.run.time:,.0f}</b>" in player.info.value
     assert "e+" not in player.info.value
     assert "word-break:normal" in player.state.value
 
