@@ -31,13 +31,13 @@ __all__ = ["step_player", "StepPlayer", "value_player", "ValuePlayer", "MAX_P", 
 MAX_P = 32
 #: The value player's tables stay readable up to this many PEs.
 MAX_VALUE_P = 16
-#: A box that scrolls a table of 16 PEs sideways on a phone instead of running past the
-#: output, which JupyterLab cuts off.  Without a width of its own the box took the table's
-#: and so did the output around it; at width 0 it stretches to the output (min-width).
-# What a cell of the value player's table means.
+#: What a cell of the value player's table means.
 _LEGEND = ("A cell shows what the PE holds after the step; <i>x:y</i> stands for "
            "m<sub>x</sub> op ... op m<sub>y</sub>, '-' for nothing. ")
 
+#: A box that scrolls a table of 16 PEs sideways on a phone instead of running past the
+#: output, which JupyterLab cuts off.  Without a width of its own the box took the table's
+#: and so did the output around it; at width 0 it stretches to the output (min-width).
 _SIDEWAYS = '<div style="overflow-x:auto;width:0;min-width:100%">'
 
 
