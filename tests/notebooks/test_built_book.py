@@ -24,6 +24,8 @@ book`` would. This is the suite's only whole-book build. Every page must
   nothing printed to stderr;
 * typeset math with the MathJax copy in ``_static`` and its fonts;
 * show no Markdown pipe table as a paragraph of pipes;
+* write every number of five digits or more with thousands separators, outside code,
+  its printouts and math (in prose, captions, tables and alt texts);
 * offer, from its chapter, the student version of every assignment (no solution,
   no hidden test) and, from Getting started, the course bundle, whose package
   builds on its own (``_ext/downloads.py``);
@@ -391,6 +393,38 @@ def test_markdown_tables_are_tables(site, pages):
         if MARKDOWN_TABLE_RULE.search(paragraph.get_text())
     ]
     assert not problems, "a Markdown table rendered as a paragraph:\n" + "\n".join(problems)
+
+
+#: A number of five digits or more without thousands separators (69300, not 69,300); not
+#: part of a word, a decimal, a path or an address (a repository's id after a colon).
+BARE_LONG_NUMBER = re.compile(r"(?<![\w.,/#=:\-])\d{5,}(?![\w,])")
+
+
+def bare_long_numbers(soup: BeautifulSoup) -> list[str]:
+    """Where a page's text or alt texts write a long number bare: code, its printouts and
+    math (typeset from TeX, where the source writes 69{,}300) keep their own form."""
+    main = soup.select_one("main") or soup
+    for skipped in main.select("pre, code, .math, script, style"):
+        skipped.decompose()
+    texts = [main.get_text(" ")] + [image.get("alt") or "" for image in main.select("img")]
+    return [text[max(0, found.start() - 40):found.end() + 10].replace("\n", " ")
+            for text in texts for found in BARE_LONG_NUMBER.finditer(text)]
+
+
+def test_long_numbers_carry_thousands_separators(site, pages):
+    # a reader (and a screen reader, which says "sixty-nine thousand three hundred" only
+    # for 69,300 in some voices) takes 524032 in at a glance no better than a code
+    problems = [f"{page.relative_to(site)}: ...{where}..." for page, soup in pages.items()
+                for where in bare_long_numbers(BeautifulSoup(str(soup), "html.parser"))]
+    assert not problems, "long numbers without separators:\n" + "\n".join(problems)
+
+
+def test_the_long_number_finder_skips_code_math_and_addresses():
+    page = BeautifulSoup(
+        "<main><p>69300 units, 69,300 units, <code>m = 10000</code>, "
+        "<span class='math'>\\(69{,}300\\)</span>, InstRepos:23518805, 0.123456</p>"
+        "<pre>12345</pre><img alt='m = 10000 words'></main>", "html.parser")
+    assert [where.split()[0] for where in bare_long_numbers(page)] == ["69300", "m"]
 
 
 # -- downloads: the student versions and the course bundle (_ext/downloads.py) -------------
