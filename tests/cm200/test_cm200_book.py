@@ -66,7 +66,7 @@ PROSE_CLAIMS = {
     "it is never faster than the $d$ cycles": "test_the_cost_curves_on_32_nodes",
     "Five of the six programs agree with their row exactly":
         "test_simulated_transfers_against_table_2",
-    "whose vector has at most 32768 words":
+    "whose vector has at most 32,768 words":
         "cm200/test_models.py::test_table3_is_paired_with_every_spread_of_the_same_broadcast",
     "stays within 24% of every row": "test_the_fitted_constants",
     'reproduce the "compute indices" row of Table 9 exactly': "test_table_9_against_the_models",

@@ -108,3 +108,13 @@ def test_no_cgroup_limit_leaves_the_room_unknown(tmp_path, monkeypatch):
                                                     "memory.max": "max",
                                                     "memory.current": "5"})
     assert limits._cgroup_room(str(tmp_path)) is None
+
+
+def test_a_small_run_is_started_without_reading_any_limit(monkeypatch):
+    def no_reading():
+        raise AssertionError("a small run read the memory limits")
+
+    monkeypatch.setattr(limits, "_memory_room", no_reading)
+    limits.check_memory(1000, words=10 ** 6)            # about 35 MiB
+    with pytest.raises(AssertionError, match="read the memory limits"):
+        limits.check_memory(1000, words=10 ** 7)        # about 344 MiB

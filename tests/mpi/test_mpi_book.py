@@ -31,7 +31,7 @@ PROSE_CLAIMS = {
         "no claim: says what a calibration is for, a remark the library cannot contradict",
     "on a {term}`fully connected` machine it is never slower":
         "test_recursive_doubling_never_loses_to_the_ring_on_paper",
-    "or the message has at most 12288 bytes": "test_mpich_bcast_rules_of_the_chapter",
+    "or the message has at most 12,288 bytes": "test_mpich_bcast_rules_of_the_chapter",
     "when each destination's message is at most":
         "test_mpich_alltoall_goes_indirect_for_short_messages_on_8_or_more_processes",
     "and there are at least 8 processes":
