@@ -115,17 +115,22 @@ class Picture(W.Image):
 
 
 def show_png(image: W.Image, png: bytes, alt: str) -> None:
-    """Put ``png`` into ``image`` at its natural size (not stretched to the output's width).
+    """Put ``png`` into ``image`` at its natural size (never stretched to the output's
+    width), shrinking with a narrower output down to the width at which its smallest text
+    is still readable (``READABLE_SHARE``, as the book's pictures on a phone); below that
+    its box scrolls (:func:`scroll_box`).
 
     ``alt`` says what the picture shows.  An image widget has no alt text, so it becomes
     the image's title: a screen reader reads the title of an image without alt text, and
     a mouse shows it on hover.
     """
-    width, height = png_size(png)
+    width, _ = png_size(png)
     image.value = png
     image.tooltip = alt
-    image.layout.width, image.layout.height = f"{width}px", f"{height}px"
-    image.layout.min_width = f"{width}px"        # a flex box must not squeeze it either
+    image.layout.width, image.layout.height = f"{width}px", "auto"
+    image.layout.max_width = "100%"
+    # a flex box must not squeeze it below that either
+    image.layout.min_width = f"{width * READABLE_SHARE:.0f}px"
 
 
 def _in_256_colours(png: bytes) -> bytes:

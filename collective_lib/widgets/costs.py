@@ -118,8 +118,10 @@ class CostExplorer(PictureDemo):
             "tw": W.FloatLogSlider(value=tw, base=10, min=-4, max=2, step=0.1, description="tw",
                                    continuous_update=False),
             "p": W.IntSlider(value=p, min=2, max=256, description="p", continuous_update=False),
+            # the whole number of words a run takes (1,778, not 1.78e+3)
             "m": W.FloatLogSlider(value=m, base=10, min=0, max=5, step=0.25,
-                                  description="m (words)", continuous_update=False),
+                                  description="m (words)", readout_format=",.0f",
+                                  continuous_update=False),
             "vary": W.ToggleButtons(options=[("vary p", "p"), ("vary m", "m")], value=vary,
                                     style={"button_width": "90px"}),
             "simulate": W.Checkbox(value=True, description="simulated points"),

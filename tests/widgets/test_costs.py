@@ -6,6 +6,7 @@ import ipywidgets as W
 import pytest
 
 from collective_lib import catalog
+from collective_lib.viz.style import READABLE_SHARE
 from collective_lib.widgets import MAX_SIMULATED_P, cost_explorer
 from collective_lib.widgets._demo import MAX_PICTURE_HEIGHT, SNAPSHOT_SCALE, png_size
 from collective_lib.widgets.costs import (SIMULATION_BUDGET, _estimate, _probe,
@@ -70,8 +71,11 @@ def test_the_picture_is_shown_at_its_natural_size_beside_the_controls():
     explorer = cost_explorer(p=8, m=16)
     width, height = png_size(explorer.image.value)
     assert height <= MAX_PICTURE_HEIGHT
-    assert (explorer.image.layout.width, explorer.image.layout.height) == (f"{width}px",
-                                                                            f"{height}px")
+    # natural size where there is room; in a narrower output (JupyterLab at 400 px) it
+    # shrinks to the width at which its smallest text stays readable, then its box scrolls
+    layout = explorer.image.layout
+    assert (layout.width, layout.height, layout.max_width, layout.min_width) == (
+        f"{width}px", "auto", "100%", f"{width * READABLE_SHARE:.0f}px")
     row = explorer.widget.children[0]
     assert isinstance(row, W.HBox) and row.children[1].children == (explorer.image,)
     assert explorer.controls["p"] in row.children[0].children
@@ -151,3 +155,9 @@ def test_explorer_static_picture_says_what_its_curves_show():
     alt = re.search(r'<img [^>]*alt="([^"]*)"', page).group(1)
     assert alt.startswith("Time against p (m = 16, ts = 1, tw = 0.01) of ")
     assert "Lowest:" in alt
+
+
+def test_the_m_slider_reads_out_the_whole_number_of_words():
+    explorer = cost_explorer(p=8, m=1000)
+    assert explorer.controls["m"].readout_format == ",.0f"
+    assert format(explorer.controls["m"].value, ",.0f") == "1,000"
