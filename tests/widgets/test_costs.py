@@ -157,7 +157,12 @@ def test_explorer_static_picture_says_what_its_curves_show():
     assert "Lowest:" in alt
 
 
-def test_the_m_slider_reads_out_the_whole_number_of_words():
-    explorer = cost_explorer(p=8, m=1000)
-    assert explorer.controls["m"].readout_format == ",.0f"
-    assert format(explorer.controls["m"].value, ",.0f") == "1,000"
+@pytest.mark.parametrize("m", [1, 10 ** 1.25, 1000, 10 ** 3.25, 10 ** 4.75])
+def test_the_m_slider_reads_out_the_words_the_curves_are_drawn_for(m):
+    # the slider's readout (1,778, once 1.78e+3) is the m the caption and the run say
+    explorer = cost_explorer(p=8, vary="p", m=16, simulation_budget=None)
+    slider = explorer.controls["m"]
+    slider.value = m
+    readout = format(slider.value, slider.readout_format)
+    assert "e" not in readout
+    assert f"with m = {readout}, " in explorer.caption.value, (readout, explorer.caption.value)
